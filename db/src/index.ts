@@ -1,1 +1,7 @@
-export {}
+export * from "./Accounts.js"
+export * as Database from "./Database.js"
+export * from "./DataDirLock.js"
+export * as Ids from "./Ids.js"
+export * as PgliteClient from "./PgliteClient.js"
+export * from "./Settings.js"
+export * from "./Wallets.js"

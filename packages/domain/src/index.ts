@@ -1,1 +1,9 @@
-export {}
+export * as Address from "./Address.js"
+export * from "./Api.js"
+export * from "./Auth.js"
+export * from "./Common.js"
+export * from "./Currency.js"
+export * from "./Errors.js"
+export * from "./RequestContext.js"
+export * from "./Settings.js"
+export * from "./Wallet.js"

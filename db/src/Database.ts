@@ -1,0 +1,60 @@
+import { Migrator, SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
+import * as Path from "node:path"
+import { acquireDataDirLock, type DataDirLocked } from "./DataDirLock.js"
+import { migrations } from "./migrations/index.js"
+import * as PgliteClient from "./PgliteClient.js"
+import { pgTypes } from "./PgTypes.js"
+
+export const DatabaseConfig = Config.all({
+  url: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
+})
+export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
+
+export type DatabaseTarget =
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted }
+  | { readonly _tag: "Pglite"; readonly dataDir: string | undefined }
+
+export const targetOf = (config: DatabaseConfig): DatabaseTarget =>
+  Option.match(config.url, {
+    onSome: (url) => ({ _tag: "Postgres", url }),
+    onNone: () => ({ _tag: "Pglite", dataDir: Path.resolve(config.dataDir) })
+  })
+
+/** A `SqlClient` for the target: PostgreSQL through node-postgres, or PGlite persisted under the data folder. */
+export const clientLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, SqlError | DataDirLocked> => {
+  if (target._tag === "Postgres") {
+    return PgClient.layer({ url: target.url, types: pgTypes, applicationName: "scaledger" })
+  }
+  if (target.dataDir === undefined) return PgliteClient.layer({})
+  const dataDir = target.dataDir
+  return Layer.unwrapScoped(
+    Effect.as(acquireDataDirLock(dataDir), PgliteClient.layer({ dataDir: Path.join(dataDir, "pglite") }))
+  )
+}
+
+export const migrate: Effect.Effect<ReadonlyArray<readonly [number, string]>, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
+  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "scaledger_migrations" })
+
+/** The client with every migration applied before anything uses it. */
+export const layerWith = (target: DatabaseTarget) =>
+  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(clientLayer(target)))
+
+/** The database named by `DATABASE_URL` / `SCALEDGER_DATA_DIR`, migrated. */
+export const layer: Layer.Layer<
+  SqlClient.SqlClient,
+  SqlError | DataDirLocked | Migrator.MigrationError | ConfigError.ConfigError
+> = Layer.unwrapEffect(Effect.map(DatabaseConfig, (config) => layerWith(targetOf(config))))
+
+export const describeTarget = (target: DatabaseTarget): string => {
+  if (target._tag === "Pglite") return target.dataDir === undefined ? "PGlite (in memory)" : `PGlite at ${target.dataDir}`
+  try {
+    const url = new URL(Redacted.value(target.url))
+    return `PostgreSQL at ${url.hostname}:${url.port || "5432"}${url.pathname}`
+  } catch {
+    return "PostgreSQL"
+  }
+}

@@ -1,0 +1,107 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Client from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { PGlite, type Results } from "@electric-sql/pglite"
+import { Chunk, Effect, Layer, Scope, Stream } from "effect"
+import { pgliteParsers } from "./PgTypes.js"
+
+export interface PgliteClientOptions {
+  /** Folder the database persists to; omitted for an in-memory database. */
+  readonly dataDir?: string | undefined
+}
+
+/**
+ * A `SqlClient` over PGlite (PostgreSQL compiled to WebAssembly, in process). PGlite has a single session, so one
+ * permit guards it: a statement outside a transaction holds it for that statement, a transaction holds it from
+ * BEGIN to COMMIT, and nothing interleaves into someone else's transaction.
+ */
+export const make = (options: PgliteClientOptions): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          PGlite.create({
+            ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+            parsers: pgliteParsers
+          }),
+        catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open ${options.dataDir ?? "in-memory database"}` })
+      }),
+      (db) => Effect.promise(() => db.close())
+    )
+    const permit = yield* Effect.makeSemaphore(1)
+    const compiler = PgClient.makeCompiler()
+
+    const failed = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+
+    // Statements without parameters go through the simple protocol, which accepts several statements at once
+    // (migrations); the extended protocol would reject them.
+    const query = (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array") =>
+      Effect.tryPromise({
+        try: (): Promise<Array<Results<any>>> =>
+          params.length === 0
+            ? db.exec(sql, { rowMode })
+            : db.query(sql, params as Array<unknown>, { rowMode }).then((result) => [result]),
+        catch: failed
+      })
+
+    const rowsOf = (results: Array<Results<any>>): ReadonlyArray<any> =>
+      results.length === 1 ? results[0]!.rows : results.map((result) => result.rows)
+
+    class PgliteConnection implements Connection {
+      constructor(private readonly inTransaction: boolean) {}
+
+      private guard<A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> {
+        return this.inTransaction ? effect : permit.withPermits(1)(effect)
+      }
+
+      execute(
+        sql: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) {
+        const rows = Effect.map(query(sql, params, "object"), rowsOf)
+        return this.guard(transformRows ? Effect.map(rows, transformRows) : rows)
+      }
+      executeRaw(sql: string, params: ReadonlyArray<unknown>) {
+        return this.guard(Effect.map(query(sql, params, "object"), (results) => results.length === 1 ? results[0] : results))
+      }
+      executeValues(sql: string, params: ReadonlyArray<unknown>) {
+        return this.guard(Effect.map(query(sql, params, "array"), (results) => results[results.length - 1]!.rows as ReadonlyArray<ReadonlyArray<unknown>>))
+      }
+      executeUnprepared(
+        sql: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) {
+        return this.execute(sql, params, transformRows)
+      }
+      // PGlite has no server-side cursor for a plain query: the rows arrive at once and are emitted in chunks.
+      executeStream(
+        sql: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) {
+        return Stream.flatMap(
+          Stream.fromEffect(this.execute(sql, params, transformRows)),
+          (rows) => Stream.fromChunk(Chunk.unsafeFromArray(rows as Array<any>)),
+          { concurrency: 1 }
+        )
+      }
+    }
+
+    const transactionAcquirer = Effect.acquireRelease(permit.take(1), () => permit.release(1)).pipe(
+      Effect.as(new PgliteConnection(true))
+    )
+
+    return yield* Client.make({
+      acquirer: Effect.succeed(new PgliteConnection(false)),
+      transactionAcquirer,
+      compiler,
+      spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", options.dataDir ?? "pglite:memory"]]
+    })
+  })
+
+export const layer = (options: PgliteClientOptions): Layer.Layer<Client.SqlClient, SqlError> =>
+  Layer.scoped(Client.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

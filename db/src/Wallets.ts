@@ -1,0 +1,124 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+
+export interface WalletRow {
+  readonly id: string
+  readonly accountId: string
+  readonly address: string
+  readonly addressKey: string
+  readonly label: string
+  readonly self: boolean
+  readonly createdAt: Date
+  readonly watchingFromBlock: string | null
+  readonly watchingFromAt: Date | null
+  readonly backfillStatus: "running" | "complete" | "partial" | "failed"
+  readonly backfillError: string | null
+  readonly backfillBlocksDone: string
+  readonly backfillBlocksTotal: string | null
+}
+
+interface WalletDbRow {
+  readonly id: string
+  readonly account_id: string
+  readonly address: string
+  readonly address_key: string
+  readonly label: string
+  readonly self: boolean
+  readonly created_at: Date
+  readonly watching_from_block: string | null
+  readonly watching_from_at: Date | null
+  readonly backfill_status: WalletRow["backfillStatus"]
+  readonly backfill_error: string | null
+  readonly backfill_blocks_done: string
+  readonly backfill_blocks_total: string | null
+}
+
+const toRow = (row: WalletDbRow): WalletRow => ({
+  id: row.id,
+  accountId: row.account_id,
+  address: row.address,
+  addressKey: row.address_key,
+  label: row.label,
+  self: row.self,
+  createdAt: row.created_at,
+  watchingFromBlock: row.watching_from_block,
+  watchingFromAt: row.watching_from_at,
+  backfillStatus: row.backfill_status,
+  backfillError: row.backfill_error,
+  backfillBlocksDone: row.backfill_blocks_done,
+  backfillBlocksTotal: row.backfill_blocks_total
+})
+
+export interface NewWallet {
+  readonly accountId: string
+  /** Checksummed. */
+  readonly address: string
+  readonly label: string
+  readonly self: boolean
+  readonly watchingFromBlock: number | null
+  readonly watchingFromAt: Date | null
+}
+
+/** The addresses each account watches. Every query is scoped to one account: no key sees another's wallets. */
+export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/WalletsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const find = (accountId: string, address: string) =>
+      Effect.map(
+        sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
+      )
+
+    /** Inserts the wallet, or returns the account's existing one for the same address (`created: false`). */
+    const insert = (wallet: NewWallet) =>
+      Effect.gen(function*() {
+        const inserted = yield* sql<WalletDbRow>`
+          INSERT INTO wallets (account_id, address, address_key, label, self, watching_from_block, watching_from_at)
+          VALUES (${wallet.accountId}, ${wallet.address}, ${wallet.address.toLowerCase()}, ${wallet.label},
+                  ${wallet.self}, ${wallet.watchingFromBlock}, ${wallet.watchingFromAt})
+          ON CONFLICT (account_id, address_key) DO NOTHING
+          RETURNING *`
+        if (inserted[0] !== undefined) return { wallet: toRow(inserted[0]), created: true }
+        const existing = yield* find(wallet.accountId, wallet.address)
+        return { wallet: Option.getOrThrow(existing), created: false }
+      })
+
+    /** One page in order of creation, starting after the wallet with id `afterId`. */
+    const list = (accountId: string, options: { readonly afterId: string | undefined; readonly limit: number }) =>
+      Effect.map(
+        sql<WalletDbRow>`
+          SELECT * FROM wallets
+          WHERE account_id = ${accountId} ${options.afterId === undefined ? sql`` : sql`AND id > ${options.afterId}`}
+          ORDER BY id
+          LIMIT ${options.limit + 1}`,
+        (rows) => ({
+          wallets: rows.slice(0, options.limit).map(toRow),
+          hasMore: rows.length > options.limit
+        })
+      )
+
+    const listAll = (accountId: string) =>
+      Effect.map(sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`, (rows) => rows.map(toRow))
+
+    const update = (accountId: string, address: string, patch: { readonly label?: string; readonly self?: boolean }) =>
+      Effect.map(
+        sql<WalletDbRow>`
+          UPDATE wallets SET
+            label = ${patch.label === undefined ? sql`label` : sql`${patch.label}`},
+            self = ${patch.self === undefined ? sql`self` : sql`${patch.self}`}
+          WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}
+          RETURNING *`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
+      )
+
+    /** Deletes the wallet; records derived from it go with it (foreign keys cascade). */
+    const remove = (accountId: string, address: string) =>
+      Effect.map(
+        sql<{ id: string }>`DELETE FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()} RETURNING id`,
+        (rows) => rows.length > 0
+      )
+
+    return { find, insert, list, listAll, update, remove } as const
+  })
+}) {}

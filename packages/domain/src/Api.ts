@@ -1,0 +1,113 @@
+import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema, SchemaAST } from "effect"
+import { Authentication } from "./Auth.js"
+import {
+  DecodeErrorAsInvalidRequest,
+  InvalidAddressError,
+  InvalidRequestError,
+  NotFoundError,
+  ServiceUnavailableError,
+  UnsupportedCurrencyError
+} from "./Errors.js"
+import { Settings, UpdateSettings } from "./Settings.js"
+import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
+
+export class WalletsGroup extends HttpApiGroup.make("wallets")
+  .add(
+    HttpApiEndpoint.get("list", "/wallets")
+      .setUrlParams(WalletListParams)
+      .addSuccess(WalletList)
+      .annotate(OpenApi.Description, "The watched addresses, in order of creation, paginated with `limit` and `cursor`.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/wallets")
+      .setPayload(CreateWallet)
+      .addSuccess(Wallet, { status: 201 })
+      .addError(InvalidAddressError)
+      .annotate(
+        OpenApi.Description,
+        "Starts watching a public address: live multiplier recording from the next block, and a backfill of its " +
+          "history. Answers 201 with the new wallet, or 200 with the existing one when the account already watches it."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/wallets/:address")
+      .setPath(WalletPath)
+      .addSuccess(Wallet)
+      .addError(InvalidAddressError)
+      .addError(NotFoundError)
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/wallets/:address")
+      .setPath(WalletPath)
+      .setPayload(UpdateWallet)
+      .addSuccess(Wallet)
+      .addError(InvalidAddressError)
+      .addError(NotFoundError)
+      .annotate(OpenApi.Description, "Changes `label` and `self`. Marking an address as own rebuilds the account's history.")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/wallets/:address")
+      .setPath(WalletPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(InvalidAddressError)
+      .addError(NotFoundError)
+      .annotate(OpenApi.Description, "Stops the watch and deletes every record derived from the wallet. Generated exports are kept.")
+  )
+  .annotate(OpenApi.Title, "Wallets")
+{}
+
+export class SettingsGroup extends HttpApiGroup.make("settings")
+  .add(HttpApiEndpoint.get("get", "/settings").addSuccess(Settings))
+  .add(
+    HttpApiEndpoint.put("update", "/settings")
+      .setPayload(UpdateSettings)
+      .addSuccess(Settings)
+      .addError(UnsupportedCurrencyError)
+      .annotate(
+        OpenApi.Description,
+        "Sets the country rule (`US`, `SG`, `DE`) and the reporting currency (USD or one of the 20 ECB reference " +
+          "currencies). Fields left out keep their value."
+      )
+  )
+  .annotate(OpenApi.Title, "Settings")
+{}
+
+/**
+ * Replaces the framework's default decode-error body with the service's error envelope (`invalid_request`), so that
+ * every failure, including a request the contract rejects, has the one documented shape.
+ */
+const withEnvelopeDecodeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => {
+  const self = api as unknown as HttpApi.HttpApi.AnyWithProps
+  const ast = self.errorSchema.ast
+  const others = SchemaAST.isUnion(ast)
+    ? ast.types.filter((member) => member !== HttpApiError.HttpApiDecodeError.ast)
+    : ast === HttpApiError.HttpApiDecodeError.ast ? [] : [ast]
+  const errorSchema = Schema.Union(DecodeErrorAsInvalidRequest, ...others.map((member) => Schema.make(member)))
+  function ScaledgerApi() {}
+  Object.setPrototypeOf(ScaledgerApi, Object.getPrototypeOf(api))
+  return Object.assign(ScaledgerApi, {
+    groups: self.groups,
+    errorSchema,
+    annotations: self.annotations,
+    middlewares: self.middlewares
+  }) as unknown as A
+}
+
+export class ScaledgerApi extends withEnvelopeDecodeErrors(
+  HttpApi.make("scaledger")
+    .add(WalletsGroup)
+    .add(SettingsGroup)
+    .addError(InvalidRequestError)
+    .addError(ServiceUnavailableError)
+    .middleware(Authentication)
+    .prefix("/v1")
+    .annotate(OpenApi.Title, "Scaledger API")
+    .annotate(OpenApi.Version, "1")
+    .annotate(
+      OpenApi.Description,
+      "The record of tokenized-stock holdings: positions, multiplier history, lots, gains and income. Every request " +
+        "needs `Authorization: Bearer <API_KEY>`. Every failure answers `{ error: { code, message, docUrl, requestId, " +
+        "details? } }`; see /docs/errors."
+    )
+) {}

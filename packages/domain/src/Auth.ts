@@ -1,0 +1,20 @@
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Context } from "effect"
+import { Unauthorized, UnauthorizedError } from "./Errors.js"
+
+export interface Account {
+  readonly id: string
+  readonly name: string
+}
+
+/** The account whose API key authenticated the current request. */
+export class CurrentAccount extends Context.Tag("@scaledger/domain/CurrentAccount")<CurrentAccount, Account>() {}
+
+/** `Authorization: Bearer <API_KEY>` on every `/v1` route; provides the key's account. */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@scaledger/domain/Authentication", {
+  provides: CurrentAccount,
+  failure: UnauthorizedError,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+export { Unauthorized }
