@@ -9,7 +9,10 @@ import * as PgliteClient from "./PgliteClient.js"
 import { pgTypes } from "./PgTypes.js"
 
 export const DatabaseConfig = Config.all({
-  url: Config.option(Config.redacted("DATABASE_URL")),
+  /** Unset or empty: the embedded database. */
+  url: Config.option(Config.redacted("DATABASE_URL")).pipe(
+    Config.map(Option.filter((url) => Redacted.value(url).trim() !== ""))
+  ),
   dataDir: Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
@@ -35,6 +38,9 @@ export const clientLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlCl
     Effect.as(acquireDataDirLock(dataDir), PgliteClient.layer({ dataDir: Path.join(dataDir, "pglite") }))
   )
 }
+
+/** How many migrations this build knows: a database with fewer applied is not ready. */
+export const migrationCount = Object.keys(migrations).length
 
 export const migrate: Effect.Effect<ReadonlyArray<readonly [number, string]>, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
   Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "scaledger_migrations" })

@@ -101,7 +101,7 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
     const listAll = (accountId: string) =>
       Effect.map(sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`, (rows) => rows.map(toRow))
 
-    const update = (accountId: string, address: string, patch: { readonly label?: string; readonly self?: boolean }) =>
+    const update = (accountId: string, address: string, patch: { readonly label?: string | undefined; readonly self?: boolean | undefined }) =>
       Effect.map(
         sql<WalletDbRow>`
           UPDATE wallets SET

@@ -1,6 +1,6 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context } from "effect"
-import { Unauthorized, UnauthorizedError } from "./Errors.js"
+import { Context, Schema } from "effect"
+import { ServiceUnavailableError, Unauthorized, UnauthorizedError } from "./Errors.js"
 
 export interface Account {
   readonly id: string
@@ -13,7 +13,7 @@ export class CurrentAccount extends Context.Tag("@scaledger/domain/CurrentAccoun
 /** `Authorization: Bearer <API_KEY>` on every `/v1` route; provides the key's account. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@scaledger/domain/Authentication", {
   provides: CurrentAccount,
-  failure: UnauthorizedError,
+  failure: Schema.Union(UnauthorizedError, ServiceUnavailableError),
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 

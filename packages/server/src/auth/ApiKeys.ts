@@ -1,0 +1,85 @@
+import { AccountsRepo, Ids } from "@scaledger/db"
+import type { Account } from "@scaledger/domain"
+import { Effect, Option, Redacted } from "effect"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { KeyHashSecret } from "./KeyHashSecret.js"
+
+const KEY_PREFIX = "sk_live_"
+const KEY_BODY = /^sk_live_[0-9A-Za-z]{32}$/
+/** The stored lookup: the key's first characters, enough to find the row, useless to authenticate. */
+const lookupOf = (key: string) => key.slice(0, KEY_PREFIX.length + 8)
+
+export interface CreatedKey {
+  readonly account: string
+  readonly keyId: string
+  readonly key: string
+}
+
+export interface KeyInfo {
+  readonly keyId: string
+  readonly account: string
+  readonly prefix: string
+  readonly createdAt: string
+  readonly lastUsedAt: string | null
+  readonly revokedAt: string | null
+}
+
+/**
+ * API keys: `sk_live_` + 32 base62 characters, shown once, stored only as HMAC-SHA256 under the server secret,
+ * found by a short prefix and compared in constant time.
+ */
+export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKeys", {
+  effect: Effect.gen(function*() {
+    const accounts = yield* AccountsRepo
+    const secret = yield* KeyHashSecret
+    const hash = (key: string) => createHmac("sha256", Redacted.value(secret)).update(key).digest("hex")
+
+    const info = (row: { id: string; accountName: string; lookup: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null }): KeyInfo => ({
+      keyId: row.id,
+      account: row.accountName,
+      prefix: row.lookup,
+      createdAt: row.createdAt.toISOString(),
+      lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+      revokedAt: row.revokedAt?.toISOString() ?? null
+    })
+
+    /** Creates a key for the account `name`, creating the account if it is new. */
+    const create = (name: string) =>
+      Effect.gen(function*() {
+        const { account } = yield* accounts.findOrCreate(name)
+        const key = `${KEY_PREFIX}${Ids.randomBase62(32)}`
+        const keyId = Ids.newId("key")
+        yield* accounts.insertKey({ id: keyId, accountId: account.id, lookup: lookupOf(key), hash: hash(key) })
+        return { account: account.name, keyId, key } satisfies CreatedKey
+      }).pipe(
+        // Two keys sharing their first 8 random characters (1 in 2e14) collide on the lookup index: draw again.
+        Effect.retry({ times: 3 })
+      )
+
+    const list = (name: string) =>
+      Effect.gen(function*() {
+        const account = yield* accounts.findByName(name)
+        if (Option.isNone(account)) return Option.none<ReadonlyArray<KeyInfo>>()
+        return Option.some((yield* accounts.listKeys(account.value.id)).map(info))
+      })
+
+    const revoke = (keyId: string) => Effect.map(accounts.revokeKey(keyId), Option.map(info))
+
+    /** The account of a valid, unrevoked key. */
+    const authenticate = (key: string) =>
+      Effect.gen(function*() {
+        if (!KEY_BODY.test(key)) return Option.none<Account>()
+        const row = yield* accounts.findKeyByLookup(lookupOf(key))
+        if (Option.isNone(row)) return Option.none<Account>()
+        const expected = Buffer.from(row.value.hash, "hex")
+        const actual = Buffer.from(hash(key), "hex")
+        if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return Option.none<Account>()
+        if (row.value.revokedAt !== null) return Option.none<Account>()
+        yield* accounts.touchKey(row.value.id)
+        return Option.some<Account>({ id: row.value.accountId, name: row.value.accountName })
+      })
+
+    return { create, list, revoke, authenticate } as const
+  }),
+  dependencies: [AccountsRepo.Default]
+}) {}

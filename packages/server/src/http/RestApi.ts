@@ -1,0 +1,22 @@
+import { HttpLayerRouter } from "@effect/platform"
+import { SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { ScaledgerApi } from "@scaledger/domain"
+import { Layer } from "effect"
+import { ApiKeys } from "../auth/ApiKeys.js"
+import { AuthenticationLive } from "../auth/AuthenticationLive.js"
+import { DocsRoutes } from "./DocsRoutes.js"
+import { HealthRoutes } from "./HealthRoutes.js"
+import { RequestEnvelope } from "./RequestEnvelope.js"
+import { SettingsHandlers } from "./SettingsHandlers.js"
+import { WalletsHandlers } from "./WalletsHandlers.js"
+
+const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/openapi.json" }).pipe(
+  Layer.provide([WalletsHandlers, SettingsHandlers]),
+  // The middleware must come in a later provide than the groups that need it.
+  Layer.provide(AuthenticationLive)
+)
+
+/** Every route of the REST server, needing only the database, the key secret and an HTTP server. */
+export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, RequestEnvelope).pipe(
+  Layer.provide([WalletsRepo.Default, SettingsRepo.Default, ApiKeys.Default])
+)

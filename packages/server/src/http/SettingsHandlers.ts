@@ -1,0 +1,65 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { SettingsRepo, type SettingsRow } from "@scaledger/db"
+import {
+  Countries,
+  type Country,
+  CurrentAccount,
+  InvalidRequest,
+  isReportingCurrency,
+  lotScopeOf,
+  type ReportingCurrency,
+  ReportingCurrencies,
+  ScaledgerApi,
+  type Settings,
+  UnsupportedCurrency
+} from "@scaledger/domain"
+import { Effect } from "effect"
+import { orUnavailable } from "./Unavailable.js"
+
+const view = (row: SettingsRow): Settings => ({
+  country: row.country,
+  reportingCurrency: row.reportingCurrency as ReportingCurrency,
+  lotMatching: "fifo",
+  lotScope: lotScopeOf(row.country)
+})
+
+const validCountry = (input: string) =>
+  (Countries as ReadonlyArray<string>).includes(input.toUpperCase())
+    ? Effect.succeed(input.toUpperCase() as Country)
+    : Effect.fail(new InvalidRequest({ message: `Unsupported country ${input}.`, details: { field: "country", supported: Countries } }))
+
+const validCurrency = (input: string) => {
+  const code = input.toUpperCase()
+  return isReportingCurrency(code)
+    ? Effect.succeed(code)
+    : Effect.fail(
+      new UnsupportedCurrency({
+        message: `${input} is not a reporting currency: use USD or one of the 20 ECB reference currencies.`,
+        details: { supported: ReportingCurrencies }
+      })
+    )
+}
+
+export const SettingsHandlers = HttpApiBuilder.group(ScaledgerApi, "settings", (handlers) =>
+  Effect.gen(function*() {
+    const settings = yield* SettingsRepo
+    return handlers
+      .handle("get", () =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return view(yield* settings.get(account.id))
+        }).pipe(orUnavailable))
+      .handle("update", ({ payload }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const current = yield* settings.get(account.id)
+          const next: SettingsRow = {
+            country: payload.country === undefined ? current.country : yield* validCountry(payload.country),
+            reportingCurrency: payload.reportingCurrency === undefined
+              ? current.reportingCurrency
+              : yield* validCurrency(payload.reportingCurrency)
+          }
+          yield* settings.put(account.id, next)
+          return view(next)
+        }).pipe(orUnavailable))
+  }))

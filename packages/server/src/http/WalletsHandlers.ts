@@ -1,0 +1,91 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { WalletsRepo } from "@scaledger/db"
+import {
+  Address,
+  CurrentAccount,
+  DEFAULT_PAGE_LIMIT,
+  InvalidAddress,
+  NotFound,
+  ScaledgerApi,
+  Wallet
+} from "@scaledger/domain"
+import { Effect, Either, Option, Schema } from "effect"
+import { decodeCursor, encodeCursor } from "./Cursor.js"
+import { orUnavailable } from "./Unavailable.js"
+import { walletView } from "./WalletView.js"
+
+const validAddress = (input: string) =>
+  Either.match(Address.parseAddress(input), {
+    onLeft: (problem) =>
+      Effect.fail(
+        new InvalidAddress({
+          message: problem === "bad_checksum"
+            ? `${input} is mixed-case but its EIP-55 checksum does not match; check for a typo.`
+            : `${input} is not a public address (0x followed by 40 hex digits).`,
+          details: { address: input, reason: problem }
+        })
+      ),
+    onRight: Effect.succeed
+  })
+
+const notFound = (address: string) => new NotFound({ message: `No watched wallet ${address}.` })
+
+const encodeWallet = Schema.encode(Wallet)
+
+export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (handlers) =>
+  Effect.gen(function*() {
+    const wallets = yield* WalletsRepo
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const afterId = yield* decodeCursor("wallets", urlParams.cursor)
+          const limit = urlParams.limit ?? DEFAULT_PAGE_LIMIT
+          const page = yield* wallets.list(account.id, { afterId, limit })
+          const last = page.wallets[page.wallets.length - 1]
+          return {
+            wallets: page.wallets.map((row) => walletView(row)),
+            nextCursor: page.hasMore && last !== undefined ? encodeCursor("wallets", last.id) : null
+          }
+        }).pipe(orUnavailable))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const address = yield* validAddress(payload.address)
+          const { created, wallet } = yield* wallets.insert({
+            accountId: account.id,
+            address,
+            label: payload.label ?? "",
+            self: payload.self ?? true,
+            watchingFromBlock: null,
+            watchingFromAt: null
+          })
+          const view = walletView(wallet)
+          if (created) return view
+          // Already watched: the existing wallet, 200 rather than the 201 of a creation.
+          return yield* Effect.flatMap(encodeWallet(view), (body) => HttpServerResponse.json(body, { status: 200 })).pipe(Effect.orDie)
+        }).pipe(orUnavailable))
+      .handle("get", ({ path }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const address = yield* validAddress(path.address)
+          const row = yield* wallets.find(account.id, address)
+          if (Option.isNone(row)) return yield* notFound(address)
+          return walletView(row.value)
+        }).pipe(orUnavailable))
+      .handle("update", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const address = yield* validAddress(path.address)
+          const row = yield* wallets.update(account.id, address, payload)
+          if (Option.isNone(row)) return yield* notFound(address)
+          return walletView(row.value)
+        }).pipe(orUnavailable))
+      .handle("remove", ({ path }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const address = yield* validAddress(path.address)
+          const removed = yield* wallets.remove(account.id, address)
+          if (!removed) return yield* notFound(address)
+        }).pipe(orUnavailable))
+  }))
