@@ -102,7 +102,9 @@ const revoke = Command.make("revoke", { keyId: Args.text({ name: "keyId" }) }, (
 
 const keys = Command.make("keys").pipe(
   Command.withDescription("Manage API keys (the Developers page, on the command line)."),
-  Command.withSubcommands([create, list, revoke])
+  Command.withSubcommands([create, list, revoke]),
+  // Opened only when a key command runs, so `--help` and `--version` touch no database.
+  Command.provide(KeysLive)
 )
 
 const scaledger = Command.make("scaledger").pipe(Command.withSubcommands([keys]))
@@ -113,7 +115,6 @@ const cli = Command.run(scaledger, { name: "scaledger", version: "0.1.0" })
 const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: false }))
 
 cli(process.argv).pipe(
-  Effect.provide(KeysLive),
   Effect.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause)
       ? Effect.void
