@@ -1,0 +1,7 @@
+export * from "./CrossRate.js"
+export * from "./FxErrors.js"
+export * from "./FxQuote.js"
+export * from "./FxStore.js"
+export * from "./IsoDate.js"
+export * from "./Quote.js"
+export * from "./TargetCalendar.js"
