@@ -1,6 +1,7 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
+import { WorkersLive } from "@scaledger/workers/WorkersLive"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { createServer } from "node:http"
 import { AdminServerLive } from "./admin/AdminServer.js"
@@ -34,6 +35,7 @@ const program = Effect.gen(function*() {
   }
   const app = Layer.mergeAll(
     run.api ? restServer({ port: http.port, host: http.host }) : Layer.empty,
+    run.workers ? WorkersLive : Layer.empty,
     // The embedded database is this process's alone: the CLI reaches the keys through a loopback admin endpoint.
     target._tag === "Pglite" ? AdminServerLive : Layer.empty,
     FirstStartKey
