@@ -57,6 +57,8 @@ export interface NewWallet {
   readonly self: boolean
   readonly watchingFromBlock: number | null
   readonly watchingFromAt: Date | null
+  /** The chain whose history a durable backfill job will fetch for the new wallet. */
+  readonly chainId: number
 }
 
 /** The addresses each account watches. Every query is scoped to one account: no key sees another's wallets. */
@@ -70,19 +72,26 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
         (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
       )
 
-    /** Inserts the wallet, or returns the account's existing one for the same address (`created: false`). */
+    /**
+     * Inserts the wallet with its backfill job, or returns the account's existing one for the same address
+     * (`created: false`).
+     */
     const insert = (wallet: NewWallet) =>
-      Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         const inserted = yield* sql<WalletDbRow>`
           INSERT INTO wallets (account_id, address, address_key, label, self, watching_from_block, watching_from_at)
           VALUES (${wallet.accountId}, ${wallet.address}, ${wallet.address.toLowerCase()}, ${wallet.label},
                   ${wallet.self}, ${wallet.watchingFromBlock}, ${wallet.watchingFromAt})
           ON CONFLICT (account_id, address_key) DO NOTHING
           RETURNING *`
-        if (inserted[0] !== undefined) return { wallet: toRow(inserted[0]), created: true }
+        if (inserted[0] !== undefined) {
+          yield* sql`INSERT INTO wallet_backfills (wallet_id, chain_id, address_key, from_block, next_block, phase)
+                     VALUES (${inserted[0].id}, ${wallet.chainId}, ${inserted[0].address_key}, 0, 0, 'transfers')`
+          return { wallet: toRow(inserted[0]), created: true }
+        }
         const existing = yield* find(wallet.accountId, wallet.address)
         return { wallet: Option.getOrThrow(existing), created: false }
-      })
+      }))
 
     /** One page in order of creation, starting after the wallet with id `afterId`. */
     const list = (accountId: string, options: { readonly afterId: string | undefined; readonly limit: number }) =>
@@ -112,12 +121,27 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
         (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
       )
 
-    /** Deletes the wallet; records derived from it go with it (foreign keys cascade). */
+    /**
+     * Deletes the wallet and what was derived from it: its backfill job and coverage gaps (foreign keys cascade),
+     * and the chain records of its transfers unless another watched address (of any account) is a party to them.
+     */
     const remove = (accountId: string, address: string) =>
-      Effect.map(
-        sql<{ id: string }>`DELETE FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()} RETURNING id`,
-        (rows) => rows.length > 0
-      )
+      sql.withTransaction(Effect.gen(function*() {
+        const addressKey = address.toLowerCase()
+        const deleted = yield* sql<{ id: string }>`
+          DELETE FROM wallets WHERE account_id = ${accountId} AND address_key = ${addressKey} RETURNING id`
+        if (deleted.length === 0) return false
+        const orphaned = yield* sql<{ chain_id: number; tx_hash: string }>`
+          DELETE FROM token_transfers t
+          WHERE (t.from_key = ${addressKey} OR t.to_key = ${addressKey})
+            AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.address_key IN (t.from_key, t.to_key))
+          RETURNING t.chain_id, t.tx_hash`
+        for (const { chain_id, tx_hash } of orphaned) {
+          yield* sql`DELETE FROM tx_receipts r WHERE r.chain_id = ${chain_id} AND r.tx_hash = ${tx_hash}
+                     AND NOT EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = r.chain_id AND t.tx_hash = r.tx_hash)`
+        }
+        return true
+      }))
 
     return { find, insert, list, listAll, update, remove } as const
   })

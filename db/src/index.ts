@@ -1,4 +1,6 @@
 export * from "./Accounts.js"
+export * from "./chain/Backfills.js"
+export * from "./chain/ChainStore.js"
 export * as Database from "./Database.js"
 export * from "./DataDirLock.js"
 export * as Ids from "./Ids.js"

@@ -64,7 +64,7 @@ for (const [name, database] of backends) {
           const wallets = yield* WalletsRepo
           const a = (yield* accounts.findOrCreate("wallet-a")).account
           const b = (yield* accounts.findOrCreate("wallet-b")).account
-          const base = { label: "main", self: true, watchingFromBlock: 12, watchingFromAt: new Date("2026-08-14T00:00:00Z") }
+          const base = { label: "main", self: true, watchingFromBlock: 12, watchingFromAt: new Date("2026-08-14T00:00:00Z"), chainId: 31337 }
           const first = yield* wallets.insert({ accountId: a.id, address: ADDRESS, ...base })
           const again = yield* wallets.insert({ accountId: a.id, address: ADDRESS, ...base, label: "other" })
           expect(first.created).toBe(true)
@@ -89,7 +89,7 @@ for (const [name, database] of backends) {
           const { account } = yield* (yield* AccountsRepo).findOrCreate("pager")
           const addresses = Array.from({ length: 5 }, (_, i) => `0x${String(i + 1).padStart(40, "0")}`)
           for (const address of addresses) {
-            yield* wallets.insert({ accountId: account.id, address, label: "", self: true, watchingFromBlock: null, watchingFromAt: null })
+            yield* wallets.insert({ accountId: account.id, address, label: "", self: true, watchingFromBlock: null, watchingFromAt: null, chainId: 31337 })
           }
           const first = yield* wallets.list(account.id, { afterId: undefined, limit: 2 })
           const second = yield* wallets.list(account.id, { afterId: first.wallets[1]!.id, limit: 2 })

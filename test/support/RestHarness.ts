@@ -50,7 +50,8 @@ export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: 
     } catch {
       body = undefined
     }
-    return { status: response.status, headers: response.headers, body, text } satisfies Reply
+    const reply: Reply = { status: response.status, headers: response.headers, body, text }
+    return reply
   }).pipe(Effect.scoped, Effect.orDie)
 
 export const newKey = (account: string) => Effect.map(ApiKeys, (keys) => keys.create(account)).pipe(Effect.flatten, Effect.orDie)

@@ -1,8 +1,12 @@
 import type { SqlClient } from "@effect/sql"
 import type { Effect } from "effect"
 import accounts from "./0001_accounts.js"
+import chain from "./0002_chain.js"
+import fxRates from "./0003_fx_rates.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_accounts": accounts
+  "0001_accounts": accounts,
+  "0002_chain": chain,
+  "0003_fx_rates": fxRates
 }

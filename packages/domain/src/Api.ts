@@ -9,6 +9,8 @@ import {
   ServiceUnavailableError,
   UnsupportedCurrencyError
 } from "./Errors.js"
+import { FxGroup } from "./FxApi.js"
+import { MultiplierGroup } from "./MultiplierApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
 
@@ -98,6 +100,8 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
   HttpApi.make("scaledger")
     .add(WalletsGroup)
     .add(SettingsGroup)
+    .add(FxGroup)
+    .add(MultiplierGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

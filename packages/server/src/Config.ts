@@ -1,3 +1,4 @@
+import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { Config } from "effect"
 
 /** Settings of the HTTP side. Database settings live with the database (`@scaledger/db` DatabaseConfig). */
@@ -12,3 +13,6 @@ export const HttpConfig = Config.all({
 export const DataDir = Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
 
 export const KeyHashSecretConfig = Config.option(Config.redacted("KEY_HASH_SECRET"))
+
+/** The chain whose record the REST side reads (the workers' `CHAIN_ID`). */
+export const ChainId = Config.integer("CHAIN_ID").pipe(Config.withDefault(ROBINHOOD_CHAIN_ID))

@@ -1,7 +1,9 @@
 import { Layer } from "effect"
+import { FxWorkerLive } from "./fx/FxWorker.js"
+import { IngestLive } from "./ingest/IngestLive.js"
 
 /**
  * Every background worker, each a fiber owned by this layer's scope: releasing the layer (shutdown) interrupts
  * them. Workers keep their progress in tables, so a restart resumes where they stopped.
  */
-export const WorkersLive = Layer.mergeAll(Layer.empty)
+export const WorkersLive = Layer.mergeAll(IngestLive, FxWorkerLive)

@@ -171,6 +171,14 @@ contract Stock {
         _move(from, address(0), value);
     }
 
+    /// Test-chain only (not in the real `Stock`): many mints in one transaction, so benchmarks can seed a large
+    /// history quickly. Each emits the same `Transfer` and `TransferWithScaledUI` logs as `mint`.
+    function mintBatch(address[] calldata to, uint256 value) external onlyOwner {
+        for (uint256 i = 0; i < to.length; i++) {
+            _move(address(0), to[i], value);
+        }
+    }
+
     function transferOwnership(address newOwner) external onlyOwner {
         if (newOwner == address(0)) revert ZeroAddress();
         emit OwnershipTransferred(owner, newOwner);

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { WalletsRepo } from "@scaledger/db"
+import { ChainStore, type WalletRow, WalletsRepo } from "@scaledger/db"
 import {
   Address,
   CurrentAccount,
@@ -10,6 +10,7 @@ import {
   Wallet
 } from "@scaledger/domain"
 import { Effect, Either, Option, Schema } from "effect"
+import { ChainId } from "../Config.js"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"
 import { walletView } from "./WalletView.js"
@@ -35,6 +36,18 @@ const encodeWallet = Schema.encode(Wallet)
 export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (handlers) =>
   Effect.gen(function*() {
     const wallets = yield* WalletsRepo
+    const chain = yield* ChainStore
+    const chainId = yield* ChainId
+    const view = (row: WalletRow) => Effect.map(chain.gapsOfWallet(row.id), (gaps) => walletView(row, gaps))
+
+    /** The next block the recorder will look at: live recording of a wallet added now starts there. */
+    const nextRecordedBlock = Effect.gen(function*() {
+      const cursor = yield* chain.cursor(chainId, "recorder")
+      if (Option.isNone(cursor)) return { block: null, at: null }
+      const block = yield* chain.storedBlock(chainId, cursor.value.block)
+      return { block: cursor.value.block + 1, at: Option.match(block, { onNone: () => null, onSome: (b) => b.time }) }
+    })
+
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
@@ -44,7 +57,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
           const page = yield* wallets.list(account.id, { afterId, limit })
           const last = page.wallets[page.wallets.length - 1]
           return {
-            wallets: page.wallets.map((row) => walletView(row)),
+            wallets: yield* Effect.forEach(page.wallets, view),
             nextCursor: page.hasMore && last !== undefined ? encodeCursor("wallets", last.id) : null
           }
         }).pipe(orUnavailable))
@@ -52,18 +65,20 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
         Effect.gen(function*() {
           const account = yield* CurrentAccount
           const address = yield* validAddress(payload.address)
+          const watchingFrom = yield* nextRecordedBlock
           const { created, wallet } = yield* wallets.insert({
             accountId: account.id,
             address,
             label: payload.label ?? "",
             self: payload.self ?? true,
-            watchingFromBlock: null,
-            watchingFromAt: null
+            watchingFromBlock: watchingFrom.block,
+            watchingFromAt: watchingFrom.at,
+            chainId
           })
-          const view = walletView(wallet)
-          if (created) return view
+          const shown = yield* view(wallet)
+          if (created) return shown
           // Already watched: the existing wallet, 200 rather than the 201 of a creation.
-          return yield* Effect.flatMap(encodeWallet(view), (body) => HttpServerResponse.json(body, { status: 200 })).pipe(Effect.orDie)
+          return yield* Effect.flatMap(encodeWallet(shown), (body) => HttpServerResponse.json(body, { status: 200 })).pipe(Effect.orDie)
         }).pipe(orUnavailable))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
@@ -71,7 +86,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
           const address = yield* validAddress(path.address)
           const row = yield* wallets.find(account.id, address)
           if (Option.isNone(row)) return yield* notFound(address)
-          return walletView(row.value)
+          return yield* view(row.value)
         }).pipe(orUnavailable))
       .handle("update", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -79,7 +94,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
           const address = yield* validAddress(path.address)
           const row = yield* wallets.update(account.id, address, payload)
           if (Option.isNone(row)) return yield* notFound(address)
-          return walletView(row.value)
+          return yield* view(row.value)
         }).pipe(orUnavailable))
       .handle("remove", ({ path }) =>
         Effect.gen(function*() {

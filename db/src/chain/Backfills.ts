@@ -1,0 +1,117 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+
+export type BackfillPhase = "transfers" | "multipliers" | "done"
+
+export interface BackfillJob {
+  readonly walletId: string
+  readonly chainId: number
+  readonly address: string
+  readonly fromBlock: number
+  /** Null until a worker first takes the job and fixes the range's end at the head it sees then. */
+  readonly targetBlock: number | null
+  readonly nextBlock: number
+  readonly phase: BackfillPhase
+  readonly attempts: number
+}
+
+const toJob = (row: any): BackfillJob => ({
+  walletId: row.wallet_id,
+  chainId: row.chain_id,
+  address: row.address_key,
+  fromBlock: Number(row.from_block),
+  targetBlock: row.target_block === null ? null : Number(row.target_block),
+  nextBlock: Number(row.next_block),
+  phase: row.phase,
+  attempts: row.attempts
+})
+
+/** Durable per-wallet backfill jobs: claimed with a lease (`FOR UPDATE SKIP LOCKED`), advanced by checkpoints. */
+export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfills", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /**
+     * Leases up to `limit` due jobs of the chain to `owner` (jobs whose lease expired count as due: their worker
+     * died). Skips jobs other workers hold.
+     */
+    const claim = (chainId: number, owner: string, limit: number, leaseSeconds: number) =>
+      Effect.map(
+        sql`UPDATE wallet_backfills SET lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE wallet_id IN (
+              SELECT wallet_id FROM wallet_backfills
+              WHERE chain_id = ${chainId} AND phase <> 'done' AND retry_at <= now()
+                AND (lease_until IS NULL OR lease_until < now() OR lease_owner = ${owner})
+              ORDER BY retry_at, wallet_id
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED)
+            RETURNING *`,
+        (rows) => rows.map(toJob)
+      )
+
+    /** Extends the lease; false when the job is gone (the wallet was deleted) or another worker took it. */
+    const renew = (walletId: string, owner: string, leaseSeconds: number) =>
+      Effect.map(
+        sql`UPDATE wallet_backfills SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE wallet_id = ${walletId} AND lease_owner = ${owner} RETURNING wallet_id`,
+        (rows) => rows.length > 0
+      )
+
+    const release = (walletId: string, owner: string) =>
+      sql`UPDATE wallet_backfills SET lease_owner = NULL, lease_until = NULL
+          WHERE wallet_id = ${walletId} AND lease_owner = ${owner}`.pipe(Effect.asVoid)
+
+    const find = (walletId: string) =>
+      Effect.map(sql`SELECT * FROM wallet_backfills WHERE wallet_id = ${walletId}`, (rows) =>
+        Option.map(Option.fromNullable(rows[0]), toJob))
+
+    /** Fixes the range on first start. */
+    const start = (walletId: string, fromBlock: number, targetBlock: number) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE wallet_backfills SET from_block = ${fromBlock}, target_block = ${targetBlock},
+                     next_block = ${fromBlock}, updated_at = now()
+                   WHERE wallet_id = ${walletId} AND target_block IS NULL`
+        yield* sql`UPDATE wallets SET backfill_blocks_total = ${Math.max(0, targetBlock - fromBlock + 1)},
+                     backfill_blocks_done = 0
+                   WHERE id = ${walletId}`
+      })
+
+    /** Records progress: the next block to fetch (the phase's work below it is stored). */
+    const advance = (walletId: string, nextBlock: number, blocksDone: number) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE wallet_backfills SET next_block = ${nextBlock}, attempts = 0, last_error = NULL, updated_at = now()
+                   WHERE wallet_id = ${walletId}`
+        yield* sql`UPDATE wallets SET backfill_blocks_done = ${blocksDone} WHERE id = ${walletId}`
+      })
+
+    const enterPhase = (walletId: string, phase: BackfillPhase) =>
+      sql`UPDATE wallet_backfills SET phase = ${phase}, updated_at = now() WHERE wallet_id = ${walletId}`.pipe(Effect.asVoid)
+
+    /** The job is done: `complete` without coverage gaps, `partial` with some. */
+    const finish = (walletId: string) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE wallet_backfills SET phase = 'done', lease_owner = NULL, lease_until = NULL, updated_at = now()
+                   WHERE wallet_id = ${walletId}`
+        yield* sql`UPDATE wallets SET
+                     backfill_status = CASE WHEN EXISTS (SELECT 1 FROM coverage_gaps g WHERE g.wallet_id = wallets.id)
+                                            THEN 'partial' ELSE 'complete' END,
+                     backfill_error = NULL
+                   WHERE id = ${walletId}`
+      })
+
+    /** A failed attempt: retried at `retryAt`, or, after the last attempt, the wallet shows `failed`. */
+    const attemptFailed = (walletId: string, error: string, retryAt: Date | null) =>
+      Effect.gen(function*() {
+        if (retryAt === null) {
+          yield* sql`UPDATE wallet_backfills SET phase = 'done', last_error = ${error}, lease_owner = NULL, lease_until = NULL,
+                       updated_at = now() WHERE wallet_id = ${walletId}`
+          yield* sql`UPDATE wallets SET backfill_status = 'failed', backfill_error = ${error} WHERE id = ${walletId}`
+        } else {
+          yield* sql`UPDATE wallet_backfills SET attempts = attempts + 1, last_error = ${error}, retry_at = ${retryAt},
+                       lease_owner = NULL, lease_until = NULL, updated_at = now() WHERE wallet_id = ${walletId}`
+        }
+      })
+
+    return { claim, renew, release, find, start, advance, enterPhase, finish, attemptFailed } as const
+  })
+}) {}

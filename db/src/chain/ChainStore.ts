@@ -1,0 +1,489 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Array as Arr, Effect, Option } from "effect"
+
+export interface TokenRow {
+  readonly chainId: number
+  readonly address: string
+  readonly symbol: string | null
+  readonly name: string | null
+  readonly isin: string | null
+  readonly decimals: number
+  readonly feedAddress: string | null
+  readonly feedDecimals: number | null
+  readonly listed: boolean
+  readonly isStock: boolean
+}
+
+export interface BlockRow {
+  readonly number: number
+  readonly hash: string
+  /** Unknown for blocks learnt from a log rather than from their header. */
+  readonly parentHash: string | null
+  readonly time: Date
+}
+
+export interface CursorRow {
+  readonly block: number
+  readonly hash: string
+  readonly startedBlock: number
+  readonly startedAt: Date
+}
+
+export interface TransferRow {
+  readonly txHash: string
+  readonly logIndex: number
+  readonly block: number
+  readonly blockHash: string
+  readonly time: Date
+  readonly token: string
+  readonly from: string
+  readonly to: string
+  readonly raw: bigint
+}
+
+export interface ReceiptRow {
+  readonly txHash: string
+  readonly block: number
+  readonly blockHash: string
+  readonly from: string
+  readonly to: string | null
+  readonly status: string
+  readonly logs: ReadonlyArray<unknown>
+}
+
+export interface AnnouncementRow {
+  readonly txHash: string
+  readonly logIndex: number
+  readonly block: number
+  readonly blockHash: string
+  readonly time: Date
+  readonly token: string
+  readonly oldMultiplier: bigint
+  readonly newMultiplier: bigint
+  readonly effectiveAt: Date
+  readonly variant: string
+}
+
+export interface PauseRow {
+  readonly txHash: string
+  readonly logIndex: number
+  readonly block: number
+  readonly time: Date
+  readonly token: string
+  readonly kind: "Paused" | "Unpaused" | "OraclePaused" | "OracleUnpaused"
+}
+
+export type ChangeKind = "dividend" | "split"
+export type ChangeSource = "chain_storage" | "event_log" | "issuer_api"
+
+export interface ChangeRow {
+  readonly token: string
+  readonly effectiveAt: Date
+  readonly oldMultiplier: bigint
+  readonly newMultiplier: bigint
+  readonly kind: ChangeKind
+  readonly status: "pending" | "active"
+  readonly source: ChangeSource | null
+  readonly block: number | null
+  readonly blockTime: Date | null
+  readonly announcedAt: Date | null
+  readonly announcedBlock: number | null
+}
+
+export interface GapRow {
+  readonly token: string
+  readonly walletId: string | null
+  readonly fromDate: string
+  readonly toDate: string
+  readonly reason: "archive_unavailable" | "rpc_error" | "before_watch"
+}
+
+/** Everything one step of ingestion writes; stored in one transaction so a crash leaves nothing half-written. */
+export interface ChainBatch {
+  readonly blocks?: ReadonlyArray<BlockRow>
+  readonly transfers?: ReadonlyArray<TransferRow>
+  readonly receipts?: ReadonlyArray<ReceiptRow>
+  readonly announcements?: ReadonlyArray<AnnouncementRow>
+  readonly pauses?: ReadonlyArray<PauseRow>
+  /** Inserted as new changes, or, for an existing (token, effectiveAt), left as they are (re-announcements). */
+  readonly changes?: ReadonlyArray<ChangeRow>
+  /** Activations of pending changes: status, block and source. */
+  readonly activations?: ReadonlyArray<ChangeRow>
+  readonly gaps?: ReadonlyArray<GapRow>
+  readonly coverage?: ReadonlyArray<{
+    readonly token: string
+    readonly fromBlock: number
+    readonly fromTime: Date
+    /** The multiplier in force at `fromBlock`, when it was read. */
+    readonly multiplier?: bigint
+  }>
+  /** Rows of blocks above this number are provisional; at and below it they become final. */
+  readonly finalizedThrough?: number
+}
+
+const key = (address: string) => address.toLowerCase()
+const INSERT_CHUNK = 1_000
+
+const toTokenRow = (row: any): TokenRow => ({
+  chainId: row.chain_id,
+  address: row.address,
+  symbol: row.symbol,
+  name: row.name,
+  isin: row.isin,
+  decimals: row.decimals,
+  feedAddress: row.feed_address,
+  feedDecimals: row.feed_decimals,
+  listed: row.listed,
+  isStock: row.is_stock
+})
+
+const toChangeRow = (row: any): ChangeRow => ({
+  token: row.token_key,
+  effectiveAt: row.effective_at,
+  oldMultiplier: BigInt(row.old_multiplier),
+  newMultiplier: BigInt(row.new_multiplier),
+  kind: row.kind,
+  status: row.status,
+  source: row.source,
+  block: row.block === null ? null : Number(row.block),
+  blockTime: row.block_time,
+  announcedAt: row.announced_at,
+  announcedBlock: row.announced_block === null ? null : Number(row.announced_block)
+})
+
+/** One row per block number, preferring a header (which knows its parent) over a block seen in a log. */
+const dedupeBlocks = (blocks: ReadonlyArray<BlockRow>): ReadonlyArray<BlockRow> => {
+  const byNumber = new Map<number, BlockRow>()
+  for (const block of blocks) {
+    const seen = byNumber.get(block.number)
+    if (seen === undefined || (seen.parentHash === null && block.parentHash !== null)) byNumber.set(block.number, block)
+  }
+  return [...byNumber.values()]
+}
+
+/** One row per (token, effectiveAt): a re-announcement in the same batch keeps the first announcement. */
+const dedupeChanges = (changes: ReadonlyArray<ChangeRow>): ReadonlyArray<ChangeRow> => {
+  const byKey = new Map<string, ChangeRow>()
+  for (const change of changes) {
+    const id = `${change.token.toLowerCase()}:${change.effectiveAt.getTime()}`
+    const seen = byKey.get(id)
+    if (seen === undefined || (change.announcedBlock ?? Infinity) < (seen.announcedBlock ?? Infinity)) byKey.set(id, change)
+  }
+  return [...byKey.values()]
+}
+
+/** Writes and reads of the chain record for one chain. */
+export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/ChainStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insertChunks = <A>(rows: ReadonlyArray<A>, insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError>) =>
+      Effect.forEach(Arr.chunksOf(rows, INSERT_CHUNK), insert, { discard: true })
+
+    const upsertTokens = (chainId: number, tokens: ReadonlyArray<Omit<TokenRow, "chainId">>) =>
+      insertChunks(tokens, (chunk) =>
+        sql`INSERT INTO chain_tokens ${
+          sql.insert(chunk.map((t) => ({
+            chain_id: chainId,
+            address_key: key(t.address),
+            address: t.address,
+            symbol: t.symbol,
+            name: t.name,
+            isin: t.isin,
+            decimals: t.decimals,
+            feed_address: t.feedAddress,
+            feed_decimals: t.feedDecimals,
+            listed: t.listed,
+            is_stock: t.isStock
+          })))
+        } ON CONFLICT (chain_id, address_key) DO UPDATE SET
+            symbol = excluded.symbol, name = excluded.name, isin = excluded.isin, decimals = excluded.decimals,
+            feed_address = excluded.feed_address, feed_decimals = excluded.feed_decimals,
+            listed = excluded.listed, is_stock = excluded.is_stock`)
+
+    const tokens = (chainId: number) =>
+      Effect.map(sql`SELECT * FROM chain_tokens WHERE chain_id = ${chainId} ORDER BY symbol NULLS LAST, address_key`, (rows) =>
+        rows.map(toTokenRow))
+
+    const stockTokens = (chainId: number) =>
+      Effect.map(sql`SELECT * FROM chain_tokens WHERE chain_id = ${chainId} AND is_stock ORDER BY address_key`, (rows) =>
+        rows.map(toTokenRow))
+
+    /** A stock token by symbol (case-insensitive) or address. */
+    const findToken = (chainId: number, symbolOrAddress: string) =>
+      Effect.map(
+        sql`SELECT * FROM chain_tokens
+            WHERE chain_id = ${chainId} AND is_stock
+              AND (upper(symbol) = ${symbolOrAddress.toUpperCase()} OR address_key = ${key(symbolOrAddress)})
+            ORDER BY listed DESC LIMIT 1`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toTokenRow)
+      )
+
+    const cursor = (chainId: number, name: string) =>
+      Effect.map(
+        sql<{ block: string; block_hash: string; started_block: string; started_at: Date }>`
+          SELECT block, block_hash, started_block, started_at FROM chain_cursors WHERE chain_id = ${chainId} AND name = ${name}`,
+        (rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row): CursorRow => ({
+            block: Number(row.block),
+            hash: row.block_hash,
+            startedBlock: Number(row.started_block),
+            startedAt: row.started_at
+          }))
+      )
+
+    const setCursor = (chainId: number, name: string, block: BlockRow) =>
+      sql`INSERT INTO chain_cursors (chain_id, name, block, block_hash, started_block, started_at)
+          VALUES (${chainId}, ${name}, ${block.number}, ${block.hash}, ${block.number}, ${block.time})
+          ON CONFLICT (chain_id, name) DO UPDATE SET block = excluded.block, block_hash = excluded.block_hash, updated_at = now()`
+
+    const storedBlock = (chainId: number, number: number) =>
+      Effect.map(
+        sql<{ number: string; hash: string; parent_hash: string | null; block_time: Date }>`
+          SELECT * FROM chain_blocks WHERE chain_id = ${chainId} AND number = ${number}`,
+        (rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row): BlockRow => ({
+            number: Number(row.number),
+            hash: row.hash,
+            parentHash: row.parent_hash,
+            time: row.block_time
+          }))
+      )
+
+    /** Stored blocks at or below `number`, newest first: where a re-org search walks back. */
+    const storedBlocksBelow = (chainId: number, number: number, limit: number) =>
+      Effect.map(
+        sql<{ number: string; hash: string; parent_hash: string | null; block_time: Date }>`
+          SELECT * FROM chain_blocks WHERE chain_id = ${chainId} AND number <= ${number}
+          ORDER BY number DESC LIMIT ${limit}`,
+        (rows) => rows.map((row): BlockRow => ({ number: Number(row.number), hash: row.hash, parentHash: row.parent_hash, time: row.block_time }))
+      )
+
+    const writeBatch = (chainId: number, batch: ChainBatch) =>
+      Effect.gen(function*() {
+        const blocks = dedupeBlocks(batch.blocks ?? [])
+        const changes = dedupeChanges(batch.changes ?? [])
+        const final = batch.finalizedThrough
+        const provisional = (block: number) => final !== undefined && block > final
+        yield* insertChunks(blocks, (chunk) =>
+          sql`INSERT INTO chain_blocks ${
+            sql.insert(chunk.map((b) => ({ chain_id: chainId, number: b.number, hash: b.hash, parent_hash: b.parentHash, block_time: b.time })))
+          } ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash,
+              parent_hash = coalesce(excluded.parent_hash, chain_blocks.parent_hash), block_time = excluded.block_time`)
+        yield* insertChunks(batch.transfers ?? [], (chunk) =>
+          sql`INSERT INTO token_transfers ${
+            sql.insert(chunk.map((t) => ({
+              chain_id: chainId,
+              tx_hash: t.txHash,
+              log_index: t.logIndex,
+              block: t.block,
+              block_hash: t.blockHash,
+              block_time: t.time,
+              token_key: key(t.token),
+              from_key: key(t.from),
+              to_key: key(t.to),
+              from_address: t.from,
+              to_address: t.to,
+              raw: t.raw.toString(),
+              provisional: provisional(t.block)
+            })))
+          } ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`)
+        yield* insertChunks(batch.receipts ?? [], (chunk) =>
+          sql`INSERT INTO tx_receipts ${
+            sql.insert(chunk.map((r) => ({
+              chain_id: chainId,
+              tx_hash: r.txHash,
+              block: r.block,
+              block_hash: r.blockHash,
+              tx_from: r.from,
+              tx_to: r.to,
+              status: r.status,
+              logs: JSON.stringify(r.logs),
+              provisional: provisional(r.block)
+            })))
+          } ON CONFLICT (chain_id, tx_hash) DO NOTHING`)
+        yield* insertChunks(batch.announcements ?? [], (chunk) =>
+          sql`INSERT INTO multiplier_announcements ${
+            sql.insert(chunk.map((a) => ({
+              chain_id: chainId,
+              tx_hash: a.txHash,
+              log_index: a.logIndex,
+              block: a.block,
+              block_hash: a.blockHash,
+              block_time: a.time,
+              token_key: key(a.token),
+              old_multiplier: a.oldMultiplier.toString(),
+              new_multiplier: a.newMultiplier.toString(),
+              effective_at: a.effectiveAt,
+              variant: a.variant,
+              provisional: provisional(a.block)
+            })))
+          } ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`)
+        yield* insertChunks(batch.pauses ?? [], (chunk) =>
+          sql`INSERT INTO token_pause_events ${
+            sql.insert(chunk.map((p) => ({
+              chain_id: chainId,
+              tx_hash: p.txHash,
+              log_index: p.logIndex,
+              block: p.block,
+              block_time: p.time,
+              token_key: key(p.token),
+              kind: p.kind,
+              provisional: provisional(p.block)
+            })))
+          } ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`)
+        yield* insertChunks(changes, (chunk) =>
+          sql`INSERT INTO multiplier_changes ${
+            sql.insert(chunk.map((c) => ({
+              chain_id: chainId,
+              token_key: key(c.token),
+              effective_at: c.effectiveAt,
+              old_multiplier: c.oldMultiplier.toString(),
+              new_multiplier: c.newMultiplier.toString(),
+              kind: c.kind,
+              status: c.status,
+              source: c.source,
+              block: c.block,
+              block_time: c.blockTime,
+              announced_at: c.announcedAt,
+              announced_block: c.announcedBlock,
+              provisional: c.block !== null && provisional(c.block)
+            })))
+          } ON CONFLICT (chain_id, token_key, effective_at) DO UPDATE SET
+              announced_at = least(multiplier_changes.announced_at, excluded.announced_at),
+              announced_block = least(multiplier_changes.announced_block, excluded.announced_block)`)
+        yield* Effect.forEach(batch.activations ?? [], (c) =>
+          sql`UPDATE multiplier_changes SET
+                status = 'active', source = ${c.source}, block = ${c.block}, block_time = ${c.blockTime},
+                new_multiplier = ${c.newMultiplier.toString()}, kind = ${c.kind},
+                provisional = ${c.block !== null && provisional(c.block)}
+              WHERE chain_id = ${chainId} AND token_key = ${key(c.token)} AND effective_at = ${c.effectiveAt}`, { discard: true })
+        yield* insertChunks(batch.gaps ?? [], (chunk) =>
+          sql`INSERT INTO coverage_gaps ${
+            sql.insert(chunk.map((g) => ({
+              chain_id: chainId,
+              token_key: key(g.token),
+              wallet_id: g.walletId,
+              from_date: g.fromDate,
+              to_date: g.toDate,
+              reason: g.reason
+            })))
+          }`)
+        yield* Effect.forEach(batch.coverage ?? [], (c) =>
+          sql`INSERT INTO multiplier_coverage (chain_id, token_key, from_block, from_time, start_multiplier)
+              VALUES (${chainId}, ${key(c.token)}, ${c.fromBlock}, ${c.fromTime}, ${c.multiplier?.toString() ?? null})
+              ON CONFLICT (chain_id, token_key) DO UPDATE SET
+                from_block = least(multiplier_coverage.from_block, excluded.from_block),
+                from_time = least(multiplier_coverage.from_time, excluded.from_time),
+                start_multiplier = coalesce(multiplier_coverage.start_multiplier, excluded.start_multiplier)`, { discard: true })
+        if (final !== undefined) {
+          for (const table of ["token_transfers", "tx_receipts", "multiplier_announcements", "token_pause_events", "multiplier_changes"]) {
+            yield* sql`UPDATE ${sql(table)} SET provisional = false
+                       WHERE chain_id = ${chainId} AND provisional AND block <= ${final}`
+          }
+        }
+      })
+
+    /**
+     * Undoes everything recorded above `forkBlock` (a re-org replaced those blocks): events from the dropped blocks
+     * go, changes activated in them become pending again, and changes only those blocks announced go.
+     */
+    const rollbackAbove = (chainId: number, forkBlock: number) =>
+      Effect.gen(function*() {
+        for (const table of ["token_transfers", "tx_receipts", "multiplier_announcements", "token_pause_events", "chain_blocks"]) {
+          const column = table === "chain_blocks" ? sql`number` : sql`block`
+          yield* sql`DELETE FROM ${sql(table)} WHERE chain_id = ${chainId} AND ${column} > ${forkBlock}`
+        }
+        yield* sql`UPDATE multiplier_changes SET status = 'pending', source = NULL, block = NULL, block_time = NULL, provisional = false
+                   WHERE chain_id = ${chainId} AND block > ${forkBlock}`
+        yield* sql`DELETE FROM multiplier_changes c
+                   WHERE c.chain_id = ${chainId} AND c.announced_block > ${forkBlock}
+                     AND NOT EXISTS (SELECT 1 FROM multiplier_announcements a
+                                     WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key AND a.effective_at = c.effective_at)`
+        yield* sql`UPDATE multiplier_changes c SET
+                     announced_block = (SELECT min(a.block) FROM multiplier_announcements a
+                                        WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key AND a.effective_at = c.effective_at),
+                     announced_at = (SELECT min(a.block_time) FROM multiplier_announcements a
+                                     WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key AND a.effective_at = c.effective_at)
+                   WHERE c.chain_id = ${chainId} AND c.announced_block > ${forkBlock}`
+      })
+
+    const pendingChanges = (chainId: number) =>
+      Effect.map(
+        sql`SELECT * FROM multiplier_changes WHERE chain_id = ${chainId} AND status = 'pending' ORDER BY effective_at, token_key`,
+        (rows) => rows.map(toChangeRow)
+      )
+
+    const changesOf = (chainId: number, token: string) =>
+      Effect.map(
+        sql`SELECT * FROM multiplier_changes WHERE chain_id = ${chainId} AND token_key = ${key(token)} ORDER BY effective_at`,
+        (rows) => rows.map(toChangeRow)
+      )
+
+    const gapsOfToken = (chainId: number, token: string) =>
+      Effect.map(
+        sql<{ from_date: string; to_date: string; reason: GapRow["reason"] }>`
+          SELECT DISTINCT from_date, to_date, reason FROM coverage_gaps
+          WHERE chain_id = ${chainId} AND token_key = ${key(token)} ORDER BY from_date, to_date, reason`,
+        (rows) => rows.map((row) => ({ from: row.from_date, to: row.to_date, reason: row.reason }))
+      )
+
+    const gapsOfWallet = (walletId: string) =>
+      Effect.map(
+        sql<{ from_date: string; to_date: string; reason: GapRow["reason"] }>`
+          SELECT DISTINCT from_date, to_date, reason FROM coverage_gaps WHERE wallet_id = ${walletId}
+          ORDER BY from_date, to_date, reason`,
+        (rows) => rows.map((row) => ({ from: row.from_date, to: row.to_date, reason: row.reason }))
+      )
+
+    const coverageOf = (chainId: number, token: string) =>
+      Effect.map(
+        sql<{ from_block: string; from_time: Date; start_multiplier: string | null }>`
+          SELECT from_block, from_time, start_multiplier FROM multiplier_coverage
+          WHERE chain_id = ${chainId} AND token_key = ${key(token)}`,
+        (rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row) => ({
+            fromBlock: Number(row.from_block),
+            fromTime: row.from_time,
+            startMultiplier: row.start_multiplier === null ? null : BigInt(row.start_multiplier)
+          }))
+      )
+
+    /** Distinct tokens a wallet has sent or received, with the block of its first transfer of each. */
+    const tokensOfWallet = (chainId: number, address: string) =>
+      Effect.map(
+        sql<{ token_key: string; first_block: string; first_time: Date }>`
+          SELECT token_key, min(block) AS first_block, min(block_time) AS first_time FROM token_transfers
+          WHERE chain_id = ${chainId} AND (from_key = ${key(address)} OR to_key = ${key(address)})
+          GROUP BY token_key ORDER BY token_key`,
+        (rows) => rows.map((row) => ({ token: row.token_key, firstBlock: Number(row.first_block), firstTime: row.first_time }))
+      )
+
+    /** Every distinct address any account watches on any chain, lowercase. */
+    const watchedAddresses = Effect.map(
+      sql<{ address_key: string }>`SELECT DISTINCT address_key FROM wallets ORDER BY address_key`,
+      (rows) => rows.map((row) => row.address_key)
+    )
+
+    return {
+      upsertTokens,
+      tokens,
+      stockTokens,
+      findToken,
+      cursor,
+      setCursor,
+      storedBlock,
+      storedBlocksBelow,
+      writeBatch,
+      rollbackAbove,
+      pendingChanges,
+      changesOf,
+      gapsOfToken,
+      gapsOfWallet,
+      coverageOf,
+      tokensOfWallet,
+      watchedAddresses
+    } as const
+  })
+}) {}

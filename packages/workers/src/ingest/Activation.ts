@@ -1,0 +1,110 @@
+import type { AnnouncementRow, ChangeRow, GapRow } from "@scaledger/db"
+import { ChainClient, type MultiplierAnnouncement } from "@scaledger/domain/chain/ChainClient"
+import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
+import { Effect, Option } from "effect"
+
+const utcDate = (date: Date) => date.toISOString().slice(0, 10)
+
+/**
+ * The first block in `[lo, hi]` whose timestamp is at or after `time` (unix seconds), by binary search over block
+ * timestamps; none when even `hi` is earlier.
+ */
+export const firstBlockAtOrAfter = (time: number, lo: number, hi: number) =>
+  Effect.gen(function*() {
+    const chain = yield* ChainClient
+    if (lo > hi || (yield* chain.blockTimestamp(hi)) < time) return Option.none<number>()
+    let low = lo
+    let high = hi
+    while (low < high) {
+      const mid = low + Math.floor((high - low) / 2)
+      if ((yield* chain.blockTimestamp(mid)) >= time) high = mid
+      else low = mid + 1
+    }
+    return Option.some(low)
+  })
+
+export const announcementRow = (event: MultiplierAnnouncement, time: number): AnnouncementRow => ({
+  txHash: event.txHash,
+  logIndex: event.logIndex,
+  block: event.block,
+  blockHash: event.blockHash,
+  time: new Date(time * 1000),
+  token: event.token,
+  oldMultiplier: event.oldMultiplier,
+  newMultiplier: event.newMultiplier,
+  effectiveAt: new Date(event.effectiveAt * 1000),
+  variant: event.variant
+})
+
+/** A change as its announcement states it, not yet in force. Re-announcements map to the same row. */
+export const pendingChange = (announcement: AnnouncementRow): ChangeRow => ({
+  token: announcement.token.toLowerCase(),
+  effectiveAt: announcement.effectiveAt,
+  oldMultiplier: announcement.oldMultiplier,
+  newMultiplier: announcement.newMultiplier,
+  kind: multiplierKind(announcement.oldMultiplier, announcement.newMultiplier),
+  status: "pending",
+  source: null,
+  block: null,
+  blockTime: null,
+  announcedAt: announcement.time,
+  announcedBlock: announcement.block
+})
+
+export interface Activation {
+  readonly change: ChangeRow
+  readonly gap: Option.Option<GapRow>
+}
+
+/**
+ * Puts a pending change in force at the first block at or after its `effectiveAt` (never before its announcement),
+ * reading `uiMultiplier()` from chain storage at that block. Where the node no longer serves that state, or the
+ * read keeps failing, the announced value stands (source `event_log`) and the date is reported as a coverage gap;
+ * nothing is guessed. None while no block at or after `effectiveAt` exists up to `head`.
+ */
+export const activate = (
+  change: ChangeRow,
+  options: { readonly searchFrom: number; readonly head: number; readonly walletId: string | null; readonly readFloor?: number }
+) =>
+  Effect.gen(function*() {
+    const chain = yield* ChainClient
+    const effectiveAt = Math.floor(change.effectiveAt.getTime() / 1000)
+    const lo = change.announcedBlock ?? options.searchFrom
+    const found = yield* firstBlockAtOrAfter(effectiveAt, lo, options.head)
+    if (Option.isNone(found)) return Option.none<Activation>()
+    const block = found.value
+    const blockTime = new Date((yield* chain.blockTimestamp(block)) * 1000)
+    const fromEvent = (reason: GapRow["reason"]): Activation => ({
+      change: { ...change, status: "active", source: "event_log", block, blockTime },
+      gap: Option.some({
+        token: change.token,
+        walletId: options.walletId,
+        fromDate: utcDate(change.effectiveAt),
+        toDate: utcDate(change.effectiveAt),
+        reason
+      })
+    })
+    // Below the oldest block the node still serves state for, a read would only fail.
+    if (options.readFloor !== undefined && block < options.readFloor) return Option.some(fromEvent("archive_unavailable"))
+    return yield* chain.uiMultiplier(change.token, block).pipe(
+      Effect.map((value): Activation => ({
+        change: {
+          ...change,
+          status: "active",
+          source: "chain_storage",
+          newMultiplier: value,
+          kind: multiplierKind(change.oldMultiplier, value),
+          block,
+          blockTime
+        },
+        gap: Option.none()
+      })),
+      Effect.catchTag("StateUnavailable", () => Effect.succeed(fromEvent("archive_unavailable"))),
+      Effect.catchAll((error) =>
+        Effect.as(
+          Effect.logWarning(`reading ${change.token} uiMultiplier at block ${block} failed: ${error.message}`),
+          fromEvent("rpc_error")
+        )),
+      Effect.map(Option.some)
+    )
+  })

@@ -1,0 +1,172 @@
+import { SqlClient } from "@effect/sql"
+import { type AnnouncementRow, type BackfillJob, Backfills, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
+import { ChainClient, type StockEvent } from "@scaledger/domain/chain/ChainClient"
+import { Chunk, Data, Effect, Option, Stream } from "effect"
+import { ChainConfig } from "../chain/ChainConfig.js"
+import { activate, announcementRow, pendingChange } from "./Activation.js"
+import { IngestConfig } from "./IngestConfig.js"
+import { scanTransfers } from "./TransferScan.js"
+
+/** The job's row is gone (the wallet was deleted) or another worker holds it: stop without writing. */
+export class BackfillAbandoned extends Data.TaggedError("BackfillAbandoned")<{ readonly walletId: string }> {}
+
+const utcDate = (date: Date) => date.toISOString().slice(0, 10)
+
+/**
+ * One wallet's backfill, resumable from its last checkpoint:
+ * 1. `transfers`: stock-token transfers to and from the wallet over `[fromBlock, target]` (the head when the job
+ *    first ran), with their receipts, stored a checkpoint span at a time, each span in one transaction with the
+ *    job's progress, so a crash resumes at the span and writes the same rows.
+ * 2. `multipliers`: for every token the wallet touched, the announcements over the same range and each change's
+ *    activation, confirmed from chain storage where the node still serves it; where it does not, the span of dates
+ *    is a coverage gap (`archive_unavailable`), and a read that keeps failing is one too (`rpc_error`).
+ * The job ends `complete`, or `partial` when it found gaps.
+ */
+export const runBackfill = (job: BackfillJob, owner: string) =>
+  Effect.gen(function*() {
+    const chain = yield* ChainClient
+    const store = yield* ChainStore
+    const backfills = yield* Backfills
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* IngestConfig
+    const { finalityDepth } = yield* ChainConfig
+    const chainId = job.chainId
+    const leaseSeconds = config.backfillLeaseSeconds
+
+    /** Runs `write` in a transaction after checking, under a row lock, that the job is still ours. */
+    const checkpoint = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`SELECT 1 FROM wallet_backfills WHERE wallet_id = ${job.walletId} AND lease_owner = ${owner} FOR UPDATE`
+        if (rows.length === 0) return yield* new BackfillAbandoned({ walletId: job.walletId })
+        return yield* write
+      }))
+
+    const renew = Effect.flatMap(backfills.renew(job.walletId, owner, leaseSeconds), (held) =>
+      held ? Effect.void : Effect.fail(new BackfillAbandoned({ walletId: job.walletId })))
+
+    let target = job.targetBlock
+    let fromBlock = job.fromBlock
+    let next = job.nextBlock
+    if (target === null) {
+      target = yield* chain.headNumber
+      fromBlock = Math.min(config.backfillFromBlock, target)
+      next = fromBlock
+      yield* checkpoint(backfills.start(job.walletId, fromBlock, target))
+      yield* Effect.logInfo(`backfill ${job.address}: blocks ${fromBlock} to ${target}`)
+    }
+    const finalThrough = () => Effect.map(chain.headNumber, (head) => head - finalityDepth)
+
+    if (job.phase === "transfers") {
+      while (next <= target) {
+        yield* renew
+        const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
+        const scan = yield* scanTransfers([job.address], next, spanEnd)
+        const finalizedThrough = yield* finalThrough()
+        yield* checkpoint(Effect.gen(function*() {
+          yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
+          yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
+        }))
+        next = spanEnd + 1
+      }
+      yield* checkpoint(backfills.enterPhase(job.walletId, "multipliers"))
+    }
+
+    yield* renew
+    const touched = yield* store.tokensOfWallet(chainId, job.address)
+    const tokens = touched.map((t) => t.token)
+    const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
+      .stockEvents({ tokens, fromBlock, toBlock: target })
+      .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
+    const announcements: Array<AnnouncementRow> = []
+    const pauses: Array<PauseRow> = []
+    for (const event of events) {
+      const time = yield* chain.blockTimestamp(event.block)
+      if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, time))
+      if (event._tag === "Pause") {
+        pauses.push({ txHash: event.txHash, logIndex: event.logIndex, block: event.block, time: new Date(time * 1000), token: event.token, kind: event.kind })
+      }
+    }
+    const changes = announcements.map(pendingChange)
+
+    // Where the node keeps no state: the oldest block each token's multiplier can still be read at. A token whose
+    // state is readable at the wallet's first transfer of it has no gap.
+    const gaps: Array<GapRow> = []
+    const readFloors = new Map<string, number>()
+    for (const { firstBlock, token } of touched) {
+      const floor = yield* oldestReadableBlock(token, firstBlock, target)
+      if (floor === firstBlock) continue
+      readFloors.set(token, floor)
+      const lastUnreadable = floor - 1
+      gaps.push({
+        token,
+        walletId: job.walletId,
+        fromDate: utcDate(new Date((yield* chain.blockTimestamp(firstBlock)) * 1000)),
+        toDate: utcDate(new Date((yield* chain.blockTimestamp(Math.min(lastUnreadable, target))) * 1000)),
+        reason: "archive_unavailable"
+      })
+    }
+
+    const existing = new Map<string, ChangeRow>()
+    for (const token of tokens) {
+      for (const change of yield* store.changesOf(chainId, token)) existing.set(`${change.token}:${change.effectiveAt.getTime()}`, change)
+    }
+    const activations: Array<ChangeRow> = []
+    const seen = new Set<string>()
+    for (const change of changes) {
+      const id = `${change.token}:${change.effectiveAt.getTime()}`
+      if (seen.has(id) || existing.get(id)?.status === "active") continue
+      seen.add(id)
+      const floor = readFloors.get(change.token)
+      const activation = yield* activate(change, {
+        searchFrom: fromBlock,
+        head: target,
+        walletId: job.walletId,
+        ...(floor === undefined ? {} : { readFloor: floor })
+      })
+      if (Option.isNone(activation)) continue
+      activations.push(activation.value.change)
+      const gap = activation.value.gap
+      // Inside a span already reported as unreadable, the change's own date adds nothing.
+      if (Option.isSome(gap) && !(floor !== undefined && gap.value.reason === "archive_unavailable")) gaps.push(gap.value)
+    }
+
+    const finalizedThrough = yield* finalThrough()
+    const fromTime = new Date((yield* chain.blockTimestamp(fromBlock)) * 1000)
+    yield* checkpoint(Effect.gen(function*() {
+      yield* sql`DELETE FROM coverage_gaps WHERE wallet_id = ${job.walletId}`
+      yield* store.writeBatch(chainId, {
+        announcements,
+        pauses,
+        changes,
+        activations,
+        gaps,
+        coverage: tokens.map((token) => ({ token, fromBlock, fromTime })),
+        finalizedThrough
+      })
+      yield* backfills.finish(job.walletId)
+    }))
+    yield* Effect.logInfo(`backfill ${job.address}: done (${touched.length} tokens, ${gaps.length} coverage gaps)`)
+  })
+
+/**
+ * The oldest block in `[from, to]` at which the token's multiplier state can be read: `from` itself on an archive
+ * node; otherwise found by binary search (a pruned node serves a contiguous recent window).
+ */
+const oldestReadableBlock = (token: string, from: number, to: number) =>
+  Effect.gen(function*() {
+    const chain = yield* ChainClient
+    const readable = (block: number) =>
+      chain.uiMultiplier(token, block).pipe(
+        Effect.as(true),
+        Effect.catchTag("StateUnavailable", () => Effect.succeed(false))
+      )
+    if (yield* readable(from)) return from
+    let low = from + 1
+    let high = to + 1
+    while (low < high) {
+      const mid = low + Math.floor((high - low) / 2)
+      if (yield* readable(mid)) high = mid
+      else low = mid + 1
+    }
+    return low
+  })

@@ -1,0 +1,61 @@
+import { Config, Context, Layer } from "effect"
+
+export interface IngestConfigShape {
+  /** Most blocks the recorder stores in one step (catching up after downtime goes in steps of this size). */
+  readonly recorderMaxSpan: number
+  /** How long new heads are gathered before the recorder takes a step. */
+  readonly recorderBatchMs: number
+  /** The first block a wallet's backfill looks at. */
+  readonly backfillFromBlock: number
+  /** Blocks a backfill fetches between two checkpoints. */
+  readonly backfillCheckpointBlocks: number
+  /** Backfills running at once in this process. */
+  readonly backfillConcurrency: number
+  /** How often the backfill runner looks for new or abandoned jobs. */
+  readonly backfillPollMs: number
+  /** How long a job stays with a worker that stops renewing it (a crashed process) before another takes it. */
+  readonly backfillLeaseSeconds: number
+  /** Attempts before a wallet's backfill is marked `failed`. */
+  readonly backfillMaxAttempts: number
+  /** First wait before retrying a failed attempt (doubles per attempt, at most 10 minutes). */
+  readonly backfillRetryBaseMs: number
+}
+
+export const ingestConfigDefaults: IngestConfigShape = {
+  recorderMaxSpan: 2_000,
+  recorderBatchMs: 250,
+  backfillFromBlock: 0,
+  backfillCheckpointBlocks: 50_000,
+  backfillConcurrency: 2,
+  backfillPollMs: 1_000,
+  backfillLeaseSeconds: 60,
+  backfillMaxAttempts: 8,
+  backfillRetryBaseMs: 5_000
+}
+
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
+  )
+
+export const ingestConfig: Config.Config<IngestConfigShape> = Config.all({
+  recorderMaxSpan: positive("RECORDER_MAX_SPAN", ingestConfigDefaults.recorderMaxSpan),
+  recorderBatchMs: positive("RECORDER_BATCH_MS", ingestConfigDefaults.recorderBatchMs),
+  backfillFromBlock: Config.integer("BACKFILL_FROM_BLOCK").pipe(
+    Config.withDefault(ingestConfigDefaults.backfillFromBlock),
+    Config.validate({ message: "BACKFILL_FROM_BLOCK must be zero or more", validation: (n) => n >= 0 })
+  ),
+  backfillCheckpointBlocks: positive("BACKFILL_CHECKPOINT_BLOCKS", ingestConfigDefaults.backfillCheckpointBlocks),
+  backfillConcurrency: positive("BACKFILL_CONCURRENCY", ingestConfigDefaults.backfillConcurrency),
+  backfillPollMs: positive("BACKFILL_POLL_MS", ingestConfigDefaults.backfillPollMs),
+  backfillLeaseSeconds: positive("BACKFILL_LEASE_SECONDS", ingestConfigDefaults.backfillLeaseSeconds),
+  backfillMaxAttempts: positive("BACKFILL_MAX_ATTEMPTS", ingestConfigDefaults.backfillMaxAttempts),
+  backfillRetryBaseMs: positive("BACKFILL_RETRY_BASE_MS", ingestConfigDefaults.backfillRetryBaseMs)
+})
+
+export class IngestConfig extends Context.Tag("@scaledger/workers/ingest/IngestConfig")<IngestConfig, IngestConfigShape>() {
+  static readonly Live = Layer.effect(IngestConfig, ingestConfig)
+  static readonly layer = (settings: Partial<IngestConfigShape> = {}) =>
+    Layer.succeed(IngestConfig, { ...ingestConfigDefaults, ...settings })
+}

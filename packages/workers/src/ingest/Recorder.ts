@@ -1,0 +1,213 @@
+import { SqlClient } from "@effect/sql"
+import { type AnnouncementRow, type BlockRow, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
+import { type BlockHeader, ChainClient, type StockEvent } from "@scaledger/domain/chain/ChainClient"
+import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
+import { Chunk, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { ChainConfig } from "../chain/ChainConfig.js"
+import { activate, announcementRow, pendingChange } from "./Activation.js"
+import { IngestConfig } from "./IngestConfig.js"
+import { TokenCatalog } from "./TokenCatalog.js"
+import { scanTransfers } from "./TransferScan.js"
+
+export const RECORDER = "recorder"
+
+const headerRow = (header: BlockHeader): BlockRow => ({
+  number: header.number,
+  hash: header.hash,
+  parentHash: header.parentHash,
+  time: new Date(header.timestamp * 1000)
+})
+
+/**
+ * The live recorder: from the block after its persisted cursor to the head, every multiplier announcement and
+ * pause of every known stock token, every stock-token transfer of every watched address, and the silent
+ * activation of announced changes (read from chain storage at the first block at or after `effectiveAt`). It
+ * starts, on its first run, at the head ("from the next block"), and on every later start catches up from its
+ * cursor, so a change that activated while the service was down is still read where the node keeps that state.
+ * A re-org below the cursor (its block hash changed) rolls the record back to the common ancestor first.
+ */
+export const makeRecorder = Effect.gen(function*() {
+  const chain = yield* ChainClient
+  const store = yield* ChainStore
+  const catalog = yield* TokenCatalog
+  const sql = yield* SqlClient.SqlClient
+  const { finalityDepth } = yield* ChainConfig
+  const config = yield* IngestConfig
+  const chainId = chain.chainId
+
+  /** On the very first run: the cursor at the head, and changes already scheduled but not yet in force. */
+  const begin = (head: BlockHeader) =>
+    Effect.gen(function*() {
+      const tokens = yield* catalog.stockTokens
+      const states = yield* Effect.forEach(tokens, (token) =>
+        Effect.all([
+          chain.uiMultiplier(token, head.number),
+          chain.newUIMultiplier(token, head.number),
+          chain.effectiveAt(token, head.number)
+        ]).pipe(
+          Effect.map(([inForce, next, effectiveAt]) => Option.some({ token, inForce, next, effectiveAt })),
+          Effect.catchAll((error) =>
+            Effect.as(Effect.logWarning(`could not read the multiplier state of ${token}: ${error.message}`), Option.none()))
+        ), { concurrency: 4 })
+      const known = states.flatMap(Option.toArray)
+      const scheduled = known
+        .filter((state) => state.next !== state.inForce && state.effectiveAt > head.timestamp)
+        .map((state): ChangeRow => ({
+          token: state.token,
+          effectiveAt: new Date(state.effectiveAt * 1000),
+          oldMultiplier: state.inForce,
+          newMultiplier: state.next,
+          kind: multiplierKind(state.inForce, state.next),
+          status: "pending",
+          source: null,
+          block: null,
+          blockTime: null,
+          announcedAt: null,
+          announcedBlock: null
+        }))
+      const inForce = new Map(known.map((state) => [state.token, state.inForce]))
+      const fromTime = new Date(head.timestamp * 1000)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* store.writeBatch(chainId, {
+          blocks: [headerRow(head)],
+          changes: scheduled,
+          coverage: tokens.map((token) => {
+            const multiplier = inForce.get(token)
+            return { token, fromBlock: head.number + 1, fromTime, ...(multiplier === undefined ? {} : { multiplier }) }
+          })
+        })
+        yield* store.setCursor(chainId, RECORDER, headerRow(head))
+      }))
+      yield* Effect.logInfo(`recorder: watching chain ${chainId} from block ${head.number + 1}`)
+    })
+
+  /** The block the stored cursor and the chain still agree on; the cursor's own block when nothing changed. */
+  const commonAncestor = (cursorBlock: number, cursorHash: string) =>
+    Effect.gen(function*() {
+      const onChain = yield* chain.block(cursorBlock)
+      if (onChain.hash === cursorHash) return cursorBlock
+      const stored = yield* store.storedBlocksBelow(chainId, cursorBlock - 1, finalityDepth + 1)
+      for (const block of stored) {
+        const current = yield* chain.block(block.number)
+        if (current.hash === block.hash) return block.number
+      }
+      return Math.max(0, cursorBlock - finalityDepth - 1)
+    })
+
+  const rollBackIfReorged = Effect.gen(function*() {
+    const cursor = yield* store.cursor(chainId, RECORDER)
+    if (Option.isNone(cursor)) return
+    const fork = yield* commonAncestor(cursor.value.block, cursor.value.hash)
+    if (fork === cursor.value.block) return
+    const forkHeader = yield* chain.block(fork)
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* store.rollbackAbove(chainId, fork)
+      yield* store.writeBatch(chainId, { blocks: [headerRow(forkHeader)] })
+      yield* store.setCursor(chainId, RECORDER, headerRow(forkHeader))
+    }))
+    yield* Effect.logWarning(`recorder: re-org below block ${cursor.value.block}; record rolled back to block ${fork}`)
+  })
+
+  /** Records `[from, to]` and moves the cursor to `to`, all in one transaction. */
+  const record = (from: number, to: BlockHeader, startedBlock: number) =>
+    Effect.gen(function*() {
+      const wallets = yield* store.watchedAddresses
+      const tokens = yield* catalog.stockTokens
+      const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
+        .stockEvents({ tokens, fromBlock: from, toBlock: to.number })
+        .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
+      const scan = yield* scanTransfers(wallets, from, to.number)
+
+      const timeOf = (block: number) => chain.blockTimestamp(block)
+      const announcements: Array<AnnouncementRow> = []
+      const pauses: Array<PauseRow> = []
+      for (const event of events) {
+        if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, yield* timeOf(event.block)))
+        if (event._tag === "Pause") {
+          pauses.push({
+            txHash: event.txHash,
+            logIndex: event.logIndex,
+            block: event.block,
+            time: new Date((yield* timeOf(event.block)) * 1000),
+            token: event.token,
+            kind: event.kind
+          })
+        }
+      }
+      const newChanges = announcements.map(pendingChange)
+
+      // Changes announced in this span may already be in force within it (an immediate update, a short lead).
+      const pending = [...(yield* store.pendingChanges(chainId)), ...newChanges]
+      const activations: Array<ChangeRow> = []
+      const gaps: Array<GapRow> = []
+      const done = new Set<string>()
+      for (const change of pending) {
+        const id = `${change.token}:${change.effectiveAt.getTime()}`
+        if (done.has(id)) continue
+        done.add(id)
+        const activation = yield* activate(change, { searchFrom: startedBlock, head: to.number, walletId: null })
+        if (Option.isSome(activation)) {
+          activations.push(activation.value.change)
+          gaps.push(...Option.toArray(activation.value.gap))
+        }
+      }
+
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE wallets SET watching_from_block = ${from}, watching_from_at = ${new Date(to.timestamp * 1000)}
+                   WHERE watching_from_block IS NULL`
+        yield* store.writeBatch(chainId, {
+          blocks: [...scan.blocks, headerRow(to)],
+          transfers: scan.transfers,
+          receipts: scan.receipts,
+          announcements,
+          pauses,
+          changes: newChanges,
+          activations,
+          gaps,
+          finalizedThrough: to.number - finalityDepth
+        })
+        yield* store.setCursor(chainId, RECORDER, headerRow(to))
+      }))
+    })
+
+  /** Brings the record up to `head`, in spans of at most `recorderMaxSpan` blocks. */
+  const step = (head: BlockHeader) =>
+    Effect.gen(function*() {
+      yield* rollBackIfReorged
+      const cursor = yield* store.cursor(chainId, RECORDER)
+      if (Option.isNone(cursor)) return yield* begin(head)
+      let from = cursor.value.block + 1
+      while (from <= head.number) {
+        const to = Math.min(head.number, from + config.recorderMaxSpan - 1)
+        const header = to === head.number ? head : yield* chain.block(to)
+        yield* record(from, header, cursor.value.startedBlock)
+        from = to + 1
+      }
+    })
+
+  const retry = Schedule.exponential(Duration.millis(500), 2).pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.minutes(1)))
+  )
+
+  /** Steps on new heads (gathered for `recorderBatchMs`), forever; a failed step is retried with backoff. */
+  const run = Effect.gen(function*() {
+    yield* chain.newHeads.pipe(
+      Stream.groupedWithin(10_000, Duration.millis(config.recorderBatchMs)),
+      Stream.filterMap(Chunk.last),
+      Stream.mapEffect((head) =>
+        step(head).pipe(
+          Effect.tapError((error) => Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`)),
+          Effect.retry(retry)
+        )),
+      Stream.runDrain,
+      Effect.tapErrorCause((cause) => Effect.logWarning("recorder: head subscription failed; resubscribing", cause)),
+      Effect.retry(retry)
+    )
+  })
+
+  return { step, run } as const
+})
+
+/** The recorder as a fiber owned by the layer's scope: shutdown interrupts it. */
+export const RecorderLive = Layer.scopedDiscard(Effect.flatMap(makeRecorder, (recorder) => Effect.forkScoped(recorder.run)))

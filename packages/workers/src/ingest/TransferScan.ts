@@ -1,0 +1,96 @@
+import type { BlockRow, ReceiptRow, TransferRow } from "@scaledger/db"
+import { ChainClient, StockTopics, type TransferEvent } from "@scaledger/domain/chain/ChainClient"
+import { Array as Arr, Chunk, Effect, Option, Stream } from "effect"
+import { TokenCatalog } from "./TokenCatalog.js"
+
+/** Addresses per `eth_getLogs` topic filter: keeps requests small when many wallets are watched. */
+const ADDRESSES_PER_FILTER = 100
+
+const asTopic = (address: string) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}`
+
+export interface TransferScan {
+  readonly transfers: ReadonlyArray<TransferRow>
+  readonly receipts: ReadonlyArray<ReceiptRow>
+  readonly blocks: ReadonlyArray<BlockRow>
+}
+
+/**
+ * The stock-token `Transfer`s in `[fromBlock, toBlock]` that send to or from any of `addresses` (any contract:
+ * tokens no list names are recognised by their ERC-8056 interface), with their blocks' times and the receipts of
+ * their transactions (the other legs, for classification).
+ */
+export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: number, toBlock: number) =>
+  Effect.gen(function*() {
+    const chain = yield* ChainClient
+    const catalog = yield* TokenCatalog
+    if (addresses.length === 0 || fromBlock > toBlock) {
+      return { transfers: [], receipts: [], blocks: [] } satisfies TransferScan
+    }
+    const filters = Arr.chunksOf(addresses.map(asTopic), ADDRESSES_PER_FILTER).flatMap((group) => [
+      [StockTopics.Transfer, group],
+      [StockTopics.Transfer, null, group]
+    ])
+    const logs = yield* Effect.forEach(filters, (topics) =>
+      chain.logs({ topics, fromBlock, toBlock }).pipe(
+        Stream.runCollect,
+        Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.logs))
+      ))
+    const seen = new Set<string>()
+    const events: Array<TransferEvent> = []
+    for (const log of logs.flat()) {
+      const id = `${log.transactionHash}:${log.logIndex}`
+      if (seen.has(id)) continue
+      seen.add(id)
+      const decoded = chain.decodeStockLog(log)
+      if (Option.isSome(decoded) && decoded.value._tag === "Transfer") events.push(decoded.value)
+    }
+    const contracts = [...new Set(events.map((event) => event.token))]
+    const stock = new Set<string>()
+    yield* Effect.forEach(contracts, (contract) =>
+      Effect.map(catalog.isStock(contract), (isStock) => {
+        if (isStock) stock.add(contract)
+      }), { concurrency: 4 })
+    const stockEvents = events.filter((event) => stock.has(event.token))
+    stockEvents.sort((a, b) => a.block - b.block || a.logIndex - b.logIndex)
+
+    const blockNumbers = [...new Set(stockEvents.map((event) => event.block))]
+    const times = new Map<number, number>()
+    yield* Effect.forEach(blockNumbers, (block) =>
+      Effect.map(chain.blockTimestamp(block), (time) => {
+        times.set(block, time)
+      }), { concurrency: "inherit" })
+
+    const txHashes = [...new Set(stockEvents.map((event) => event.txHash))]
+    const receipts = yield* Effect.forEach(txHashes, (txHash) => chain.receipt(txHash), { concurrency: "inherit" })
+
+    const transfers = stockEvents.map((event): TransferRow => ({
+      txHash: event.txHash,
+      logIndex: event.logIndex,
+      block: event.block,
+      blockHash: event.blockHash,
+      time: new Date(times.get(event.block)! * 1000),
+      token: event.token,
+      from: event.from,
+      to: event.to,
+      raw: event.value
+    }))
+    const blockHashes = new Map(stockEvents.map((event) => [event.block, event.blockHash]))
+    return {
+      transfers,
+      receipts: receipts.map((receipt): ReceiptRow => ({
+        txHash: receipt.txHash,
+        block: receipt.blockNumber,
+        blockHash: receipt.blockHash,
+        from: receipt.from,
+        to: receipt.to,
+        status: receipt.status,
+        logs: receipt.logs
+      })),
+      blocks: [...blockHashes.entries()].map(([number, hash]): BlockRow => ({
+        number,
+        hash,
+        parentHash: null,
+        time: new Date(times.get(number)! * 1000)
+      }))
+    } satisfies TransferScan
+  })

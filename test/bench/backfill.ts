@@ -1,0 +1,111 @@
+/**
+ * `npm run bench:backfill`: seeds a local chain with 100,000 stock-token transfers, 10,000 of them to one wallet,
+ * then prints (a) the wall time to backfill that wallet into the database (transfers, their block times and
+ * receipts, the multiplier history, all stored) and (b) the time of the same `eth_getLogs` calls made raw, so the
+ * ratio of ingestion to bare fetching can be read off. Runs on PostgreSQL (`DATABASE_URL`, default the local
+ * server) and on the embedded PGlite.
+ */
+import { SqlClient } from "@effect/sql"
+import { Database } from "@scaledger/db"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { performance } from "node:perf_hooks"
+import { type Hex, encodeFunctionData } from "viem"
+import { loadArtifact } from "../chain/artifacts.js"
+import { startSeededNode, toJson } from "../chain/seed.js"
+import { addAndBackfill, ingestServices } from "../support/ChainHarness.js"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const TOTAL = 100_000
+const WALLET_SHARE = 10_000
+const PER_TX = 250
+const WALLET = "0x00000000000000000000000000000000000bEEF1"
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+
+const main = async () => {
+  const { node, tokenList, manifest } = await startSeededNode()
+  const aapl = manifest.tokens.find((t) => t.symbol === "AAPL")!.address
+  const issuer = node.accounts[0]!.address
+  const stock = loadArtifact("Stock")
+
+  // 100,000 mints in batches; every tenth recipient is the wallet.
+  const seedStart = performance.now()
+  let sent = 0
+  let counter = 0
+  while (sent < TOTAL) {
+    const recipients: Array<string> = []
+    for (let i = 0; i < PER_TX && sent + i < TOTAL; i++) {
+      counter++
+      recipients.push(counter % (TOTAL / WALLET_SHARE) === 0 ? WALLET : `0x${counter.toString(16).padStart(40, "0")}`)
+    }
+    const data = encodeFunctionData({ abi: stock.abi as any, functionName: "mintBatch", args: [recipients, 10n ** 18n] })
+    await node.request<Hex>("eth_sendTransaction", [{ from: issuer, to: aapl, data, gas: "0x1c9c380" }])
+    sent += recipients.length
+  }
+  const seedMs = performance.now() - seedStart
+  const head = await node.blockNumber()
+  console.log(`seeded ${TOTAL.toLocaleString("en")} transfers (${WALLET_SHARE.toLocaleString("en")} to the wallet) in ${seconds(seedMs)}; head block ${head}`)
+
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-bench-"))
+  const tokenListPath = Path.join(dir, "tokens.json")
+  Fs.writeFileSync(tokenListPath, toJson(tokenList))
+
+  // (b) The same eth_getLogs calls, raw: one per side of the transfer over the whole range.
+  const topic = `0x${WALLET.slice(2).toLowerCase().padStart(64, "0")}`
+  const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+  const rawStart = performance.now()
+  let rawLogs = 0
+  for (const topics of [[transferTopic, topic], [transferTopic, null, topic]]) {
+    const response = await fetch(node.httpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [{ fromBlock: "0x0", toBlock: `0x${head.toString(16)}`, topics }] })
+    })
+    rawLogs += ((await response.json()) as { result: Array<unknown> }).result.length
+  }
+  const rawMs = performance.now() - rawStart
+
+  const backfill = (name: string, database: Layer.Layer<any>) =>
+    Effect.gen(function*() {
+      const start = performance.now()
+      const wallet = yield* addAndBackfill(WALLET, node.chainId)
+      const ms = performance.now() - start
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM token_transfers`
+      console.log(
+        `(a) backfill on ${name}: ${seconds(ms)} for ${Number(row!.n).toLocaleString("en")} transfers ` +
+          `(status ${wallet.backfillStatus}); ${(Number(row!.n) / (ms / 1000)).toFixed(0)} transfers/s; ` +
+          `ratio to raw getLogs ${(ms / rawMs).toFixed(1)}×`
+      )
+    }).pipe(
+      Effect.provide(
+        ingestServices({
+          rpcUrl: node.httpUrl,
+          chainId: node.chainId,
+          tokenListPath,
+          chain: { concurrency: 8 },
+          ingest: { backfillCheckpointBlocks: 50_000 }
+        }).pipe(Layer.provideMerge(database))
+      ),
+      Effect.scoped,
+      Logger.withMinimumLogLevel(LogLevel.Warning)
+    )
+
+  console.log(`(b) raw eth_getLogs for the same filters: ${seconds(rawMs)} for ${rawLogs.toLocaleString("en")} logs`)
+  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const url = yield* TestDatabase.postgresUrl
+    yield* backfill("PostgreSQL", Database.layerWith({ _tag: "Postgres", url: Redacted.make(url) }).pipe(Layer.orDie))
+  })))
+  await Effect.runPromise(backfill("PGlite (in memory)", TestDatabase.pglite))
+
+  Fs.rmSync(dir, { recursive: true, force: true })
+  await node.close()
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})
