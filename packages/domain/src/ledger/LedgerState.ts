@@ -1,0 +1,170 @@
+import type { ReportingCurrency } from "../Currency.js"
+import type { ClassifyContext, ResolvedMovement } from "./Classify.js"
+import type { CountryRule } from "./CountryRule.js"
+import type { LedgerSettings, MovementType, MultiplierEvent, RateTable, TransferEvent } from "./LedgerInput.js"
+import type { Issue, NullReason } from "./LedgerReport.js"
+import type { PriceIndex, PriceRef } from "./Prices.js"
+
+/** What one part of a lot's basis is: the acquisition, or the income of one dividend step. Shared between lots. */
+export interface ComponentMeta {
+  readonly kind: "acquisition" | "income"
+  readonly eventId: string
+  readonly at: number
+  readonly price: PriceRef | null
+}
+
+/**
+ * An open lot. Immutable: consuming part of it replaces it. Its basis is kept as components: `meta[i]` says what
+ * `usd[i]` (attoUSD, USD × 1e18; null when unknown) is, so that each can be converted at its own date.
+ */
+export interface LotRecord {
+  readonly id: string
+  readonly seq: number
+  readonly acquiredAt: number
+  readonly raw: bigint
+  readonly multiplier: bigint
+  readonly meta: ReadonlyArray<ComponentMeta>
+  readonly usd: ReadonlyArray<bigint | null>
+  /** Σ usd, null when any is null. */
+  readonly basis: bigint | null
+  readonly sourceEventId: string
+  readonly nullReasons: ReadonlyArray<NullReason>
+}
+
+/** Lots sorted oldest first (acquiredAt, then creation order); `head` skips the consumed ones. */
+export interface LotQueue {
+  lots: Array<LotRecord>
+  head: number
+  total: bigint
+}
+
+/** An own address's holding of one token. `raw` includes the `encumbered` part (posted as collateral). */
+export interface Holder {
+  readonly key: string
+  readonly address: string
+  readonly watched: boolean
+  raw: bigint
+  encumbered: bigint
+  issues: Array<Issue>
+}
+
+export interface TokenBook {
+  readonly symbol: string
+  readonly tokenAddress: string
+  multiplier: bigint
+  /** Keyed by the holder's lowercase address (wallet scope) or `account`. */
+  pools: Map<string, LotQueue>
+  transit: LotQueue
+  holders: Map<string, Holder>
+  issues: Array<Issue>
+}
+
+/** A movement as applied. Kept small (one object, no derived amounts): a ledger holds one per transfer. */
+export interface MovementRecord extends ResolvedMovement {
+  readonly event: TransferEvent
+  readonly wallet: string
+  readonly counterparty: string
+  readonly multiplier: bigint
+  readonly price: PriceRef | null
+  readonly taxable: boolean
+  readonly lotIds: ReadonlyArray<string>
+  /** Its disposal rows are `<event id>:0` … `<event id>:<disposalCount − 1>`. */
+  readonly disposalCount: number
+  readonly nullReasons: ReadonlyArray<NullReason>
+}
+
+/** One lot slice of a disposal; proceeds, basis and gain are derived from it when reported. */
+export interface DisposalRecord {
+  readonly event: TransferEvent
+  readonly slice: number
+  readonly type: MovementType
+  readonly wallet: string
+  readonly counterparty: string
+  readonly raw: bigint
+  readonly multiplier: bigint
+  /** The lot this slice came from, as it was before (the slice is its first `raw`); null for the part no recorded lot covers. */
+  readonly lot: LotRecord | null
+  readonly price: PriceRef | null
+  /** A model label not yet confirmed: no proceeds (nor gain) until it is. */
+  readonly unconfirmed: boolean
+  readonly taxable: boolean
+  readonly needsReview: boolean
+  readonly classifiedBy: "rule" | "ai_labeled" | "user"
+  readonly nullReasons: ReadonlyArray<NullReason>
+}
+
+export interface IncomeRecord {
+  readonly id: string
+  readonly event: MultiplierEvent
+  readonly holderKey: string
+  readonly wallet: string
+  readonly from: bigint
+  readonly to: bigint
+  readonly raw: bigint
+  readonly price: PriceRef | null
+  readonly income: bigint | null
+  readonly taxable: boolean
+  readonly lotIds: ReadonlyArray<string>
+  readonly nullReasons: ReadonlyArray<NullReason>
+}
+
+export interface SplitRecord {
+  readonly id: string
+  readonly event: MultiplierEvent
+  readonly wallet: string
+  readonly from: bigint
+  readonly to: bigint
+  readonly raw: bigint
+}
+
+export interface DuplicateRecord {
+  readonly eventId: string
+  readonly sameAs: string
+}
+
+/**
+ * An append-only list shared between a state and the states applied on top of it: each state sees the first
+ * `length` items. Appending to a list someone else already extended copies it first.
+ */
+export interface AppendLog<A> {
+  readonly items: Array<A>
+  readonly length: number
+}
+
+export interface Cursor {
+  readonly block: number
+  readonly logIndex: number
+  readonly event: TransferEvent | MultiplierEvent | null
+}
+
+export interface LedgerContext {
+  readonly settings: LedgerSettings
+  readonly rule: CountryRule
+  readonly classify: ClassifyContext
+  readonly prices: PriceIndex
+  readonly rates: RateTable | undefined
+  readonly currency: ReportingCurrency
+  readonly initialMultipliers: ReadonlyMap<string, bigint>
+}
+
+export const LedgerStateTypeId: unique symbol = Symbol.for("@scaledger/domain/ledger/LedgerState")
+export type LedgerStateTypeId = typeof LedgerStateTypeId
+
+/**
+ * The ledger after some events. Plain data, never mutated once returned: `Ledger.apply` builds a new state (copying
+ * the tokens the new events touch, sharing the rest), so an older state stays valid and can be applied to again.
+ */
+export interface LedgerState {
+  readonly [LedgerStateTypeId]: LedgerStateTypeId
+  readonly context: LedgerContext
+  readonly books: ReadonlyMap<string, TokenBook>
+  readonly movements: AppendLog<MovementRecord>
+  readonly disposals: AppendLog<DisposalRecord>
+  readonly income: AppendLog<IncomeRecord>
+  readonly splits: AppendLog<SplitRecord>
+  readonly ignored: AppendLog<Issue>
+  readonly duplicates: AppendLog<DuplicateRecord>
+  readonly cursor: Cursor
+  readonly seq: number
+  readonly eventCount: number
+}

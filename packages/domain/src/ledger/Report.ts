@@ -1,0 +1,606 @@
+import { formatMoney } from "../Currency.js"
+import { applyRate, type Converted, convertedOf, type RateQuote, rateOn } from "./Convert.js"
+import { divRound, formatFixed, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
+import { holdingPeriod } from "./HoldingPeriod.js"
+import type {
+  BasisComponent,
+  Disposal,
+  Holding,
+  IncomeEvent,
+  Issue,
+  LedgerReport,
+  Lot,
+  Movement,
+  NullReason,
+  Position,
+  PriceProvenance,
+  SplitEvent,
+  TokenBasis,
+  Total
+} from "./LedgerReport.js"
+import type {
+  ComponentMeta,
+  DisposalRecord,
+  Holder,
+  IncomeRecord,
+  LedgerState,
+  LotRecord,
+  MovementRecord,
+  SplitRecord,
+  TokenBook
+} from "./LedgerState.js"
+import { sliceBasis, sliceUsd } from "./Lots.js"
+import { type PriceRef, priceAt } from "./Prices.js"
+
+export interface ReportOptions {
+  /**
+   * Whether to include the per-event lists (movements, disposals, income, splits); default true. A large ledger
+   * can leave them out and stream them with the row functions instead. Totals count them either way.
+   */
+  readonly rows?: boolean
+}
+
+const SHARE_PRICE_SCALE = 10n ** 28n
+
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const provenance = (price: PriceRef | null): PriceProvenance | null =>
+  price === null
+    ? null
+    : {
+      feed: price.round.feed,
+      roundId: price.round.roundId,
+      updatedAt: price.round.updatedAt,
+      answer: formatFixed(price.answer, 8)
+    }
+
+const formatUsd = (value: bigint | null): string | null => (value === null ? null : formatWad(value))
+
+const uniqueReasons = (lists: Iterable<ReadonlyArray<NullReason>>): Array<NullReason> => {
+  const seen = new Set<string>()
+  const out: Array<NullReason> = []
+  for (const list of lists) {
+    for (const reason of list) {
+      const key = `${reason.reason}|${reason.eventId}`
+      if (!seen.has(key)) {
+        seen.add(key)
+        out.push(reason)
+      }
+    }
+  }
+  return out
+}
+
+/** Conversions of one report: each date's rate looked up once. Amounts are fixed point (× 1e18). */
+class Conversions {
+  private readonly quotes = new Map<string, RateQuote | null>()
+
+  constructor(private readonly state: LedgerState) {}
+
+  quote(date: string): RateQuote | null {
+    let quote = this.quotes.get(date)
+    if (quote === undefined) {
+      quote = rateOn(date, this.state.context.rates)
+      this.quotes.set(date, quote)
+    }
+    return quote
+  }
+
+  amount(usd: bigint | null, date: string): bigint | null {
+    if (usd === null) return null
+    const quote = this.quote(date)
+    return quote === null ? null : applyRate(usd, quote)
+  }
+
+  converted(usd: bigint | null, date: string): Converted | null {
+    if (usd === null) return null
+    const quote = this.quote(date)
+    return quote === null ? null : convertedOf(applyRate(usd, quote), quote)
+  }
+
+  /** Σ component × the rate of its own date; null when one is unknown or has no rate. */
+  basis(meta: ReadonlyArray<ComponentMeta>, usd: ReadonlyArray<bigint | null>): bigint | null {
+    let sum = 0n
+    for (let i = 0; i < meta.length; i++) {
+      const amount = this.amount(usd[i]!, utcDate(meta[i]!.at))
+      if (amount === null) return null
+      sum += amount
+    }
+    return sum
+  }
+
+  components(meta: ReadonlyArray<ComponentMeta>, usd: ReadonlyArray<bigint | null>): Array<BasisComponent> {
+    const out: Array<BasisComponent> = new Array(meta.length)
+    for (let i = 0; i < meta.length; i++) {
+      const component = meta[i]!
+      const date = utcDate(component.at)
+      out[i] = {
+        kind: component.kind,
+        eventId: component.eventId,
+        at: component.at,
+        date,
+        usd: formatUsd(usd[i]!),
+        converted: this.converted(usd[i]!, date),
+        price: provenance(component.price)
+      }
+    }
+    return out
+  }
+}
+
+class TotalBuilder {
+  private knownUsd = 0n
+  private knownConverted = 0n
+  private count = 0
+  private unknownCount = 0
+  private unconvertedCount = 0
+
+  add(usd: bigint | null, converted: bigint | null): void {
+    this.count++
+    if (usd === null) {
+      this.unknownCount++
+      return
+    }
+    this.knownUsd += usd
+    if (converted === null) this.unconvertedCount++
+    else this.knownConverted += converted
+  }
+
+  done(): Total {
+    const knownConverted = formatWad(this.knownConverted)
+    return {
+      usd: this.unknownCount === 0 ? formatWad(this.knownUsd) : null,
+      knownUsd: formatWad(this.knownUsd),
+      converted: this.unknownCount === 0 && this.unconvertedCount === 0 ? knownConverted : null,
+      knownConverted,
+      count: this.count,
+      unknownCount: this.unknownCount,
+      unconvertedCount: this.unconvertedCount
+    }
+  }
+}
+
+const minus = (a: bigint | null, b: bigint | null): bigint | null => (a === null || b === null ? null : a - b)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rows
+
+interface DisposalFigures {
+  readonly date: string
+  readonly proceedsUsd: bigint | null
+  readonly basisUsd: bigint | null
+  readonly gainUsd: bigint | null
+  readonly proceeds: bigint | null
+  readonly basis: bigint | null
+  readonly gain: bigint | null
+  readonly sliceUsd: ReadonlyArray<bigint | null>
+}
+
+const disposalFigures = (conversions: Conversions, record: DisposalRecord): DisposalFigures => {
+  const date = utcDate(record.event.timestamp)
+  const { lot, price } = record
+  const proceedsUsd = record.unconfirmed || price === null ? null : divRound(record.raw * price.answer, PRICE_SCALE)
+  const basisUsd = lot === null ? null : sliceBasis(lot, record.raw)
+  const usd = lot === null ? [] : sliceUsd(lot, record.raw)
+  const proceeds = conversions.amount(proceedsUsd, date)
+  const basis = basisUsd === null ? null : conversions.basis(lot!.meta, usd)
+  const gainUsd = minus(proceedsUsd, basisUsd)
+  return {
+    date,
+    proceedsUsd,
+    basisUsd,
+    gainUsd,
+    proceeds,
+    basis,
+    gain: gainUsd === null ? null : minus(proceeds, basis),
+    sliceUsd: usd
+  }
+}
+
+const disposalRow = (state: LedgerState, conversions: Conversions, record: DisposalRecord): Disposal => {
+  const { event, lot } = record
+  const figures = disposalFigures(conversions, record)
+  const { date } = figures
+  const acquired = lot === null ? null : utcDate(lot.acquiredAt)
+  return {
+    id: `${event.id}:${record.slice}`,
+    eventId: event.id,
+    slice: record.slice,
+    type: record.type,
+    token: event.token,
+    tokenAddress: event.tokenAddress,
+    wallet: record.wallet,
+    counterparty: record.counterparty,
+    date,
+    disposedAt: event.timestamp,
+    raw: record.raw.toString(),
+    qty: formatWad(record.raw),
+    shares: formatWad(divRound(record.raw * record.multiplier, WAD)),
+    lotId: lot === null ? null : lot.id,
+    acquired,
+    acquiredAt: lot === null ? null : lot.acquiredAt,
+    holdingPeriod: acquired === null ? null : holdingPeriod(acquired, date),
+    currency: state.context.currency,
+    proceedsUsd: formatUsd(figures.proceedsUsd),
+    basisUsd: formatUsd(figures.basisUsd),
+    gainUsd: formatUsd(figures.gainUsd),
+    proceeds: conversions.converted(figures.proceedsUsd, date),
+    basis: formatUsd(figures.basis),
+    gain: formatUsd(figures.gain),
+    price: provenance(record.price),
+    basisComponents: lot === null ? [] : conversions.components(lot.meta, figures.sliceUsd),
+    taxable: record.taxable,
+    needsReview: record.needsReview,
+    classifiedBy: record.classifiedBy,
+    nullReasons: [...record.nullReasons],
+    walletTransaction: { txHash: event.txHash, block: event.block, logIndex: event.logIndex }
+  }
+}
+
+const incomeRow = (state: LedgerState, conversions: Conversions, record: IncomeRecord): IncomeEvent => {
+  const { event, price } = record
+  const date = utcDate(event.effectiveAt)
+  return {
+    id: record.id,
+    eventId: event.id,
+    type: "income.multiplier_increase",
+    token: event.token,
+    tokenAddress: event.tokenAddress,
+    wallet: record.wallet,
+    block: event.block,
+    effectiveAt: event.effectiveAt,
+    date,
+    from: formatWad(record.from),
+    to: formatWad(record.to),
+    rawBalance: formatWad(record.raw),
+    addedShares: formatWad(divRound(record.raw * (record.to - record.from), WAD)),
+    sharePriceUsd: price === null ? null : formatWad(divRound(price.answer * SHARE_PRICE_SCALE, record.from)),
+    price: provenance(price),
+    currency: state.context.currency,
+    incomeUsd: formatUsd(record.income),
+    income: conversions.converted(record.income, date),
+    taxable: record.taxable,
+    needsReview: false,
+    walletTransaction: null,
+    lotIds: [...record.lotIds],
+    nullReasons: [...record.nullReasons]
+  }
+}
+
+const splitRow = (record: SplitRecord): SplitEvent => {
+  const { event } = record
+  return {
+    id: record.id,
+    eventId: event.id,
+    type: "split",
+    token: event.token,
+    tokenAddress: event.tokenAddress,
+    wallet: record.wallet,
+    block: event.block,
+    effectiveAt: event.effectiveAt,
+    date: utcDate(event.effectiveAt),
+    from: formatWad(record.from),
+    to: formatWad(record.to),
+    rawBalance: formatWad(record.raw),
+    sharesBefore: formatWad(divRound(record.raw * record.from, WAD)),
+    sharesAfter: formatWad(divRound(record.raw * record.to, WAD)),
+    taxable: false,
+    walletTransaction: null
+  }
+}
+
+const movementRow = (state: LedgerState, conversions: Conversions, record: MovementRecord): Movement => {
+  const { classification, event } = record
+  const date = utcDate(event.timestamp)
+  const raw = BigInt(event.raw)
+  const valueUsd = record.price === null ? null : divRound(raw * record.price.answer, PRICE_SCALE)
+  const disposalIds: Array<string> = new Array(record.disposalCount)
+  for (let i = 0; i < record.disposalCount; i++) disposalIds[i] = `${event.id}:${i}`
+  return {
+    id: event.id,
+    type: classification.type,
+    relationship: classification.relationship,
+    classifiedBy: classification.classifiedBy,
+    confirmed: classification.classifiedBy === "user" || classification.confirmed,
+    needsReview: record.needsReview,
+    taxable: record.taxable,
+    treatment: record.treatment,
+    direction: record.direction,
+    token: event.token,
+    tokenAddress: event.tokenAddress,
+    wallet: record.wallet,
+    counterparty: record.counterparty,
+    raw: raw.toString(),
+    qty: formatWad(raw),
+    shares: formatWad(divRound(raw * record.multiplier, WAD)),
+    date,
+    timestamp: event.timestamp,
+    currency: state.context.currency,
+    valueUsd: formatUsd(valueUsd),
+    value: conversions.converted(valueUsd, date),
+    price: provenance(record.price),
+    lotIds: [...record.lotIds],
+    disposalIds,
+    nullReasons: [...record.nullReasons],
+    walletTransaction: { txHash: event.txHash, block: event.block, logIndex: event.logIndex }
+  }
+}
+
+/** The classified movements, in event order (GET /v1/events), formatted one at a time. */
+export function* movementRows(state: LedgerState): Generator<Movement> {
+  const conversions = new Conversions(state)
+  for (let i = 0; i < state.movements.length; i++) yield movementRow(state, conversions, state.movements.items[i]!)
+}
+
+/** The disposal rows (one per lot slice), in event order. */
+export function* disposalRows(state: LedgerState): Generator<Disposal> {
+  const conversions = new Conversions(state)
+  for (let i = 0; i < state.disposals.length; i++) yield disposalRow(state, conversions, state.disposals.items[i]!)
+}
+
+/** The income events of dividend steps (one per holder), in event order. */
+export function* incomeRows(state: LedgerState): Generator<IncomeEvent> {
+  const conversions = new Conversions(state)
+  for (let i = 0; i < state.income.length; i++) yield incomeRow(state, conversions, state.income.items[i]!)
+}
+
+/** The split records (one per holder), in event order. */
+export function* splitRows(state: LedgerState): Generator<SplitEvent> {
+  for (let i = 0; i < state.splits.length; i++) yield splitRow(state.splits.items[i]!)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The report
+
+/** Builds the report of a ledger state. Pure: the same state and asOf give byte-identical JSON. */
+export const buildReport = (state: LedgerState, asOf: number, options: ReportOptions = {}): LedgerReport => {
+  const { context } = state
+  const { currency, rule } = context
+  const withRows = options.rows ?? true
+  const year = utcYear(asOf)
+  const asOfDate = utcDate(asOf)
+  const inYear = (t: number): boolean => t <= asOf && utcYear(t) === year
+  const conversions = new Conversions(state)
+  const books = [...state.books.values()].sort((a, b) => byString(a.symbol, b.symbol))
+  const openLots = (book: TokenBook, poolKey: string): ReadonlyArray<LotRecord> => {
+    const queue = book.pools.get(poolKey)
+    return queue === undefined ? [] : queue.lots.slice(queue.head)
+  }
+
+  // Lots ---------------------------------------------------------------------------------------------------------
+  const lots: Array<Lot> = []
+  const lotConverted = new Map<LotRecord, bigint | null>()
+  const lotOut = (book: TokenBook, lot: LotRecord, location: Lot["location"], wallet: string | null): void => {
+    const components = conversions.components(lot.meta, lot.usd)
+    const basis = conversions.basis(lot.meta, lot.usd)
+    lotConverted.set(lot, basis)
+    const acquisition = components.find((c) => c.kind === "acquisition")
+    lots.push({
+      id: lot.id,
+      token: book.symbol,
+      tokenAddress: book.tokenAddress,
+      location,
+      wallet,
+      acquired: utcDate(lot.acquiredAt),
+      acquiredAt: lot.acquiredAt,
+      raw: lot.raw.toString(),
+      qty: formatWad(lot.raw),
+      multiplierAtAcquisition: formatWad(lot.multiplier),
+      shares: formatWad(divRound(lot.raw * book.multiplier, WAD)),
+      basisUsd: formatUsd(lot.basis),
+      basis: formatUsd(basis),
+      currency,
+      rate: acquisition?.converted?.rate ?? null,
+      components,
+      sourceEventId: lot.sourceEventId,
+      nullReasons: [...lot.nullReasons]
+    })
+  }
+  for (const book of books) {
+    for (const poolKey of [...book.pools.keys()].sort(byString)) {
+      const location = rule.lotScope === "account" ? "account" : "wallet"
+      const wallet = location === "wallet" ? book.holders.get(poolKey)!.address : null
+      for (const lot of openLots(book, poolKey)) lotOut(book, lot, location, wallet)
+    }
+    for (const lot of book.transit.lots.slice(book.transit.head)) lotOut(book, lot, "in_transit", null)
+  }
+
+  // Income of the year, per position -----------------------------------------------------------------------------
+  const totalIncome = new TotalBuilder()
+  const totalIncomeTaxable = new TotalBuilder()
+  const unreported = new Map<string, { usd: bigint | null; converted: bigint | null; ids: Array<string> }>()
+  for (let i = 0; i < state.income.length; i++) {
+    const record = state.income.items[i]!
+    const { event } = record
+    if (!inYear(event.effectiveAt)) continue
+    const converted = conversions.amount(record.income, utcDate(event.effectiveAt))
+    totalIncome.add(record.income, converted)
+    if (record.taxable) totalIncomeTaxable.add(record.income, converted)
+    const key = `${event.token}|${rule.lotScope === "wallet" ? record.holderKey : "account"}`
+    let entry = unreported.get(key)
+    if (entry === undefined) {
+      entry = { usd: 0n, converted: 0n, ids: [] }
+      unreported.set(key, entry)
+    }
+    entry.ids.push(record.id)
+    entry.usd = record.income === null || entry.usd === null ? null : entry.usd + record.income
+    entry.converted = entry.usd === null || converted === null || entry.converted === null ? null : entry.converted + converted
+  }
+
+  // Positions ----------------------------------------------------------------------------------------------------
+  const positions: Array<Position> = []
+  const totalValue = new TotalBuilder()
+  const totalBasis = new TotalBuilder()
+  const totalUnrealised = new TotalBuilder()
+  const positionOut = (book: TokenBook, holders: ReadonlyArray<Holder>, poolKey: string, wallet: string | null): void => {
+    const poolLots = openLots(book, poolKey)
+    let raw = 0n
+    let encumbered = 0n
+    const holdings: Array<Holding> = []
+    const issues: Array<Issue> = [...book.issues]
+    for (const holder of holders) {
+      raw += holder.raw
+      encumbered += holder.encumbered
+      holdings.push({
+        wallet: holder.address,
+        watched: holder.watched,
+        balance: formatWad(holder.raw),
+        encumbered: formatWad(holder.encumbered)
+      })
+      issues.push(...holder.issues)
+    }
+    let basisUsd: bigint | null = 0n
+    let basisConverted: bigint | null = 0n
+    for (const lot of poolLots) {
+      basisUsd = basisUsd === null || lot.basis === null ? null : basisUsd + lot.basis
+      const converted = lotConverted.get(lot) ?? null
+      basisConverted = basisConverted === null || converted === null ? null : basisConverted + converted
+    }
+    if (basisUsd === null) basisConverted = null
+    const income = unreported.get(`${book.symbol}|${poolKey}`)
+    const incomeUsd = income === undefined ? 0n : income.usd
+    const incomeConverted = income === undefined ? 0n : income.converted
+    const price = priceAt(context.prices, book.symbol, asOf)
+    const valueUsd = price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
+    const valueConverted = conversions.amount(valueUsd, asOfDate)
+    const unrealisedUsd = minus(valueUsd, basisUsd)
+    const unrealisedConverted = unrealisedUsd === null ? null : minus(valueConverted, basisConverted)
+    totalValue.add(valueUsd, valueConverted)
+    totalBasis.add(basisUsd, basisConverted)
+    totalUnrealised.add(unrealisedUsd, unrealisedConverted)
+    positions.push({
+      token: book.symbol,
+      tokenAddress: book.tokenAddress,
+      scope: rule.lotScope,
+      wallet,
+      holdings,
+      balance: formatWad(raw),
+      raw: raw.toString(),
+      encumbered: formatWad(encumbered),
+      multiplier: {
+        at: formatWad(book.multiplier),
+        from: poolLots.length === 0 ? null : formatWad(poolLots[0]!.multiplier)
+      },
+      sharesEquivalent: formatWad(divRound(raw * book.multiplier, WAD)),
+      currency,
+      costBasisUsd: formatUsd(basisUsd),
+      costBasisConverted: formatUsd(basisConverted),
+      costBasis: basisConverted === null ? null : formatMoney(formatWad(basisConverted), currency),
+      unreportedIncomeUsd: formatUsd(incomeUsd),
+      unreportedIncomeConverted: formatUsd(incomeConverted),
+      unreportedIncome: incomeConverted === null ? null : formatMoney(formatWad(incomeConverted), currency),
+      unreportedIncomeEventIds: income === undefined ? [] : [...income.ids],
+      value: { usd: formatUsd(valueUsd), converted: conversions.converted(valueUsd, asOfDate), price: provenance(price) },
+      unrealisedGainUsd: formatUsd(unrealisedUsd),
+      unrealisedGainConverted: formatUsd(unrealisedConverted),
+      openLots: poolLots.length,
+      lotIds: poolLots.map((lot) => lot.id),
+      nullReasons: uniqueReasons(poolLots.map((lot) => lot.nullReasons)),
+      issues
+    })
+  }
+  for (const book of books) {
+    const holders = [...book.holders.values()].sort((a, b) => byString(a.key, b.key))
+    const shown = (holder: Holder, poolKey: string): boolean =>
+      holder.raw > 0n || holder.issues.length > 0 || unreported.has(`${book.symbol}|${poolKey}`)
+    if (rule.lotScope === "wallet") {
+      for (const holder of holders) if (shown(holder, holder.key)) positionOut(book, [holder], holder.key, holder.address)
+    } else if (holders.some((holder) => shown(holder, "account"))) {
+      positionOut(book, holders.filter((holder) => holder.raw > 0n || holder.issues.length > 0), "account", null)
+    }
+  }
+
+  // Token basis records ------------------------------------------------------------------------------------------
+  const tokens: Array<TokenBasis> = books.map((book) => {
+    let openRaw = 0n
+    const lotIds: Array<string> = []
+    let accrued: bigint | null = 0n
+    let accruedConverted: bigint | null = 0n
+    const visit = (lot: LotRecord): void => {
+      lotIds.push(lot.id)
+      for (let i = 0; i < lot.meta.length; i++) {
+        const component = lot.meta[i]!
+        if (component.kind !== "income") continue
+        const usd = lot.usd[i]!
+        const converted = conversions.amount(usd, utcDate(component.at))
+        accrued = accrued === null || usd === null ? null : accrued + usd
+        accruedConverted = accruedConverted === null || converted === null ? null : accruedConverted + converted
+      }
+    }
+    for (const poolKey of [...book.pools.keys()].sort(byString)) {
+      for (const lot of openLots(book, poolKey)) {
+        openRaw += lot.raw
+        visit(lot)
+      }
+    }
+    for (const lot of book.transit.lots.slice(book.transit.head)) visit(lot)
+    const accruedUsd: bigint | null = accrued
+    const accruedInCurrency: bigint | null = accruedUsd === null ? null : accruedConverted
+    return {
+      token: book.symbol,
+      tokenAddress: book.tokenAddress,
+      currency,
+      lotMatching: "fifo",
+      lotScope: rule.lotScope,
+      multiplier: formatWad(book.multiplier),
+      openQty: formatWad(openRaw),
+      inTransitQty: formatWad(book.transit.total),
+      lotIds,
+      accruedIncomeAddedToBasisUsd: formatUsd(accruedUsd),
+      accruedIncomeAddedToBasis: formatUsd(accruedInCurrency),
+      issues: [...book.issues]
+    }
+  })
+
+  // Realised gains of the year -----------------------------------------------------------------------------------
+  const totalRealised = new TotalBuilder()
+  const totalRealisedTaxable = new TotalBuilder()
+  for (let i = 0; i < state.disposals.length; i++) {
+    const record = state.disposals.items[i]!
+    if (!inYear(record.event.timestamp)) continue
+    const { gain, gainUsd } = disposalFigures(conversions, record)
+    totalRealised.add(gainUsd, gain)
+    if (record.taxable) totalRealisedTaxable.add(gainUsd, gain)
+  }
+
+  let needsReview = 0
+  for (let i = 0; i < state.movements.length; i++) if (state.movements.items[i]!.needsReview) needsReview++
+
+  const value = totalValue.done()
+  return {
+    asOf,
+    asOfDate,
+    year,
+    rule,
+    lotMatching: "fifo",
+    lotScope: rule.lotScope,
+    currency,
+    summary: {
+      valueUsd: value.usd,
+      positionCount: positions.length,
+      pricedPositions: positions.filter((p) => p.value.usd !== null).length,
+      positionsWithBasis: positions.filter((p) => p.costBasisUsd !== null).length,
+      needsReview,
+      fxCurrency: currency
+    },
+    totals: {
+      value,
+      costBasis: totalBasis.done(),
+      unrealisedGain: totalUnrealised.done(),
+      realisedGainInYear: totalRealised.done(),
+      realisedGainTaxableInYear: totalRealisedTaxable.done(),
+      incomeInYear: totalIncome.done(),
+      incomeTaxableInYear: totalIncomeTaxable.done()
+    },
+    rowsIncluded: withRows,
+    positions,
+    tokens,
+    lots,
+    disposals: withRows ? [...disposalRows(state)] : [],
+    income: withRows ? [...incomeRows(state)] : [],
+    splits: withRows ? [...splitRows(state)] : [],
+    movements: withRows ? [...movementRows(state)] : [],
+    ignored: state.ignored.items.slice(0, state.ignored.length),
+    duplicates: state.duplicates.items.slice(0, state.duplicates.length)
+  }
+}
