@@ -37,6 +37,16 @@ export const StockTopics = {
   OracleUnpaused: "0xa274116fec684497d55e11cc9516edaa8d206c8b5f84c4603e32572c37f8e6dd"
 } as const
 
+/** A token's own lifecycle events, without its transfers: multiplier announcements (both variants) and pauses. */
+export const StockLifecycleTopics: ReadonlyArray<Hash> = [
+  StockTopics.UIMultiplierUpdated,
+  StockTopics.UIMultiplierUpdatedDraft,
+  StockTopics.Paused,
+  StockTopics.Unpaused,
+  StockTopics.OraclePaused,
+  StockTopics.OracleUnpaused
+]
+
 /** ERC-165 id that marks an ERC-8056 stock token. */
 export const StockInterfaceId = "0xa60bf13d"
 
@@ -192,11 +202,15 @@ export interface ChainClientService {
    * provider's range and result-count errors (to the limit the error names, or by half) and grows again on success.
    */
   readonly logs: (filter: LogFilter) => Stream.Stream<LogChunk, RequestError | RpcRangeTooLarge>
-  /** The logs of `Stock` tokens, decoded; logs that are none of the known events are skipped. */
+  /**
+   * The logs of `Stock` tokens, decoded; logs that are none of the known events are skipped. `topics` narrows the
+   * events asked for (default: all of `StockTopics`; `StockLifecycleTopics` leaves the transfers out).
+   */
   readonly stockEvents: (filter: {
     readonly tokens: ReadonlyArray<Address>
     readonly fromBlock: number
     readonly toBlock: number
+    readonly topics?: ReadonlyArray<Hash>
   }) => Stream.Stream<StockEventChunk, RequestError | RpcRangeTooLarge>
   /** Decodes one log of a `Stock` token, if it is a known event. */
   readonly decodeStockLog: (log: RawLog) => Option.Option<StockEvent>

@@ -591,7 +591,7 @@ export const make = Effect.gen(function*() {
   }
 
   const stockEvents: ChainClientService["stockEvents"] = (filter) =>
-    logs({ addresses: filter.tokens, topics: [STOCK_TOPICS], fromBlock: filter.fromBlock, toBlock: filter.toBlock }).pipe(
+    logs({ addresses: filter.tokens, topics: [filter.topics ?? STOCK_TOPICS], fromBlock: filter.fromBlock, toBlock: filter.toBlock }).pipe(
       Stream.map((chunk) => ({
         fromBlock: chunk.fromBlock,
         toBlock: chunk.toBlock,

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { type AnnouncementRow, type BackfillJob, Backfills, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
-import { ChainClient, type StockEvent } from "@scaledger/domain/chain/ChainClient"
+import { ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
@@ -75,7 +75,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     const touched = yield* store.tokensOfWallet(chainId, job.address)
     const tokens = touched.map((t) => t.token)
     const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
-      .stockEvents({ tokens, fromBlock, toBlock: target })
+      .stockEvents({ tokens, fromBlock, toBlock: target, topics: StockLifecycleTopics })
       .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
     const announcements: Array<AnnouncementRow> = []
     const pauses: Array<PauseRow> = []

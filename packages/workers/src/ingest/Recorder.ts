@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { type AnnouncementRow, type BlockRow, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
-import { type BlockHeader, ChainClient, type StockEvent } from "@scaledger/domain/chain/ChainClient"
+import { type BlockHeader, ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
 import { Chunk, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
@@ -114,7 +114,7 @@ export const makeRecorder = Effect.gen(function*() {
       const wallets = yield* store.watchedAddresses
       const tokens = yield* catalog.stockTokens
       const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
-        .stockEvents({ tokens, fromBlock: from, toBlock: to.number })
+        .stockEvents({ tokens, fromBlock: from, toBlock: to.number, topics: StockLifecycleTopics })
         .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
       const scan = yield* scanTransfers(wallets, from, to.number)
 

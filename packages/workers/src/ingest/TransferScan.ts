@@ -1,6 +1,7 @@
 import type { BlockRow, ReceiptRow, TransferRow } from "@scaledger/db"
 import { ChainClient, StockTopics, type TransferEvent } from "@scaledger/domain/chain/ChainClient"
 import { Array as Arr, Chunk, Effect, Option, Stream } from "effect"
+import { ChainConfig } from "../chain/ChainConfig.js"
 import { TokenCatalog } from "./TokenCatalog.js"
 
 /** Addresses per `eth_getLogs` topic filter: keeps requests small when many wallets are watched. */
@@ -23,6 +24,9 @@ export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: numbe
   Effect.gen(function*() {
     const chain = yield* ChainClient
     const catalog = yield* TokenCatalog
+    // As many fibers as the client lets requests run at once: thousands of fibers queued on its semaphore would
+    // all be woken on every release.
+    const { concurrency } = yield* ChainConfig
     if (addresses.length === 0 || fromBlock > toBlock) {
       return { transfers: [], receipts: [], blocks: [] } satisfies TransferScan
     }
@@ -58,10 +62,10 @@ export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: numbe
     yield* Effect.forEach(blockNumbers, (block) =>
       Effect.map(chain.blockTimestamp(block), (time) => {
         times.set(block, time)
-      }), { concurrency: "inherit" })
+      }), { concurrency })
 
     const txHashes = [...new Set(stockEvents.map((event) => event.txHash))]
-    const receipts = yield* Effect.forEach(txHashes, (txHash) => chain.receipt(txHash), { concurrency: "inherit" })
+    const receipts = yield* Effect.forEach(txHashes, (txHash) => chain.receipt(txHash), { concurrency })
 
     const transfers = stockEvents.map((event): TransferRow => ({
       txHash: event.txHash,

@@ -1,0 +1,84 @@
+/**
+ * `npm run demo`: a local chain seeded with real symbols and Robinhood's real multiplier steps, and the service
+ * watching it on the embedded database, with two demo wallets added. Offline; stop with Ctrl-C.
+ * `npm run demo -- --port 9090` serves the API elsewhere (default 8080).
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { ready, ROOT, runEntry } from "../support/Processes.js"
+import { startSeededNode, toJson } from "./seed.js"
+
+const portArg = process.argv.indexOf("--port")
+const port = portArg === -1 ? 8080 : Number(process.argv[portArg + 1])
+const dataDir = Path.join(ROOT, "data", "demo")
+
+const main = async () => {
+  Fs.rmSync(dataDir, { recursive: true, force: true })
+  Fs.mkdirSync(dataDir, { recursive: true })
+  const { node, tokenList, manifest } = await startSeededNode()
+  const tokenListPath = Path.join(dataDir, "tokens.json")
+  Fs.writeFileSync(tokenListPath, toJson(tokenList))
+  // The chain keeps moving, a block every two seconds, as a live chain would.
+  const miner = setInterval(() => void node.mine(1).catch(() => undefined), 2_000)
+
+  const service = runEntry("main", [], {
+    DATABASE_URL: "",
+    SCALEDGER_DATA_DIR: dataDir,
+    PORT: String(port),
+    RPC_URL: node.wsUrl,
+    CHAIN_ID: String(node.chainId),
+    TOKEN_LIST: tokenListPath,
+    FINALITY_DEPTH: "5",
+    FX_REFRESH: "off",
+    BACKFILL_POLL_MS: "250"
+  })
+  service.child.stdout!.pipe(process.stdout)
+  service.child.stderr!.pipe(process.stderr)
+  const stop = async () => {
+    clearInterval(miner)
+    service.child.kill("SIGTERM")
+    await service.exited
+    await node.close()
+    process.exit(0)
+  }
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+  service.exited.then(async (code) => {
+    clearInterval(miner)
+    await node.close()
+    process.exit(code ?? 1)
+  })
+
+  await ready(port)
+  const key = /API key (sk_live_[0-9A-Za-z]{32})/.exec(service.output())?.[1]
+  if (key === undefined) throw new Error("the service printed no first-start key")
+  const base = `http://localhost:${port}`
+  const alice = manifest.holders.filter((holder) => holder.person === "alice")
+  for (const holder of alice) {
+    const response = await fetch(`${base}/v1/wallets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ address: holder.address, label: holder.label, self: true })
+    })
+    if (!response.ok) throw new Error(`adding ${holder.label} failed: ${response.status} ${await response.text()}`)
+  }
+
+  console.log(`
+Scaledger demo: chain ${node.chainId} at ${node.httpUrl}, API at ${base}, data in ${dataDir}
+Watching Alice's two wallets: ${alice.map((h) => h.address).join(", ")}
+
+  export KEY=${key}
+  curl -s -H "Authorization: Bearer $KEY" ${base}/v1/wallets
+  curl -s -H "Authorization: Bearer $KEY" ${base}/v1/wallets/${alice[0]!.address}
+  curl -s -H "Authorization: Bearer $KEY" "${base}/v1/multiplier?token=CRWD"
+  curl -s -H "Authorization: Bearer $KEY" "${base}/v1/multiplier?token=AAPL&at=2026-08-14"
+  curl -s -H "Authorization: Bearer $KEY" ${base}/v1/fx/SGD/2025-05-09
+
+API reference: ${base}/docs    Stop with Ctrl-C.
+`)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
