@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
+import { invalidateLedgers } from "../ledger/LedgerBuilds.js"
 
 export interface TokenRow {
   readonly chainId: number
@@ -377,6 +378,10 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
                 from_block = least(multiplier_coverage.from_block, excluded.from_block),
                 from_time = least(multiplier_coverage.from_time, excluded.from_time),
                 start_multiplier = coalesce(multiplier_coverage.start_multiplier, excluded.start_multiplier)`, { discard: true })
+        yield* invalidateLedgers({
+          addresses: (batch.transfers ?? []).flatMap((t) => [t.from, t.to]),
+          tokens: (batch.activations ?? []).map((c) => c.token)
+        })
         if (final !== undefined) {
           for (const table of ["token_transfers", "tx_receipts", "multiplier_announcements", "token_pause_events", "multiplier_changes"]) {
             yield* sql`UPDATE ${sql(table)} SET provisional = false

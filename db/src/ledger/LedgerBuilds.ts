@@ -1,0 +1,43 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * Asks for new builds of the ledgers that depend on the given chain data. Called inside the transaction that
+ * writes the data, so a build never misses it: accounts watching one of `addresses`, and accounts holding or
+ * having held one of `tokens`.
+ */
+export const invalidateLedgers = (input: {
+  readonly addresses?: ReadonlyArray<string>
+  readonly tokens?: ReadonlyArray<string>
+}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const addresses = [...new Set((input.addresses ?? []).map((a) => a.toLowerCase()))]
+    const tokens = [...new Set((input.tokens ?? []).map((t) => t.toLowerCase()))]
+    if (addresses.length === 0 && tokens.length === 0) return
+    const byAddress = addresses.length === 0 ? sql`false` : sql`w.address_key IN ${sql.in(addresses)}`
+    const byToken = tokens.length === 0 ? sql`false` : sql`EXISTS (
+      SELECT 1 FROM token_transfers t
+      WHERE t.token_key IN ${sql.in(tokens)} AND (t.from_key = w.address_key OR t.to_key = w.address_key))`
+    yield* sql`
+      INSERT INTO ledger_builds (account_id)
+      SELECT DISTINCT w.account_id FROM wallets w WHERE ${byAddress} OR ${byToken}
+      ON CONFLICT (account_id) DO UPDATE SET
+        requested_version = ledger_builds.requested_version + 1, requested_at = now()`
+  })
+
+/**
+ * Asks for a replay of the account's ledger: its history is rebuilt under new rules, and reads that depend on it
+ * answer 409 until it is stored.
+ */
+export const requestReplay = (accountId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO ledger_builds (account_id, requested_version, replay_version)
+      VALUES (${accountId}, 1, 1)
+      ON CONFLICT (account_id) DO UPDATE SET
+        requested_version = ledger_builds.requested_version + 1,
+        replay_version = ledger_builds.requested_version + 1,
+        requested_at = now()`
+  })
