@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { AccountsRepo, Backfills, ChainStore, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo, Backfills, ChainStore, PriceRounds, WalletsRepo } from "@scaledger/db"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { ChainConfig, type ChainConfigShape } from "@scaledger/workers/chain/ChainConfig"
 import { tokenRegistryLayer } from "@scaledger/workers/chain/TokenRegistry"
@@ -48,7 +48,14 @@ export interface IngestOptions {
 
 /** The ingestion services against a node (directly, or through a fault proxy), over the given database. */
 export const ingestServices = (options: IngestOptions) =>
-  Layer.mergeAll(TokenCatalog.Default, ChainStore.Default, Backfills.Default, WalletsRepo.Default, AccountsRepo.Default).pipe(
+  Layer.mergeAll(
+    TokenCatalog.Default,
+    ChainStore.Default,
+    Backfills.Default,
+    WalletsRepo.Default,
+    AccountsRepo.Default,
+    PriceRounds.Default
+  ).pipe(
     Layer.provideMerge(tokenRegistryLayer({ tokenList: options.tokenListPath })),
     Layer.provideMerge(ViemChainClientLayer),
     Layer.provideMerge(

@@ -4,11 +4,13 @@ import accounts from "./0001_accounts.js"
 import chain from "./0002_chain.js"
 import fxRates from "./0003_fx_rates.js"
 import ledger from "./0004_ledger.js"
+import priceRounds from "./0005_price_rounds.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
   "0002_chain": chain,
   "0003_fx_rates": fxRates,
-  "0004_ledger": ledger
+  "0004_ledger": ledger,
+  "0005_price_rounds": priceRounds
 }

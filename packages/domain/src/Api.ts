@@ -10,6 +10,7 @@ import {
   UnsupportedCurrencyError
 } from "./Errors.js"
 import { FxGroup } from "./FxApi.js"
+import { LedgerGroup } from "./LedgerApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
@@ -102,6 +103,7 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(SettingsGroup)
     .add(FxGroup)
     .add(MultiplierGroup)
+    .add(LedgerGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

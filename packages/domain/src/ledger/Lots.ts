@@ -15,6 +15,20 @@ export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
     lots.push(lot)
     return
   }
+  // Lots moved in from another address are usually older than everything here: they go in front, into the room
+  // FIFO consumption leaves there (made when there is none), not by shifting the whole queue.
+  if (compareLots(lot, lots[queue.head]!) < 0) {
+    if (queue.head === 0) {
+      const room = Math.max(64, lots.length >> 1)
+      const grown: Array<LotRecord> = new Array(room + lots.length)
+      for (let i = 0; i < lots.length; i++) grown[room + i] = lots[i]!
+      queue.lots = grown
+      queue.head = room
+    }
+    queue.head--
+    queue.lots[queue.head] = lot
+    return
+  }
   let lo = queue.head
   let hi = lots.length
   while (lo < hi) {

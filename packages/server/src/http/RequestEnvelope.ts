@@ -66,7 +66,11 @@ export const RequestEnvelope = HttpLayerRouter.middleware(
             Effect.catchAllCause((cause) =>
               Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : fromCause(cause, request, requestId))
           )).pipe(Effect.locally(CurrentRequest, context))
-        const withId = HttpServerResponse.setHeader(response, "request-id", requestId)
+        const withId = HttpServerResponse.setHeaders(response, {
+          "request-id": requestId,
+          // A replay settles within seconds: a 409 says when to ask again.
+          ...(response.status === 409 && response.headers["retry-after"] === undefined ? { "retry-after": "1" } : {})
+        })
         if (withId.status !== 401 || withId.headers["www-authenticate"] !== undefined) return withId
         const keySent = Option.isSome(bearerToken(request.headers["authorization"]))
         return HttpServerResponse.setHeader(

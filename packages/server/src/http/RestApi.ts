@@ -1,5 +1,5 @@
 import { HttpLayerRouter } from "@effect/platform"
-import { ChainStore, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { ChainStore, LedgerStore, SettingsRepo, WalletsRepo } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import { ScaledgerApi } from "@scaledger/domain"
 import { Layer } from "effect"
@@ -8,18 +8,19 @@ import { AuthenticationLive } from "../auth/AuthenticationLive.js"
 import { DocsRoutes } from "./DocsRoutes.js"
 import { FxHandlers } from "./FxHandlers.js"
 import { HealthRoutes } from "./HealthRoutes.js"
+import { LedgerHandlers } from "./LedgerHandlers.js"
 import { MultiplierHandlers } from "./MultiplierHandlers.js"
 import { RequestEnvelope } from "./RequestEnvelope.js"
 import { SettingsHandlers } from "./SettingsHandlers.js"
 import { WalletsHandlers } from "./WalletsHandlers.js"
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/openapi.json" }).pipe(
-  Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers]),
+  Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers]),
   // The middleware must come in a later provide than the groups that need it.
   Layer.provide(AuthenticationLive)
 )
 
 /** Every route of the REST server, needing only the database, the key secret and an HTTP server. */
 export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, RequestEnvelope).pipe(
-  Layer.provide([WalletsRepo.Default, SettingsRepo.Default, ChainStore.Default, ApiKeys.Default, FxRates.Default])
+  Layer.provide([WalletsRepo.Default, SettingsRepo.Default, ChainStore.Default, LedgerStore.Default, ApiKeys.Default, FxRates.Default])
 )

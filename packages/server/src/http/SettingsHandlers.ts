@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SettingsRepo, type SettingsRow } from "@scaledger/db"
+import { SqlClient } from "@effect/sql"
+import { requestReplay, SettingsRepo, type SettingsRow } from "@scaledger/db"
 import {
   Countries,
   type Country,
@@ -43,6 +44,7 @@ const validCurrency = (input: string) => {
 export const SettingsHandlers = HttpApiBuilder.group(ScaledgerApi, "settings", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* SettingsRepo
+    const sql = yield* SqlClient.SqlClient
     return handlers
       .handle("get", () =>
         Effect.gen(function*() {
@@ -59,7 +61,12 @@ export const SettingsHandlers = HttpApiBuilder.group(ScaledgerApi, "settings", (
               ? current.reportingCurrency
               : yield* validCurrency(payload.reportingCurrency)
           }
-          yield* settings.put(account.id, next)
+          // Another country rule or currency rewrites every figure: the account's history is replayed.
+          const changed = next.country !== current.country || next.reportingCurrency !== current.reportingCurrency
+          yield* sql.withTransaction(Effect.zipRight(
+            settings.put(account.id, next),
+            changed ? requestReplay(account.id) : Effect.void
+          ))
           return view(next)
         }).pipe(orUnavailable))
   }))

@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ChainStore, type WalletRow, WalletsRepo } from "@scaledger/db"
+import { SqlClient } from "@effect/sql"
+import { ChainStore, requestReplay, type WalletRow, WalletsRepo } from "@scaledger/db"
 import {
   Address,
   CurrentAccount,
@@ -38,6 +39,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
     const wallets = yield* WalletsRepo
     const chain = yield* ChainStore
     const chainId = yield* ChainId
+    const sql = yield* SqlClient.SqlClient
     const view = (row: WalletRow) => Effect.map(chain.gapsOfWallet(row.id), (gaps) => walletView(row, gaps))
 
     /** The next block the recorder will look at: live recording of a wallet added now starts there. */
@@ -66,7 +68,8 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
           const account = yield* CurrentAccount
           const address = yield* validAddress(payload.address)
           const watchingFrom = yield* nextRecordedBlock
-          const { created, wallet } = yield* wallets.insert({
+          // A new address changes whose transfers are own: the account's history is rebuilt (a replay).
+          const { created, wallet } = yield* sql.withTransaction(Effect.tap(wallets.insert({
             accountId: account.id,
             address,
             label: payload.label ?? "",
@@ -74,7 +77,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
             watchingFromBlock: watchingFrom.block,
             watchingFromAt: watchingFrom.at,
             chainId
-          })
+          }), ({ created }) => created ? requestReplay(account.id) : Effect.void))
           const shown = yield* view(wallet)
           if (created) return shown
           // Already watched: the existing wallet, 200 rather than the 201 of a creation.
@@ -92,7 +95,15 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
         Effect.gen(function*() {
           const account = yield* CurrentAccount
           const address = yield* validAddress(path.address)
-          const row = yield* wallets.update(account.id, address, payload)
+          const row = yield* sql.withTransaction(Effect.gen(function*() {
+            const before = yield* wallets.find(account.id, address)
+            const after = yield* wallets.update(account.id, address, payload)
+            // Marking an address own (or not) turns its transfers into movements (or disposals): a replay.
+            if (Option.isSome(before) && Option.isSome(after) && before.value.self !== after.value.self) {
+              yield* requestReplay(account.id)
+            }
+            return after
+          }))
           if (Option.isNone(row)) return yield* notFound(address)
           return yield* view(row.value)
         }).pipe(orUnavailable))
@@ -100,7 +111,10 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
         Effect.gen(function*() {
           const account = yield* CurrentAccount
           const address = yield* validAddress(path.address)
-          const removed = yield* wallets.remove(account.id, address)
+          const removed = yield* sql.withTransaction(Effect.tap(
+            wallets.remove(account.id, address),
+            (removed) => removed ? requestReplay(account.id) : Effect.void
+          ))
           if (!removed) return yield* notFound(address)
         }).pipe(orUnavailable))
   }))

@@ -1,4 +1,4 @@
-import { Config, Context, Layer } from "effect"
+import { Config, Context, Layer, Option } from "effect"
 
 export interface IngestConfigShape {
   /** Most blocks the recorder stores in one step (catching up after downtime goes in steps of this size). */
@@ -19,6 +19,16 @@ export interface IngestConfigShape {
   readonly backfillMaxAttempts: number
   /** First wait before retrying a failed attempt (doubles per attempt, at most 10 minutes). */
   readonly backfillRetryBaseMs: number
+  /** How often every price feed's latest round is asked for. */
+  readonly pricePollMs: number
+  /** Unix seconds: every feed's history is walked back at least to the round in force then; null: no such floor. */
+  readonly priceHistoryFrom: number | null
+  /** A token's history is also walked back to this many seconds before its earliest stored transfer. */
+  readonly priceHistoryMarginSeconds: number
+  /** Price feeds worked on at once. */
+  readonly priceConcurrency: number
+  /** Rounds stored per transaction (the checkpoint of a walk). */
+  readonly priceBatchRounds: number
 }
 
 export const ingestConfigDefaults: IngestConfigShape = {
@@ -30,7 +40,12 @@ export const ingestConfigDefaults: IngestConfigShape = {
   backfillPollMs: 1_000,
   backfillLeaseSeconds: 60,
   backfillMaxAttempts: 8,
-  backfillRetryBaseMs: 5_000
+  backfillRetryBaseMs: 5_000,
+  pricePollMs: 30_000,
+  priceHistoryFrom: null,
+  priceHistoryMarginSeconds: 86_400,
+  priceConcurrency: 4,
+  priceBatchRounds: 200
 }
 
 const positive = (name: string, fallback: number) =>
@@ -51,7 +66,17 @@ export const ingestConfig: Config.Config<IngestConfigShape> = Config.all({
   backfillPollMs: positive("BACKFILL_POLL_MS", ingestConfigDefaults.backfillPollMs),
   backfillLeaseSeconds: positive("BACKFILL_LEASE_SECONDS", ingestConfigDefaults.backfillLeaseSeconds),
   backfillMaxAttempts: positive("BACKFILL_MAX_ATTEMPTS", ingestConfigDefaults.backfillMaxAttempts),
-  backfillRetryBaseMs: positive("BACKFILL_RETRY_BASE_MS", ingestConfigDefaults.backfillRetryBaseMs)
+  backfillRetryBaseMs: positive("BACKFILL_RETRY_BASE_MS", ingestConfigDefaults.backfillRetryBaseMs),
+  pricePollMs: positive("PRICE_POLL_MS", ingestConfigDefaults.pricePollMs),
+  priceHistoryFrom: Config.option(Config.date("PRICE_HISTORY_FROM")).pipe(
+    Config.map(Option.match({ onNone: () => null, onSome: (date) => Math.floor(date.getTime() / 1000) }))
+  ),
+  priceHistoryMarginSeconds: Config.integer("PRICE_HISTORY_MARGIN_SECONDS").pipe(
+    Config.withDefault(ingestConfigDefaults.priceHistoryMarginSeconds),
+    Config.validate({ message: "PRICE_HISTORY_MARGIN_SECONDS must be zero or more", validation: (n) => n >= 0 })
+  ),
+  priceConcurrency: positive("PRICE_CONCURRENCY", ingestConfigDefaults.priceConcurrency),
+  priceBatchRounds: positive("PRICE_BATCH_ROUNDS", ingestConfigDefaults.priceBatchRounds)
 })
 
 export class IngestConfig extends Context.Tag("@scaledger/workers/ingest/IngestConfig")<IngestConfig, IngestConfigShape>() {

@@ -1,0 +1,172 @@
+import { SqlClient } from "@effect/sql"
+import type { MultiplierEvent, TransferEvent } from "@scaledger/domain/ledger/LedgerInput"
+import { Chunk, Effect, Option, Stream } from "effect"
+
+export interface LedgerToken {
+  readonly key: string
+  readonly address: string
+  /** The symbol the ledger and the API name the token by; the address for a token no list names. */
+  readonly symbol: string
+}
+
+/** Everything a build needs besides the transfers (which are streamed in chain order) and the prices. */
+export interface AccountLedgerInputs {
+  readonly wallets: ReadonlyArray<{ readonly address: string; readonly self: boolean }>
+  readonly country: "US" | "SG" | "DE"
+  readonly currency: string
+  readonly tokens: ReadonlyArray<LedgerToken>
+  readonly multiplierEvents: ReadonlyArray<MultiplierEvent>
+  /** Per token symbol, the multiplier in force before its first recorded change (raw, 18 decimals). */
+  readonly initialMultipliers: Readonly<Record<string, string>>
+  /** Every UTC date an event falls on: the dates figures are converted at. */
+  readonly dates: ReadonlyArray<string>
+  readonly transferCount: number
+}
+
+const PAGE = 20_000
+
+/** The ledger's identifiers of chain records: stable across rebuilds. */
+export const transferEventId = (txHash: string, logIndex: number) => `${txHash}:${logIndex}`
+export const multiplierEventId = (tokenKey: string, effectiveAt: Date) =>
+  `multiplier:${tokenKey}:${Math.floor(effectiveAt.getTime() / 1000)}`
+
+/** Reads an account's ledger inputs from the chain record. */
+export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/LedgerInputs", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const ownKeys = (accountId: string) => sql`SELECT address_key FROM wallets WHERE account_id = ${accountId}`
+    const involves = (accountId: string) =>
+      sql`(t.from_key IN (${ownKeys(accountId)}) OR t.to_key IN (${ownKeys(accountId)}))`
+
+    const load = (accountId: string, chainId: number) =>
+      Effect.gen(function*() {
+        const wallets = yield* sql<{ address: string; self: boolean }>`
+          SELECT address, self FROM wallets WHERE account_id = ${accountId} ORDER BY id`
+        const [settings] = yield* sql<{ country: "US" | "SG" | "DE"; reporting_currency: string }>`
+          SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
+        const tokenRows = yield* sql<{ token_key: string; address: string | null; symbol: string | null }>`
+          SELECT k.token_key, ct.address, ct.symbol
+          FROM (SELECT DISTINCT t.token_key FROM token_transfers t WHERE t.chain_id = ${chainId} AND ${involves(accountId)}) k
+          LEFT JOIN chain_tokens ct ON ct.chain_id = ${chainId} AND ct.address_key = k.token_key
+          ORDER BY k.token_key`
+        const tokens = tokenRows.map((row): LedgerToken => ({
+          key: row.token_key,
+          address: row.address ?? row.token_key,
+          symbol: row.symbol ?? row.address ?? row.token_key
+        }))
+        const byKey = new Map(tokens.map((token) => [token.key, token]))
+        const keys = tokens.map((token) => token.key)
+        const changes = keys.length === 0 ? [] : yield* sql<{
+          token_key: string
+          effective_at: Date
+          old_multiplier: string
+          new_multiplier: string
+          kind: "dividend" | "split"
+          block: string
+        }>`
+          SELECT token_key, effective_at, old_multiplier, new_multiplier, kind, block FROM multiplier_changes
+          WHERE chain_id = ${chainId} AND status = 'active' AND token_key IN ${sql.in(keys)}
+          ORDER BY block, effective_at, token_key`
+        const multiplierEvents = changes.map((change): MultiplierEvent => {
+          const token = byKey.get(change.token_key)!
+          return {
+            id: multiplierEventId(change.token_key, change.effective_at),
+            kind: "multiplier",
+            token: token.symbol,
+            tokenAddress: token.address,
+            from: change.old_multiplier,
+            to: change.new_multiplier,
+            effectiveAt: Math.floor(change.effective_at.getTime() / 1000),
+            block: Number(change.block),
+            logIndex: -1,
+            stepKind: change.kind
+          }
+        })
+        // Announcements are complete from coverage on: before a token's first change, its `from` was in force;
+        // a token that never changed has the multiplier read when watching began (1.0 if never read).
+        const initialMultipliers: Record<string, string> = {}
+        for (const token of tokens) {
+          const first = multiplierEvents.find((event) => event.tokenAddress === token.address)
+          if (first !== undefined) initialMultipliers[token.symbol] = first.from
+        }
+        if (keys.length > 0) {
+          const starts = yield* sql<{ token_key: string; start_multiplier: string | null }>`
+            SELECT token_key, start_multiplier FROM multiplier_coverage
+            WHERE chain_id = ${chainId} AND token_key IN ${sql.in(keys)}`
+          for (const start of starts) {
+            const token = byKey.get(start.token_key)!
+            if (initialMultipliers[token.symbol] === undefined && start.start_multiplier !== null) {
+              initialMultipliers[token.symbol] = start.start_multiplier
+            }
+          }
+        }
+        const [counts] = yield* sql<{ n: string }>`
+          SELECT count(*) AS n FROM token_transfers t WHERE t.chain_id = ${chainId} AND ${involves(accountId)}`
+        const transferDates = yield* sql<{ day: string }>`
+          SELECT DISTINCT (t.block_time AT TIME ZONE 'UTC')::date AS day FROM token_transfers t
+          WHERE t.chain_id = ${chainId} AND ${involves(accountId)}`
+        const dates = new Set(transferDates.map((row) => row.day))
+        for (const change of changes) dates.add(change.effective_at.toISOString().slice(0, 10))
+        return {
+          wallets,
+          country: settings?.country ?? "US",
+          currency: settings?.reporting_currency ?? "USD",
+          tokens,
+          multiplierEvents,
+          initialMultipliers,
+          dates: [...dates].sort(),
+          transferCount: Number(counts?.n ?? 0)
+        } satisfies AccountLedgerInputs
+      })
+
+    /** The account's transfers in chain order, a page at a time (keyset pagination on block and log index). */
+    const transfers = (accountId: string, chainId: number, tokens: ReadonlyArray<LedgerToken>) => {
+      const byKey = new Map(tokens.map((token) => [token.key, token]))
+      type Row = {
+        tx_hash: string
+        log_index: number
+        block: string
+        block_time: Date
+        token_key: string
+        from_address: string
+        to_address: string
+        raw: string
+      }
+      const page = (after: readonly [number, number] | undefined) =>
+        sql<Row>`
+          SELECT tx_hash, log_index, block, block_time, token_key, from_address, to_address, raw
+          FROM token_transfers t
+          WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
+            ${after === undefined ? sql`` : sql`AND (t.block, t.log_index) > (${after[0]}, ${after[1]})`}
+          ORDER BY t.block, t.log_index
+          LIMIT ${PAGE}`
+      return Stream.paginateChunkEffect(undefined as readonly [number, number] | undefined, (after) =>
+        Effect.map(page(after), (rows) => {
+          const events = rows.map((row): TransferEvent => {
+            const token = byKey.get(row.token_key)!
+            return {
+              id: transferEventId(row.tx_hash, row.log_index),
+              kind: "transfer",
+              token: token.symbol,
+              tokenAddress: token.address,
+              from: row.from_address,
+              to: row.to_address,
+              raw: row.raw,
+              block: Number(row.block),
+              logIndex: row.log_index,
+              txHash: row.tx_hash,
+              timestamp: Math.floor(row.block_time.getTime() / 1000)
+            }
+          })
+          const last = events[events.length - 1]
+          return [
+            Chunk.unsafeFromArray(events),
+            rows.length < PAGE || last === undefined ? Option.none() : Option.some([last.block, last.logIndex] as const)
+          ] as const
+        }))
+    }
+
+    return { load, transfers } as const
+  })
+}) {}

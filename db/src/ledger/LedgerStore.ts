@@ -1,0 +1,254 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+
+export interface BuildState {
+  readonly requestedVersion: number
+  readonly replayVersion: number
+  readonly builtVersion: number
+  readonly builtAt: Date | null
+  readonly status: "pending" | "ready" | "failed"
+  readonly error: string | null
+}
+
+export interface DueBuild {
+  readonly accountId: string
+  readonly version: number
+  readonly replay: boolean
+}
+
+export interface EventRecord {
+  readonly id: string
+  readonly type: string
+  readonly token: string
+  readonly day: string
+  readonly needsReview: boolean
+  readonly row: unknown
+}
+
+export interface EventFilter {
+  readonly type?: string | undefined
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  readonly needsReview?: boolean | undefined
+}
+
+const INSERT_CHUNK = 1_000
+
+/** Gathers an iterable into chunks, so a build's rows never need to be in memory all at once. */
+function* chunksOf<A>(rows: Iterable<A>, size: number): Generator<Array<A>> {
+  let chunk: Array<A> = []
+  for (const row of rows) {
+    chunk.push(row)
+    if (chunk.length === size) {
+      yield chunk
+      chunk = []
+    }
+  }
+  if (chunk.length > 0) yield chunk
+}
+
+/** Derived ledger records: which builds are due, storing a build whole, and the reads the API serves from them. */
+export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/LedgerStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const state = (accountId: string) =>
+      Effect.map(
+        sql<{
+          requested_version: string
+          replay_version: string
+          built_version: string
+          built_at: Date | null
+          status: BuildState["status"]
+          error: string | null
+        }>`SELECT requested_version, replay_version, built_version, built_at, status, error
+           FROM ledger_builds WHERE account_id = ${accountId}`,
+        (rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row): BuildState => ({
+            requestedVersion: Number(row.requested_version),
+            replayVersion: Number(row.replay_version),
+            builtVersion: Number(row.built_version),
+            builtAt: row.built_at,
+            status: row.status,
+            error: row.error
+          }))
+      )
+
+    /**
+     * Leases due builds: replays at once, other changes at most every `minIntervalMs` per account (chain data
+     * arrives in small steps; one build covers many of them). A build whose worker died is due again once its
+     * lease lapses.
+     */
+    const claim = (owner: string, limit: number, leaseSeconds: number, minIntervalMs: number) =>
+      Effect.map(
+        sql<{ account_id: string; requested_version: string; replay_version: string; built_version: string }>`
+          UPDATE ledger_builds SET lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseSeconds})
+          WHERE account_id IN (
+            SELECT account_id FROM ledger_builds
+            WHERE requested_version > built_version
+              AND (lease_until IS NULL OR lease_until < now())
+              AND (replay_version > built_version OR built_at IS NULL
+                   OR built_at < now() - make_interval(secs => ${minIntervalMs / 1000}))
+            ORDER BY (replay_version > built_version) DESC, requested_at
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING account_id, requested_version, replay_version, built_version`,
+        (rows) =>
+          rows.map((row): DueBuild => ({
+            accountId: row.account_id,
+            version: Number(row.requested_version),
+            replay: Number(row.replay_version) > Number(row.built_version)
+          }))
+      )
+
+    /** Asks again for builds older than `maxAgeSeconds`: "now" moves (the year's figures, the current value). */
+    const expireOlderThan = (maxAgeSeconds: number) =>
+      sql`UPDATE ledger_builds SET requested_version = requested_version + 1, requested_at = now()
+          WHERE requested_version = built_version AND built_at < now() - make_interval(secs => ${maxAgeSeconds})`.pipe(
+        Effect.asVoid
+      )
+
+    const insertChunks = <A, E>(rows: Iterable<A>, insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, E>) =>
+      Effect.forEach(chunksOf(rows, INSERT_CHUNK), insert, { discard: true })
+
+    /**
+     * Replaces the account's derived records with a build made from inputs as of `version`. False (and nothing
+     * written) when the lease was lost meanwhile. Runs in one transaction: readers see the old build or the new one.
+     */
+    const store = (
+      accountId: string,
+      owner: string,
+      version: number,
+      build: {
+        readonly report: unknown
+        readonly positions: ReadonlyArray<{ readonly token: string; readonly wallet: string | null; readonly row: unknown }>
+        readonly lots: ReadonlyArray<{ readonly token: string; readonly row: unknown }>
+        readonly disposals: Iterable<{ readonly token: string; readonly day: string; readonly row: unknown }>
+        readonly events: Iterable<EventRecord>
+      }
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const held = yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
+        if (held.length === 0) return false
+        for (const table of ["ledger_positions", "ledger_lots", "ledger_disposals", "ledger_events"]) {
+          yield* sql`DELETE FROM ${sql(table)} WHERE account_id = ${accountId}`
+        }
+        let ord = 0
+        yield* insertChunks(build.positions, (chunk) =>
+          sql`INSERT INTO ledger_positions ${
+            sql.insert(chunk.map((p) => ({
+              account_id: accountId,
+              ord: ord++,
+              token: p.token,
+              wallet_key: p.wallet?.toLowerCase() ?? null,
+              row: JSON.stringify(p.row)
+            })))
+          }`)
+        ord = 0
+        yield* insertChunks(build.lots, (chunk) =>
+          sql`INSERT INTO ledger_lots ${
+            sql.insert(chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) })))
+          }`)
+        ord = 0
+        yield* insertChunks(build.disposals, (chunk) =>
+          sql`INSERT INTO ledger_disposals ${
+            sql.insert(chunk.map((d) => ({ account_id: accountId, ord: ord++, token: d.token, day: d.day, row: JSON.stringify(d.row) })))
+          }`)
+        ord = 0
+        yield* insertChunks(build.events, (chunk) =>
+          sql`INSERT INTO ledger_events ${
+            sql.insert(chunk.map((e) => ({
+              account_id: accountId,
+              ord: ord++,
+              id: e.id,
+              type: e.type,
+              token: e.token,
+              day: e.day,
+              needs_review: e.needsReview,
+              row: JSON.stringify(e.row)
+            })))
+          }`)
+        yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
+                     status = 'ready', error = NULL, report = ${JSON.stringify(build.report)}, lease_owner = NULL, lease_until = NULL
+                   WHERE account_id = ${accountId}`
+        return true
+      }))
+
+    /** A build that cannot be made from its inputs: recorded, so reads say why instead of waiting forever. */
+    const fail = (accountId: string, owner: string, version: number, error: string) =>
+      sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(), status = 'failed',
+            error = ${error}, lease_owner = NULL, lease_until = NULL
+          WHERE account_id = ${accountId} AND lease_owner = ${owner}`.pipe(Effect.asVoid)
+
+    const release = (accountId: string, owner: string) =>
+      sql`UPDATE ledger_builds SET lease_owner = NULL, lease_until = NULL WHERE account_id = ${accountId} AND lease_owner = ${owner}`
+        .pipe(Effect.asVoid)
+
+    const report = (accountId: string) =>
+      Effect.map(sql<{ report: unknown }>`SELECT report FROM ledger_builds WHERE account_id = ${accountId}`, (rows) =>
+        Option.fromNullable(rows[0]?.report))
+
+    const positions = (accountId: string) =>
+      Effect.map(sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`, (rows) =>
+        rows.map((r) => r.row))
+
+    const lots = (accountId: string, token: string | undefined) =>
+      Effect.map(
+        sql<{ row: unknown }>`SELECT row FROM ledger_lots WHERE account_id = ${accountId}
+          ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
+        (rows) => rows.map((r) => r.row)
+      )
+
+    const disposals = (accountId: string, token: string | undefined) =>
+      Effect.map(
+        sql<{ row: unknown }>`SELECT row FROM ledger_disposals WHERE account_id = ${accountId}
+          ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
+        (rows) => rows.map((r) => r.row)
+      )
+
+    /** A page of events in chain order after position `afterOrd`, filtered; `hasMore` when another page follows. */
+    const events = (accountId: string, filter: EventFilter, page: { readonly afterOrd: number | undefined; readonly limit: number }) =>
+      Effect.map(
+        sql<{ ord: string; row: unknown }>`
+          SELECT ord, row FROM ledger_events WHERE account_id = ${accountId}
+            ${filter.type === undefined ? sql`` : sql`AND type = ${filter.type}`}
+            ${filter.from === undefined ? sql`` : sql`AND day >= ${filter.from}`}
+            ${filter.to === undefined ? sql`` : sql`AND day <= ${filter.to}`}
+            ${filter.needsReview === undefined ? sql`` : sql`AND needs_review = ${filter.needsReview}`}
+            ${page.afterOrd === undefined ? sql`` : sql`AND ord > ${page.afterOrd}`}
+          ORDER BY ord LIMIT ${page.limit + 1}`,
+        (rows) => ({
+          events: rows.slice(0, page.limit).map((r) => ({ ord: Number(r.ord), row: r.row })),
+          hasMore: rows.length > page.limit
+        })
+      )
+
+    const recentEvents = (accountId: string, count: number) =>
+      Effect.map(
+        sql<{ row: unknown }>`SELECT row FROM ledger_events WHERE account_id = ${accountId} ORDER BY ord DESC LIMIT ${count}`,
+        (rows) => rows.map((r) => r.row)
+      )
+
+    const countNeedingReview = (accountId: string) =>
+      Effect.map(
+        sql<{ n: string }>`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId} AND needs_review`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      )
+
+    return {
+      state,
+      claim,
+      expireOlderThan,
+      store,
+      fail,
+      release,
+      report,
+      positions,
+      lots,
+      disposals,
+      events,
+      recentEvents,
+      countNeedingReview
+    } as const
+  })
+}) {}

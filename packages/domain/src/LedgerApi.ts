@@ -1,0 +1,266 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DecimalString, IsoDate, IsoDateTime, PageParams } from "./Common.js"
+import { InvalidAddressError, InvalidDateError, NotFoundError, ReplayInProgressError } from "./Errors.js"
+
+const NullableDecimal = Schema.NullOr(DecimalString)
+
+/** Why a figure is null: unknown, never zero. */
+export const UnknownBecause = Schema.Struct({
+  reason: Schema.String.annotations({
+    description: "`missing_price`, `unconfirmed_label`, `incomplete_history`, `bridge_unmatched`, `self_transfer_unmatched`, `collateral_unmatched`."
+  }),
+  eventId: Schema.String
+}).annotations({ identifier: "UnknownBecause" })
+
+export const LedgerIssueView = Schema.Struct({
+  kind: Schema.String,
+  eventId: Schema.String,
+  detail: Schema.String
+}).annotations({ identifier: "LedgerIssue" })
+
+/** The feed round behind a price. */
+export const PriceView = Schema.Struct({
+  feed: Schema.String,
+  roundId: Schema.String,
+  updatedAt: IsoDateTime,
+  answer: DecimalString.annotations({ description: "USD per token (the multiplier already included)." })
+}).annotations({ identifier: "PriceRound" })
+
+export const PositionView = Schema.Struct({
+  token: Schema.String,
+  wallet: Schema.NullOr(Schema.String).annotations({
+    description: "The address holding it; null under account lot scope (DE), where `holdings` splits the balance."
+  }),
+  holdings: Schema.Array(Schema.Struct({ wallet: Schema.String, balance: DecimalString })),
+  balance: DecimalString.annotations({ description: "Tokens owned (raw / 1e18), collateral included." }),
+  multiplier: Schema.Struct({
+    at: DecimalString.annotations({ description: "In force now." }),
+    from: NullableDecimal.annotations({ description: "In force when the oldest open lot was acquired." })
+  }),
+  sharesEquivalent: DecimalString,
+  currency: Schema.String,
+  costBasis: Schema.NullOr(Schema.String).annotations({ description: "Formatted, e.g. \"$1,234.56\"; null when unknown (see `unknownBecause`)." }),
+  costBasisAmount: NullableDecimal,
+  unreportedIncome: Schema.NullOr(Schema.String).annotations({
+    description: "Income from multiplier growth on this position this calendar year (UTC), which no wallet transaction shows."
+  }),
+  unreportedIncomeAmount: NullableDecimal,
+  encumbered: DecimalString.annotations({ description: "Tokens posted as collateral." }),
+  value: Schema.NullOr(Schema.String),
+  valueAmount: NullableDecimal,
+  valueUsd: NullableDecimal,
+  price: Schema.NullOr(PriceView),
+  unrealisedGain: NullableDecimal,
+  unknownBecause: Schema.Array(UnknownBecause),
+  issues: Schema.Array(LedgerIssueView)
+}).annotations({ identifier: "Position" })
+export type PositionView = typeof PositionView.Type
+
+export const PositionList = Schema.Struct({
+  positions: Schema.Array(PositionView),
+  currency: Schema.String,
+  asOf: IsoDateTime
+}).annotations({ identifier: "PositionList" })
+
+export const LotView = Schema.Struct({
+  id: Schema.String,
+  acquired: IsoDate,
+  qty: DecimalString,
+  basis: NullableDecimal.annotations({ description: "In the reporting currency: each part of the basis at the rate of its own date." }),
+  rate: NullableDecimal.annotations({ description: "Units of the reporting currency per USD on the acquisition date." }),
+  rateDate: Schema.NullOr(IsoDate),
+  basisUsd: NullableDecimal,
+  incomeAddedUsd: NullableDecimal.annotations({ description: "Income from dividend steps added to this lot's basis." }),
+  wallet: Schema.NullOr(Schema.String),
+  location: Schema.Literal("wallet", "account", "in_transit"),
+  multiplierAtAcquisition: DecimalString,
+  shares: DecimalString,
+  unknownBecause: Schema.Array(UnknownBecause)
+}).annotations({ identifier: "Lot" })
+
+export const DisposalView = Schema.Struct({
+  id: Schema.String,
+  eventId: Schema.String,
+  date: IsoDate,
+  type: Schema.String,
+  wallet: Schema.String,
+  counterparty: Schema.String,
+  qty: DecimalString,
+  shares: DecimalString,
+  lotId: Schema.NullOr(Schema.String),
+  acquired: Schema.NullOr(IsoDate),
+  holdingPeriod: Schema.NullOr(Schema.Literal("short", "long")),
+  currency: Schema.String,
+  proceeds: NullableDecimal,
+  basis: NullableDecimal,
+  gain: NullableDecimal,
+  proceedsUsd: NullableDecimal,
+  basisUsd: NullableDecimal,
+  gainUsd: NullableDecimal,
+  rate: NullableDecimal.annotations({ description: "The rate the proceeds were converted at (the disposal's date)." }),
+  rateDate: Schema.NullOr(IsoDate),
+  taxable: Schema.Boolean,
+  needsReview: Schema.Boolean,
+  txHash: Schema.String,
+  unknownBecause: Schema.Array(UnknownBecause)
+}).annotations({ identifier: "Disposal" })
+
+export const GainTotals = Schema.Struct({
+  total: NullableDecimal,
+  shortTerm: NullableDecimal,
+  longTerm: NullableDecimal,
+  totalUsd: NullableDecimal,
+  unknownCount: Schema.Int
+}).annotations({ identifier: "RealisedGains", description: "Sums over the disposals; null as soon as one is unknown." })
+
+export const BasisRecord = Schema.Struct({
+  token: Schema.String,
+  currency: Schema.String,
+  lots: Schema.Array(LotView),
+  accruedIncomeAddedToBasis: NullableDecimal,
+  accruedIncomeAddedToBasisUsd: NullableDecimal,
+  lotMatching: Schema.Literal("fifo"),
+  lotScope: Schema.Literal("wallet", "account"),
+  disposals: Schema.Array(DisposalView),
+  realisedGains: GainTotals
+}).annotations({ identifier: "BasisRecord" })
+
+export const BasisRecords = Schema.Struct({
+  currency: Schema.String,
+  lotMatching: Schema.Literal("fifo"),
+  lotScope: Schema.Literal("wallet", "account"),
+  records: Schema.Array(BasisRecord)
+}).annotations({ identifier: "BasisRecords", description: "Every token's basis record (GET /v1/basis without `token`)." })
+
+export const IncomeView = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "Income",
+  description:
+    "`usd`, the converted amount keyed by the lowercase currency code (e.g. `sgd`; for USD accounts `usd` itself), " +
+    "`rate` (currency per USD), `rateDate`, `source` and `carriedForward`. Amounts are null when unknown."
+})
+
+export const WalletTransactionView = Schema.Struct({
+  txHash: Schema.String,
+  block: Schema.Int,
+  logIndex: Schema.Int
+})
+
+export const EventView = Schema.Struct({
+  id: Schema.String,
+  block: Schema.Int,
+  date: IsoDate,
+  type: Schema.String,
+  token: Schema.String,
+  wallet: Schema.String,
+  from: Schema.optional(DecimalString).annotations({ description: "Multiplier before (multiplier events)." }),
+  to: Schema.optional(DecimalString).annotations({ description: "Multiplier after (multiplier events)." }),
+  income: Schema.optional(Schema.NullOr(IncomeView)),
+  walletTransaction: Schema.NullOr(WalletTransactionView),
+  counterparty: Schema.optional(Schema.String),
+  relationship: Schema.optional(Schema.NullOr(Schema.String)),
+  classifiedBy: Schema.optional(Schema.String),
+  qty: Schema.optional(DecimalString),
+  valueUsd: Schema.optional(NullableDecimal),
+  taxable: Schema.Boolean,
+  needsReview: Schema.Boolean
+}).annotations({ identifier: "Event" })
+export type EventView = typeof EventView.Type
+
+export const EventList = Schema.Struct({
+  events: Schema.Array(EventView),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "EventList" })
+
+export const TotalView = Schema.Struct({
+  amount: NullableDecimal.annotations({ description: "In the reporting currency; null as soon as one item is unknown." }),
+  formatted: Schema.NullOr(Schema.String),
+  usd: NullableDecimal,
+  knownAmount: DecimalString,
+  unknownCount: Schema.Int
+}).annotations({ identifier: "Total" })
+
+export const PortfolioAlert = Schema.Struct({
+  kind: Schema.String,
+  severity: Schema.Literal("info", "warning", "critical"),
+  title: Schema.String,
+  detail: Schema.String
+}).annotations({ identifier: "PortfolioAlert" })
+
+export const Portfolio = Schema.Struct({
+  asOf: IsoDateTime,
+  summary: Schema.Struct({
+    valueUsd: NullableDecimal,
+    positionCount: Schema.Int,
+    pricedPositions: Schema.Int,
+    positionsWithBasis: Schema.Int,
+    fxCurrency: Schema.String
+  }),
+  alerts: Schema.Array(PortfolioAlert),
+  positions: Schema.Array(PositionView),
+  totals: Schema.Struct({
+    value: TotalView,
+    costBasis: TotalView,
+    unrealisedGain: TotalView,
+    realisedGainThisYear: TotalView,
+    incomeThisYear: TotalView
+  }),
+  recentActivity: Schema.Array(EventView)
+}).annotations({ identifier: "Portfolio" })
+
+const optionalBoolean = Schema.optional(Schema.Literal("true", "false"))
+
+export class LedgerGroup extends HttpApiGroup.make("ledger")
+  .add(
+    HttpApiEndpoint.get("positions", "/positions")
+      .setUrlParams(Schema.Struct({
+        wallet: Schema.optional(Schema.String),
+        currency: Schema.optional(Schema.String.annotations({ description: "Accepted by name, not acted on yet: figures follow the account's reporting currency." }))
+      }))
+      .addSuccess(PositionList)
+      .addError(InvalidAddressError)
+      .addError(NotFoundError)
+      .addError(ReplayInProgressError)
+      .annotate(OpenApi.Description, "Positions per address and token (per token under account lot scope).")
+  )
+  .add(
+    HttpApiEndpoint.get("basis", "/basis")
+      .setUrlParams(Schema.Struct({
+        token: Schema.optional(Schema.String),
+        lotMatching: Schema.optional(Schema.String.annotations({ description: "Accepted, not honoured yet: the answer states the rule used (`fifo`)." }))
+      }))
+      .addSuccess(Schema.Union(BasisRecord, BasisRecords))
+      .addError(NotFoundError)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "The lots, disposals and realised gains of one token (`token`), or of every token. Disposal fields: `date`, " +
+          "`qty`, `acquired`, `holdingPeriod` (`short`/`long`, US calendar rule), `proceeds`, `basis`, `gain` (reporting " +
+          "currency, each part at its own date's rate), their `…Usd` forms, `taxable`, `needsReview`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("events", "/events")
+      .setUrlParams(Schema.Struct({
+        type: Schema.optional(Schema.String),
+        from: Schema.optional(Schema.String),
+        to: Schema.optional(Schema.String),
+        needsReview: optionalBoolean,
+        ...PageParams
+      }))
+      .addSuccess(EventList)
+      .addError(InvalidDateError)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "Movements and records of the account in chain order, including income from multiplier growth (no wallet " +
+          "transaction) and splits. Dates are inclusive."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("portfolio", "/portfolio")
+      .addSuccess(Portfolio)
+      .addError(ReplayInProgressError)
+  )
+  .annotate(OpenApi.Title, "Positions, basis and events")
+{}

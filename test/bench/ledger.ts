@@ -1,0 +1,154 @@
+/**
+ * `npm run bench:ledger`: the time to rebuild an account's ledger from the database (load the chain record, run
+ * the ledger, store the derived records) for accounts of 10,000, 100,000 and 1,000,000 events, beside the time
+ * of the pure ledger alone on the same events, so the ratio can be read off. Runs on PostgreSQL (`DATABASE_URL`,
+ * default the local server). Sizes can be chosen: `npm run bench:ledger -- 10000 100000`.
+ */
+import { SqlClient } from "@effect/sql"
+import { AccountsRepo, Database, LedgerInputs, LedgerStore, requestReplay, WalletsRepo } from "@scaledger/db"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { Ledger } from "@scaledger/domain/ledger/index"
+import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
+import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
+import { buildLedger, LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
+import { Chunk, ConfigProvider, Effect, Layer, Logger, LogLevel, Redacted, Stream } from "effect"
+import { performance } from "node:perf_hooks"
+
+const CHAIN = 31337
+const TOKENS = ["AAPL", "CRWD", "SGOV", "MU", "TSLA"]
+const BASE_TIME = Date.UTC(2024, 0, 2) / 1000
+const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
+const SIZES = sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]
+
+const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
+const tokenAddress = (t: number) => hex40(0xa000 + t)
+
+/** Synthetic prices: a round per token every 500 blocks (every ~8 minutes of chain time). */
+const prices = (events: number): PriceTable =>
+  Object.fromEntries(TOKENS.map((symbol, t) => [
+    symbol,
+    Array.from({ length: Math.ceil(events / 500) + 1 }, (_, r) => ({
+      roundId: String(r + 1),
+      answer: String((100 + t * 10 + (r % 50)) * 1e8),
+      updatedAt: BASE_TIME + r * 500 - 1,
+      feed: hex40(0xf000 + t)
+    }))
+  ]))
+
+/**
+ * An account of `events` transfers over two own addresses: mostly purchases, moves between the addresses, sales
+ * to an exchange and purchases from it, across five tokens, with a dividend step per token every 20,000 blocks (about
+ * quarterly for an account trading a few hundred times a day).
+ * Written with generate_series, the way a long history would sit in the chain record.
+ */
+const seedAccount = (events: number, seed: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const w1 = hex40(0x100000 * seed + 1)
+    const w2 = hex40(0x100000 * seed + 2)
+    const exchange = hex40(0x100000 * seed + 3)
+    const zero = hex40(0)
+    const { account } = yield* (yield* AccountsRepo).findOrCreate(`bench-${events}`)
+    for (const address of [w1, w2]) {
+      yield* (yield* WalletsRepo).insert({
+        accountId: account.id, address, label: "", self: true, watchingFromBlock: null, watchingFromAt: null, chainId: CHAIN
+      })
+    }
+    for (const [t, symbol] of TOKENS.entries()) {
+      yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, decimals, listed, is_stock)
+                 VALUES (${CHAIN}, ${tokenAddress(t)}, ${tokenAddress(t)}, ${symbol}, 18, true, true)
+                 ON CONFLICT DO NOTHING`
+    }
+    const offset = seed * 10_000_000
+    yield* sql`
+      INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key, from_key, to_key,
+                                   from_address, to_address, raw)
+      SELECT ${CHAIN}, '0x' || lpad(to_hex(${offset} + i), 64, '0'), 0, i, '0x' || lpad(to_hex(i), 64, '0'),
+             to_timestamp(${BASE_TIME} + i), '0x' || lpad(to_hex(${0xa000} + i % 5), 40, '0'),
+             f, t, f, t,
+             CASE WHEN i % 10 < 6 OR i % 10 = 8 THEN 1000000000000000000 ELSE 500000000000000000 END
+      FROM (
+        SELECT i,
+          CASE WHEN i % 10 < 6 THEN ${zero} WHEN i % 10 IN (6, 7) THEN ${w1} WHEN i % 10 = 8 THEN ${exchange} ELSE ${w2} END AS f,
+          CASE WHEN i % 10 < 6 THEN ${w1} WHEN i % 10 = 6 THEN ${w2} WHEN i % 10 = 7 THEN ${exchange} WHEN i % 10 = 8 THEN ${w2} ELSE ${w1} END AS t
+        FROM generate_series(1, ${events}) AS s(i)
+      ) g`
+    yield* sql`
+      INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier, kind, status, source, block, block_time)
+      SELECT ${CHAIN}, '0x' || lpad(to_hex(${0xa000} + k % 5), 40, '0'), to_timestamp(${BASE_TIME} + k * 4000),
+             1000000000000000000 + (k / 5) * 100000000000000, 1000000000000000000 + (k / 5 + 1) * 100000000000000,
+             'dividend', 'active', 'chain_storage', k * 4000, to_timestamp(${BASE_TIME} + k * 4000)
+      FROM generate_series(1, ${Math.floor(events / 4000)}) AS s(k)
+      ON CONFLICT DO NOTHING`
+    yield* requestReplay(account.id)
+    return account.id
+  })
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+
+const bench = Effect.gen(function*() {
+  console.log(`ledger rebuild on PostgreSQL, sizes ${SIZES.map((n) => n.toLocaleString("en")).join(", ")}`)
+  for (const [index, events] of SIZES.entries()) {
+    const accountId = yield* seedAccount(events, index + 1)
+    const asOf = BASE_TIME + events + 86_400
+
+    // The pure ledger alone, on the same events, already in memory.
+    const inputs = yield* (yield* LedgerInputs).load(accountId, CHAIN)
+    const transfers = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* LedgerInputs).transfers(accountId, CHAIN, inputs.tokens)))
+    const all: Array<LedgerEvent> = [...transfers, ...inputs.multiplierEvents].sort((a, b) =>
+      a.block - b.block || (a.kind === "multiplier" ? -1 : 0) - (b.kind === "multiplier" ? -1 : 0) || a.logIndex - b.logIndex)
+    const pureStart = performance.now()
+    const state = yield* Ledger.build({
+      wallets: inputs.wallets,
+      country: inputs.country,
+      prices: prices(events),
+      initialMultipliers: inputs.initialMultipliers,
+      events: all
+    })
+    Ledger.report(state, asOf, { rows: false })
+    const pureMs = performance.now() - pureStart
+
+    // From the database: load and compute, then also store every derived record (one transaction).
+    const withPrices = Effect.provideService(LedgerPrices, { pricesFor: () => Effect.succeed(prices(events)) })
+    const computeStart = performance.now()
+    yield* buildLedger(accountId, CHAIN, asOf).pipe(withPrices)
+    const computeMs = performance.now() - computeStart
+    // A due build (the wallets' creation asked for one), made and stored by the ledger worker's own step.
+    const builder = yield* makeLedgerBuilder.pipe(withPrices)
+    const rebuildStart = performance.now()
+    yield* builder.poll.pipe(withPrices)
+    const rebuildMs = performance.now() - rebuildStart
+    const [stored] = yield* (yield* SqlClient.SqlClient)<{ n: string }>`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId}`
+
+    console.log(
+      `${events.toLocaleString("en").padStart(9)} events: pure ledger ${seconds(pureMs)} ` +
+        `(${Math.round(events / (pureMs / 1000)).toLocaleString("en")} events/s); from the database ${seconds(computeMs)} ` +
+        `(${(computeMs / pureMs).toFixed(1)}× the pure ledger); with the derived records stored ${seconds(rebuildMs)} ` +
+        `(${(rebuildMs / pureMs).toFixed(1)}×, ${Number(stored?.n ?? 0).toLocaleString("en")} event rows)`
+    )
+  }
+})
+
+const main = Effect.gen(function*() {
+  const url = yield* TestDatabase.postgresUrl
+  const database = Database.layerWith({ _tag: "Postgres", url: Redacted.make(url) }).pipe(Layer.orDie)
+  yield* bench.pipe(
+    Effect.provide(
+      Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, LedgerInputs.Default, LedgerStore.Default, FxRates.Default)
+        .pipe(Layer.provideMerge(Layer.mergeAll(
+          Layer.succeed(LedgerPrices, { pricesFor: () => Effect.succeed({}) }),
+          ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
+        )), Layer.provideMerge(database))
+    ),
+    Effect.withConfigProvider(ConfigProvider.fromJson({}))
+  )
+}).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
+
+Effect.runPromise(main).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
