@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
 import { invalidateLedgers } from "../ledger/LedgerBuilds.js"
@@ -426,21 +426,18 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
         (rows) => rows.map(toChangeRow)
       )
 
-    const gapsOfToken = (chainId: number, token: string) =>
+    const gapsWhere = (condition: Statement.Fragment) =>
       Effect.map(
         sql<{ from_date: string; to_date: string; reason: GapRow["reason"] }>`
-          SELECT DISTINCT from_date, to_date, reason FROM coverage_gaps
-          WHERE chain_id = ${chainId} AND token_key = ${key(token)} ORDER BY from_date, to_date, reason`,
-        (rows) => rows.map((row) => ({ from: row.from_date, to: row.to_date, reason: row.reason }))
-      )
-
-    const gapsOfWallet = (walletId: string) =>
-      Effect.map(
-        sql<{ from_date: string; to_date: string; reason: GapRow["reason"] }>`
-          SELECT DISTINCT from_date, to_date, reason FROM coverage_gaps WHERE wallet_id = ${walletId}
+          SELECT DISTINCT from_date, to_date, reason FROM coverage_gaps WHERE ${condition}
           ORDER BY from_date, to_date, reason`,
         (rows) => rows.map((row) => ({ from: row.from_date, to: row.to_date, reason: row.reason }))
       )
+
+    const gapsOfToken = (chainId: number, token: string) =>
+      gapsWhere(sql`chain_id = ${chainId} AND token_key = ${key(token)}`)
+
+    const gapsOfWallet = (walletId: string) => gapsWhere(sql`wallet_id = ${walletId}`)
 
     const coverageOf = (chainId: number, token: string) =>
       Effect.map(

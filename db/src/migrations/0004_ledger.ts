@@ -31,7 +31,7 @@ export default Effect.gen(function*() {
       ord integer NOT NULL,
       token text NOT NULL,
       wallet_key text,
-      row jsonb NOT NULL,
+      row json NOT NULL,
       PRIMARY KEY (account_id, ord)
     )`
   yield* sql`
@@ -39,7 +39,7 @@ export default Effect.gen(function*() {
       account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
       ord integer NOT NULL,
       token text NOT NULL,
-      row jsonb NOT NULL,
+      row json NOT NULL,
       PRIMARY KEY (account_id, ord)
     )`
   yield* sql`CREATE INDEX ledger_lots_token ON ledger_lots (account_id, upper(token))`
@@ -49,7 +49,7 @@ export default Effect.gen(function*() {
       ord integer NOT NULL,
       token text NOT NULL,
       day date NOT NULL,
-      row jsonb NOT NULL,
+      row json NOT NULL,
       PRIMARY KEY (account_id, ord)
     )`
   yield* sql`CREATE INDEX ledger_disposals_token ON ledger_disposals (account_id, upper(token))`
@@ -63,7 +63,7 @@ export default Effect.gen(function*() {
       token text NOT NULL,
       day date NOT NULL,
       needs_review boolean NOT NULL,
-      row jsonb NOT NULL,
+      row json NOT NULL,
       PRIMARY KEY (account_id, ord)
     )`
   yield* sql`CREATE UNIQUE INDEX ledger_events_id ON ledger_events (account_id, id)`

@@ -1,18 +1,18 @@
 import { Schema } from "effect"
 import { strict } from "./Common.js"
 import { ReportingCurrency } from "./Currency.js"
+import { countryRule, LedgerCountry, LotScope } from "./ledger/CountryRule.js"
 
-export const Countries = ["US", "SG", "DE"] as const
-export const Country = Schema.Literal(...Countries).annotations({
+export const Countries = LedgerCountry.literals
+export const Country = LedgerCountry.annotations({
   identifier: "Country",
   description: "The country rule: US (income taxable, long-term after one year, basis per wallet), SG (no capital-gains tax), DE (FIFO, basis per account)."
 })
 export type Country = typeof Country.Type
 
-export const LotScope = Schema.Literal("wallet", "account")
-export type LotScope = typeof LotScope.Type
+export { LotScope }
 
-export const lotScopeOf = (country: Country): LotScope => (country === "DE" ? "account" : "wallet")
+export const lotScopeOf = (country: Country): LotScope => countryRule(country).lotScope
 
 export const Settings = Schema.Struct({
   country: Country,

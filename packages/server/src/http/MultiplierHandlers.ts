@@ -1,14 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ChainStore, type ChangeRow } from "@scaledger/db"
 import { InvalidDate, NotFound, ScaledgerApi } from "@scaledger/domain"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { formatWad } from "@scaledger/domain/ledger/Fixed"
 import type { MultiplierHistory } from "@scaledger/domain/MultiplierApi"
 import { Effect, Option } from "effect"
 import { ChainId } from "../Config.js"
 import { orUnavailable } from "./Unavailable.js"
 
-const dateOf = (time: Date) => time.toISOString().slice(0, 10)
+const dateOf = (time: Date) => utcDateOf(time.getTime())
 const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
 
 const validDate = (field: string, value: string | undefined) =>

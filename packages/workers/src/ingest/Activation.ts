@@ -1,9 +1,8 @@
 import type { AnnouncementRow, ChangeRow, GapRow } from "@scaledger/db"
 import { ChainClient, type MultiplierAnnouncement } from "@scaledger/domain/chain/ChainClient"
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
+import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { Effect, Option } from "effect"
-
-const utcDate = (date: Date) => date.toISOString().slice(0, 10)
 
 /**
  * The first block in `[lo, hi]` whose timestamp is at or after `time` (unix seconds), by binary search over block
@@ -79,8 +78,8 @@ export const activate = (
       gap: Option.some({
         token: change.token,
         walletId: options.walletId,
-        fromDate: utcDate(change.effectiveAt),
-        toDate: utcDate(change.effectiveAt),
+        fromDate: utcDateOf(change.effectiveAt.getTime()),
+        toDate: utcDateOf(change.effectiveAt.getTime()),
         reason
       })
     })

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { type AnnouncementRow, type BackfillJob, Backfills, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
 import { ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
+import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
@@ -9,8 +10,6 @@ import { scanTransfers } from "./TransferScan.js"
 
 /** The job's row is gone (the wallet was deleted) or another worker holds it: stop without writing. */
 export class BackfillAbandoned extends Data.TaggedError("BackfillAbandoned")<{ readonly walletId: string }> {}
-
-const utcDate = (date: Date) => date.toISOString().slice(0, 10)
 
 /**
  * One wallet's backfill, resumable from its last checkpoint:
@@ -100,8 +99,8 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       gaps.push({
         token,
         walletId: job.walletId,
-        fromDate: utcDate(new Date((yield* chain.blockTimestamp(firstBlock)) * 1000)),
-        toDate: utcDate(new Date((yield* chain.blockTimestamp(Math.min(lastUnreadable, target))) * 1000)),
+        fromDate: utcDateOf((yield* chain.blockTimestamp(firstBlock)) * 1000),
+        toDate: utcDateOf((yield* chain.blockTimestamp(Math.min(lastUnreadable, target))) * 1000),
         reason: "archive_unavailable"
       })
     }

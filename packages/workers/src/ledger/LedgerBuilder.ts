@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { type AccountLedgerInputs, type EventRecord, LedgerInputs, type LedgerToken, LedgerStore, PriceRounds } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import type { ReportingCurrency } from "@scaledger/domain"
+import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
@@ -28,8 +29,6 @@ export const LedgerBuilderConfig = Config.all({
   concurrency: Config.integer("LEDGER_CONCURRENCY").pipe(Config.withDefault(2)),
   leaseSeconds: Config.integer("LEDGER_LEASE_SECONDS").pipe(Config.withDefault(300))
 })
-
-const utcDate = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().slice(0, 10)
 
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
 const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
@@ -111,7 +110,7 @@ const summaryOf = (report: LedgerReport) => {
 export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
   Effect.gen(function*() {
     const inputs: AccountLedgerInputs = yield* (yield* LedgerInputs).load(accountId, chainId)
-    const rates = yield* rateTable(inputs.currency, [...inputs.dates, utcDate(asOf)])
+    const rates = yield* rateTable(inputs.currency, [...inputs.dates, utcDateOf(asOf * 1000)])
     const prices = yield* (yield* LedgerPrices).pricesFor(chainId, inputs.tokens)
     let state = yield* Ledger.empty({
       wallets: inputs.wallets,
