@@ -83,6 +83,13 @@ describe("chain ingestion", () => {
         // Alice never held SGOV: its history is not part of her backfill.
         expect(yield* store.changesOf(chain.node.chainId, token(chain, "SGOV"))).toEqual([])
         expect(snapshot.gaps).toEqual([])
+        // The issuer's pauses around the split are on record too.
+        const sql = yield* SqlClient.SqlClient
+        const pauses = yield* sql<{ kind: string; block: string }>`
+          SELECT kind, block FROM token_pause_events WHERE token_key = ${key(token(chain, "CRWD"))} ORDER BY block`
+        expect(pauses.map((p) => [p.kind, Number(p.block)])).toEqual(
+          chain.manifest.pauses.filter((p) => p.symbol === "CRWD").map((p) => [p.kind, p.block])
+        )
       }))
     }).pipe(Effect.scoped), 60_000)
 
@@ -126,6 +133,34 @@ describe("chain ingestion", () => {
           newMultiplier: 1000500000000000000n,
           effectiveAt: new Date(effectiveAt * 1000)
         })
+      }))
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("after downtime, catches up from its cursor and still reads a change that activated meanwhile at its first block", () =>
+    Effect.gen(function*() {
+      const chain = yield* seededChain
+      const { node } = chain
+      const mu = token(chain, "MU")
+      yield* withIngest(chain, Effect.gen(function*() {
+        yield* recordToHead
+        // While the service is down: a change is announced, takes effect silently, and more blocks follow.
+        const head = yield* Effect.promise(() => node.block("latest"))
+        const effectiveAt = head.timestamp + 300
+        yield* Effect.promise(() => issuerCall(node, mu, "updateMultiplier", [1000200000000000000n, BigInt(effectiveAt)], head.timestamp + 5))
+        yield* Effect.promise(async () => {
+          await node.setNextBlockTimestamp(effectiveAt - 100)
+          await node.request("evm_mine", [])
+          await node.setNextBlockTimestamp(effectiveAt + 2)
+          await node.request("evm_mine", [])
+          for (let i = 0; i < 5; i++) await node.request("evm_mine", [])
+        })
+        const firstAfter = (yield* Effect.promise(() => node.block("latest"))).number - 5
+        // Back up: one step from the stored cursor.
+        yield* recordToHead
+        const [change] = yield* (yield* ChainStore).changesOf(node.chainId, mu).pipe(
+          Effect.map((changes) => changes.filter((c) => c.effectiveAt.getTime() === effectiveAt * 1000))
+        )
+        expect(change).toMatchObject({ status: "active", source: "chain_storage", block: firstAfter, newMultiplier: 1000200000000000000n })
       }))
     }).pipe(Effect.scoped), 60_000)
 

@@ -165,6 +165,15 @@ describe("the ledger through the API, on the local chain", () => {
       const onlySecond = yield* call("GET", `/v1/positions?wallet=${ALICE_2.toLowerCase()}`, { key })
       expect(onlySecond.body.positions.map((p: any) => p.token)).toEqual(["AAPL"])
 
+      // Marking the second address not own again (PATCH) is a replay too: the transfer reads as a disposal again.
+      expect((yield* call("PATCH", `/v1/wallets/${ALICE_2}`, { key, body: { self: false } })).status).toBe(200)
+      const unmarked = yield* until("the un-own replay", call("GET", "/v1/events?type=transfer.out&needsReview=true", { key }), (r) =>
+        r.status === 200 && r.body.events.some((e: any) => e.token === "AAPL" && e.counterparty === ALICE_2))
+      expect(unmarked.body.events.filter((e: any) => e.counterparty === ALICE_2).map((e: any) => e.qty)).toEqual(["5"])
+      expect((yield* call("PATCH", `/v1/wallets/${ALICE_2}`, { key, body: { self: true } })).status).toBe(200)
+      yield* until("the re-own replay", call("GET", "/v1/events?type=transfer.self", { key }), (r) =>
+        r.status === 200 && r.body.events.some((e: any) => e.token === "AAPL"))
+
       // Under the German rule lots are pooled per account: one AAPL position across both addresses.
       expect((yield* call("PUT", "/v1/settings", { key, body: { country: "DE" } })).status).toBe(200)
       const pooled = yield* until("the DE replay", call("GET", "/v1/positions", { key }), (r) =>
