@@ -2,7 +2,7 @@ import { type FxStoreError } from "@scaledger/domain/fx/FxErrors"
 import { FIRST_ECB_DAY, type FxSource } from "@scaledger/domain/fx/FxQuote"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
 import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"
-import { Clock, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
 import type { FxProviderError } from "./FxErrors.js"
 import { FxProvider } from "./FxProvider.js"
 import { berlinDateOf, DEFAULT_REFRESH_TIME, expectedNewestDay, nextRefreshAt, type TimeOfDay } from "./RefreshSchedule.js"
@@ -84,6 +84,10 @@ const succeededUpToDate = (exit: Exit.Exit<RefreshResult, unknown>): boolean =>
  * `FxStore` provided. Each run repeats every `retryEvery` while it fails or the day's publication is missing (at
  * most `retryTimes` more attempts), then waits for the next TARGET business day at `at` Frankfurt time.
  */
+/** An expected failure (the provider unreachable, a bad answer) in one line; anything else in full. */
+const failureText = (cause: Cause.Cause<{ readonly message: string }>): string =>
+  Option.match(Cause.failureOption(cause), { onNone: () => Cause.pretty(cause), onSome: (error) => error.message })
+
 export const runDailyRefresh = (
   options: DailyRefreshOptions = {}
 ): Effect.Effect<never, never, FxProvider | FxStore> => {
@@ -94,11 +98,11 @@ export const runDailyRefresh = (
   const run = Effect.gen(function*() {
     let exit = yield* Effect.exit(refreshOnce)
     for (let retry = 0; retry < retryTimes && !succeededUpToDate(exit); retry++) {
-      if (Exit.isFailure(exit)) yield* Effect.logWarning("fx refresh failed; retrying", exit.cause)
+      if (Exit.isFailure(exit)) yield* Effect.logWarning(`fx refresh failed; retrying: ${failureText(exit.cause)}`)
       yield* Effect.sleep(retryEvery)
       exit = yield* Effect.exit(refreshOnce)
     }
-    if (Exit.isFailure(exit)) yield* Effect.logError("fx refresh failed after its retries", exit.cause)
+    if (Exit.isFailure(exit)) yield* Effect.logError(`fx refresh failed after its retries: ${failureText(exit.cause)}`)
     yield* onRun(exit).pipe(Effect.catchAllCause((cause) => Effect.logError("fx refresh onRun failed", cause)))
   })
   const waitForNextRun = Effect.flatMap(Clock.currentTimeMillis, (now) =>
