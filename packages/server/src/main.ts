@@ -27,11 +27,11 @@ const program = Effect.gen(function*() {
   // Configuration is read and checked before anything opens, so a mistake stops the start at once.
   const http = yield* HttpConfig
   const target = Database.targetOf(yield* Database.DatabaseConfig)
-  yield* Effect.logInfo(`Scaledger starting on ${Database.describeTarget(target)} (roles: ${
-    Object.entries(run).filter(([, on]) => on).map(([role]) => role).join(", ")
+  yield* Effect.logInfo(`Scaledger starting on ${Database.describeTarget(target)} (${
+    [run.api ? "REST API" : undefined, run.workers ? "workers" : undefined].filter((r) => r !== undefined).join(", ")
   })`)
-  if (run.mcp && !run.api && !run.workers) {
-    yield* Effect.logWarning("The MCP server is not part of this build yet; --mcp alone serves nothing.")
+  if (run.mcp && process.argv.includes("--mcp")) {
+    yield* Effect.logWarning("The MCP server is not part of this build yet: --mcp serves nothing.")
   }
   const app = Layer.mergeAll(
     run.api ? restServer({ port: http.port, host: http.host }) : Layer.empty,
