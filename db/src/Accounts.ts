@@ -70,14 +70,21 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
         return { account: existing[0]!, created: false }
       }))
 
-    const count = Effect.map(sql<{ count: string }>`SELECT count(*) AS count FROM accounts`, (rows) => Number(rows[0]!.count))
+    const count = Effect.map(
+      sql<{ count: string }>`SELECT count(*) AS count FROM accounts`,
+      (rows) => Number(rows[0]!.count)
+    )
 
-    const insertKey = (key: { readonly id: string; readonly accountId: string; readonly lookup: string; readonly hash: string }) =>
+    const insertKey = (
+      key: { readonly id: string; readonly accountId: string; readonly lookup: string; readonly hash: string }
+    ) =>
       sql`INSERT INTO api_keys (id, account_id, lookup, hash) VALUES (${key.id}, ${key.accountId}, ${key.lookup}, ${key.hash})`
 
     const findKeyByLookup = (lookup: string) =>
       Effect.map(
-        sql<KeyDbRow>`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.lookup = ${lookup}`,
+        sql<KeyDbRow>`SELECT ${
+          keyColumns(sql)
+        } FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.lookup = ${lookup}`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toKeyRow)
       )
 
@@ -97,7 +104,9 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
     const revokeKey = (id: string) =>
       Effect.gen(function*() {
         yield* sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
-        const rows = yield* sql<KeyDbRow>`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ${id}`
+        const rows = yield* sql<KeyDbRow>`SELECT ${
+          keyColumns(sql)
+        } FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ${id}`
         return Option.map(Option.fromNullable(rows[0]), toKeyRow)
       })
 

@@ -1,4 +1,5 @@
-import { Data, Effect, Scope } from "effect"
+import type { Scope } from "effect"
+import { Data, Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 

@@ -1,6 +1,7 @@
-import { Migrator, SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlClient } from "@effect/sql"
+import { Migrator } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import * as Path from "node:path"
 import { acquireDataDirLock, type DataDirLocked } from "./DataDirLock.js"
@@ -42,8 +43,11 @@ export const clientLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlCl
 /** How many migrations this build knows: a database with fewer applied is not ready. */
 export const migrationCount = Object.keys(migrations).length
 
-export const migrate: Effect.Effect<ReadonlyArray<readonly [number, string]>, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
-  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "scaledger_migrations" })
+export const migrate: Effect.Effect<
+  ReadonlyArray<readonly [number, string]>,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "scaledger_migrations" })
 
 /** The client with every migration applied before anything uses it. */
 export const layerWith = (target: DatabaseTarget) =>
@@ -56,7 +60,11 @@ export const layer: Layer.Layer<
 > = Layer.unwrapEffect(Effect.map(DatabaseConfig, (config) => layerWith(targetOf(config))))
 
 export const describeTarget = (target: DatabaseTarget): string => {
-  if (target._tag === "Pglite") return target.dataDir === undefined ? "PGlite (in memory)" : `PGlite at ${target.dataDir}`
+  if (target._tag === "Pglite") {
+    return target.dataDir === undefined
+      ? "PGlite (in memory)"
+      : `PGlite at ${target.dataDir}`
+  }
   try {
     const url = new URL(Redacted.value(target.url))
     return `PostgreSQL at ${url.hostname}:${url.port || "5432"}${url.pathname}`

@@ -1,13 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
-import type { RateProvenance } from "@scaledger/domain/FxApi"
 import { usdCrossRate } from "@scaledger/domain/fx/CrossRate"
 import { FxStoreError } from "@scaledger/domain/fx/FxErrors"
 import { type DayRates, type FxSource, StoredDay } from "@scaledger/domain/fx/FxQuote"
 import { FxStore, type FxStoreShape } from "@scaledger/domain/fx/FxStore"
 import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { staleness } from "@scaledger/domain/fx/Quote"
+import type { RateProvenance } from "@scaledger/domain/FxApi"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 
 /** Days sent to the database per statement when writing (each day is about 700 bytes of JSON). */
@@ -78,7 +78,10 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
     const sql = yield* SqlClient.SqlClient
 
     const newestDay = () =>
-      Effect.map(sql<{ day: string | null }>`SELECT max(day) AS day FROM fx_rates`, (rows) => Option.fromNullable(rows[0]?.day))
+      Effect.map(
+        sql<{ day: string | null }>`SELECT max(day) AS day FROM fx_rates`,
+        (rows) => Option.fromNullable(rows[0]?.day)
+      )
 
     const write = (source: FxSource, days: ReadonlyArray<DayRates>, onConflict: "replace" | "keep") =>
       sql.withTransaction(Effect.gen(function*() {
@@ -151,7 +154,9 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
         const result = new Map<string, Option.Option<RateProvenance>>()
         if (wanted.length === 0) return result as ReadonlyMap<string, Option.Option<RateProvenance>>
         const invalid = wanted.find((date) => !isIsoDate(date))
-        if (invalid !== undefined) return yield* Effect.dieMessage(`FxRates.ratesOn: not a date: ${JSON.stringify(invalid)}`)
+        if (invalid !== undefined) {
+          return yield* Effect.dieMessage(`FxRates.ratesOn: not a date: ${JSON.stringify(invalid)}`)
+        }
         const first = wanted[0]!
         const last = wanted[wanted.length - 1]!
         const code = otherCode(quote)
@@ -177,7 +182,10 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
             rate = Option.getOrThrow(usdCrossRate(quote, { USD: row.usd, [code]: row.other }))
             rateOfDay.set(row.day, rate)
           }
-          result.set(date, Option.some({ rate, source: row.source, rateDate: row.day, carriedForward: row.day !== date }))
+          result.set(
+            date,
+            Option.some({ rate, source: row.source, rateDate: row.day, carriedForward: row.day !== date })
+          )
         }
         return result as ReadonlyMap<string, Option.Option<RateProvenance>>
       })
@@ -243,4 +251,7 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
 }) {}
 
 /** `FxStore` implemented on the database. */
-export const FxStoreLive: Layer.Layer<FxStore, never, FxRates> = Layer.effect(FxStore, Effect.map(FxRates, (rates) => rates.store))
+export const FxStoreLive: Layer.Layer<FxStore, never, FxRates> = Layer.effect(
+  FxStore,
+  Effect.map(FxRates, (rates) => rates.store)
+)

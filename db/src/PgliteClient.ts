@@ -1,10 +1,11 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
 import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
 import { PGlite, type Results } from "@electric-sql/pglite"
-import { Chunk, Effect, Layer, Scope, Stream } from "effect"
+import type { Scope } from "effect"
+import { Chunk, Effect, Layer, Stream } from "effect"
 import { pgliteParsers } from "./PgTypes.js"
 
 export interface PgliteClientOptions {
@@ -17,7 +18,9 @@ export interface PgliteClientOptions {
  * permit guards it: a statement outside a transaction holds it for that statement, a transaction holds it from
  * BEGIN to COMMIT, and nothing interleaves into someone else's transaction.
  */
-export const make = (options: PgliteClientOptions): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+export const make = (
+  options: PgliteClientOptions
+): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -26,7 +29,8 @@ export const make = (options: PgliteClientOptions): Effect.Effect<Client.SqlClie
             ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
             parsers: pgliteParsers
           }),
-        catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open ${options.dataDir ?? "in-memory database"}` })
+        catch: (cause) =>
+          new SqlError({ cause, message: `PGlite: failed to open ${options.dataDir ?? "in-memory database"}` })
       }),
       (db) => Effect.promise(() => db.close())
     )
@@ -65,10 +69,13 @@ export const make = (options: PgliteClientOptions): Effect.Effect<Client.SqlClie
         return this.guard(transformRows ? Effect.map(rows, transformRows) : rows)
       }
       executeRaw(sql: string, params: ReadonlyArray<unknown>) {
-        return this.guard(Effect.map(query(sql, params, "object"), (results) => results.length === 1 ? results[0] : results))
+        return this.guard(
+          Effect.map(query(sql, params, "object"), (results) => results.length === 1 ? results[0] : results)
+        )
       }
       executeValues(sql: string, params: ReadonlyArray<unknown>) {
-        return this.guard(Effect.map(query(sql, params, "array"), (results) => results[results.length - 1]!.rows as ReadonlyArray<ReadonlyArray<unknown>>))
+        return this.guard(Effect.map(query(sql, params, "array"), (results) =>
+          results[results.length - 1]!.rows as ReadonlyArray<ReadonlyArray<unknown>>))
       }
       executeUnprepared(
         sql: string,
@@ -85,7 +92,8 @@ export const make = (options: PgliteClientOptions): Effect.Effect<Client.SqlClie
       ) {
         return Stream.flatMap(
           Stream.fromEffect(this.execute(sql, params, transformRows)),
-          (rows) => Stream.fromChunk(Chunk.unsafeFromArray(rows as Array<any>)),
+          (rows) =>
+            Stream.fromChunk(Chunk.unsafeFromArray(rows as Array<any>)),
           { concurrency: 1 }
         )
       }

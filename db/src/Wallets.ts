@@ -68,7 +68,9 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
 
     const find = (accountId: string, address: string) =>
       Effect.map(
-        sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}`,
+        sql<
+          WalletDbRow
+        >`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
       )
 
@@ -108,9 +110,16 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
       )
 
     const listAll = (accountId: string) =>
-      Effect.map(sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`, (rows) => rows.map(toRow))
+      Effect.map(
+        sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`,
+        (rows) => rows.map(toRow)
+      )
 
-    const update = (accountId: string, address: string, patch: { readonly label?: string | undefined; readonly self?: boolean | undefined }) =>
+    const update = (
+      accountId: string,
+      address: string,
+      patch: { readonly label?: string | undefined; readonly self?: boolean | undefined }
+    ) =>
       Effect.map(
         sql<WalletDbRow>`
           UPDATE wallets SET

@@ -16,7 +16,9 @@ const history: Array<DayRates> = lines.map((line) => {
   const cells = line.split(",")
   const perEur: Record<string, string> = {}
   header.forEach((code, i) => {
-    if (i > 0 && code !== "" && cells[i] !== "N/A") perEur[code] = cells[i]!.replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "")
+    if (i > 0 && code !== "" && cells[i] !== "N/A") {
+      perEur[code] = cells[i]!.replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "")
+    }
   })
   return { date: cells[0]!, perEur }
 }).reverse()
@@ -43,9 +45,12 @@ const sampleDates = (count: number, seed = 7): Array<string> => {
 
 for (const [name, database] of backends) {
   describe(name, () => {
-    layer(Layer.provideMerge(Layer.merge(FxRates.Default, FxStoreLive.pipe(Layer.provide(FxRates.Default))), database), {
-      timeout: 120_000
-    })((it) => {
+    layer(
+      Layer.provideMerge(Layer.merge(FxRates.Default, FxStoreLive.pipe(Layer.provide(FxRates.Default))), database),
+      {
+        timeout: 120_000
+      }
+    )((it) => {
       it.effect("an empty store has no days, answers None and is stale", () =>
         Effect.gen(function*() {
           const rates = yield* FxRates
@@ -54,7 +59,12 @@ for (const [name, database] of backends) {
           expect(yield* rates.latestWith("GBP", "2025-05-09")).toEqual(Option.none())
           const none = yield* rates.ratesOn("GBP", ["2025-05-09", "2000-01-03"])
           expect([...none.entries()]).toEqual([["2000-01-03", Option.none()], ["2025-05-09", Option.none()]])
-          expect(yield* rates.status()).toMatchObject({ today: "2025-05-12", newestDay: null, stale: true, storedDays: 0 })
+          expect(yield* rates.status()).toMatchObject({
+            today: "2025-05-12",
+            newestDay: null,
+            stale: true,
+            storedDays: 0
+          })
         }))
 
       it.effect("loads the whole bundled history in one upsert, idempotently", () =>
@@ -79,10 +89,16 @@ for (const [name, database] of backends) {
         Effect.gen(function*() {
           const rates = yield* FxRates
           const sat = Option.getOrThrow(yield* rates.latestWith("GBP", "2025-05-10"))
-          expect(sat).toEqual({ date: "2025-05-09", source: "ecb-via-eurofxref", perEur: index.latestWith("GBP", "2025-05-09").pipe(Option.getOrThrow).perEur })
+          expect(sat).toEqual({
+            date: "2025-05-09",
+            source: "ecb-via-eurofxref",
+            perEur: index.latestWith("GBP", "2025-05-09").pipe(Option.getOrThrow).perEur
+          })
           expect(Object.keys(sat.perEur)).toHaveLength(30)
           expect(yield* rates.latestWith("MXN", "2008-01-01")).toEqual(Option.none())
-          expect(Option.map(yield* rates.latestWith("MXN", "2008-01-02"), (d) => d.date)).toEqual(Option.some("2008-01-02"))
+          expect(Option.map(yield* rates.latestWith("MXN", "2008-01-02"), (d) => d.date)).toEqual(
+            Option.some("2008-01-02")
+          )
           expect(yield* rates.latestWith("USD", "1999-01-03")).toEqual(Option.none())
           const dates = sampleDates(60)
           for (const [i, date] of dates.entries()) {
@@ -96,23 +112,45 @@ for (const [name, database] of backends) {
       it.effect("ratesOn converts many dates in one query, as the quote rules do one by one", () =>
         Effect.gen(function*() {
           const rates = yield* FxRates
-          const dates = [...sampleDates(400, 11), "2025-05-10", "2025-04-18", "2025-05-09", "2007-12-31", "1999-01-01", "2030-01-01"]
+          const dates = [
+            ...sampleDates(400, 11),
+            "2025-05-10",
+            "2025-04-18",
+            "2025-05-09",
+            "2007-12-31",
+            "1999-01-01",
+            "2030-01-01"
+          ]
           for (const quote of ["GBP", "EUR", "USD", "MXN", "JPY"] as const) {
             const answers = yield* rates.ratesOn(quote, dates)
             expect(answers.size).toBe(new Set(dates).size)
             for (const date of dates) {
               const expected = Either.getRight(quoteFromDays(index, { currency: quote, date, today: "2030-01-01" }))
               expect(answers.get(date), `${quote} ${date}`).toEqual(
-                Option.map(expected, (q) => ({ rate: q.rate, source: q.source, rateDate: q.date, carriedForward: q.carriedForward }))
+                Option.map(
+                  expected,
+                  (q) => ({ rate: q.rate, source: q.source, rateDate: q.date, carriedForward: q.carriedForward })
+                )
               )
             }
           }
           const gbp = yield* rates.ratesOn("GBP", ["2025-05-10", "2025-04-18", "2025-05-09"])
           expect(gbp.get("2025-05-09")).toEqual(
-            Option.some({ rate: "0.75337717739068610025", source: "ecb-via-eurofxref", rateDate: "2025-05-09", carriedForward: false })
+            Option.some({
+              rate: "0.75337717739068610025",
+              source: "ecb-via-eurofxref",
+              rateDate: "2025-05-09",
+              carriedForward: false
+            })
           )
-          expect(Option.getOrThrow(gbp.get("2025-05-10")!)).toMatchObject({ rateDate: "2025-05-09", carriedForward: true })
-          expect(Option.getOrThrow(gbp.get("2025-04-18")!)).toMatchObject({ rateDate: "2025-04-17", carriedForward: true })
+          expect(Option.getOrThrow(gbp.get("2025-05-10")!)).toMatchObject({
+            rateDate: "2025-05-09",
+            carriedForward: true
+          })
+          expect(Option.getOrThrow(gbp.get("2025-04-18")!)).toMatchObject({
+            rateDate: "2025-04-17",
+            carriedForward: true
+          })
           expect((yield* rates.ratesOn("GBP", [])).size).toBe(0)
           expect(Option.isNone((yield* rates.ratesOn("MXN", ["2007-12-31"])).get("2007-12-31")!)).toBe(true)
         }))
@@ -121,7 +159,12 @@ for (const [name, database] of backends) {
         Effect.gen(function*() {
           const store = yield* FxStore
           const quote = yield* quoteWith(store.latestWith)({ currency: "gbp", date: "2025-05-11", today: "2025-05-12" })
-          expect(quote).toMatchObject({ quote: "GBP", date: "2025-05-09", rate: "0.75337717739068610025", carriedForward: true })
+          expect(quote).toMatchObject({
+            quote: "GBP",
+            date: "2025-05-09",
+            rate: "0.75337717739068610025",
+            carriedForward: true
+          })
           expect(yield* store.newestDay()).toEqual(Option.some("2025-05-09"))
         }))
 
@@ -129,7 +172,12 @@ for (const [name, database] of backends) {
         Effect.gen(function*() {
           const rates = yield* FxRates
           yield* TestClock.setTime(Date.parse("2025-05-13T23:00:00Z"))
-          expect(yield* rates.status()).toMatchObject({ newestDay: "2025-05-09", stale: false, businessDaysBehind: 2, storedDays: 6747 })
+          expect(yield* rates.status()).toMatchObject({
+            newestDay: "2025-05-09",
+            stale: false,
+            businessDaysBehind: 2,
+            storedDays: 6747
+          })
           yield* TestClock.setTime(Date.parse("2025-05-14T00:30:00Z"))
           expect(yield* rates.status()).toMatchObject({ stale: true, businessDaysBehind: 3 })
           const at = new Date("2025-05-14T00:30:00Z")
@@ -162,7 +210,9 @@ for (const [name, database] of backends) {
           expect(Option.getOrThrow(yield* rates.latestWith("GBP", "2025-05-09")).perEur).toEqual(original.perEur)
           expect(yield* rates.upsert("ecb-via-frankfurter", [corrected, next])).toBe(1)
           expect(yield* rates.latestWith("JPY", "2025-05-09")).toEqual(index.latestWith("JPY", "2025-05-08"))
-          expect(yield* rates.latestWith("GBP", "2025-05-09")).toEqual(Option.some({ ...corrected, source: "ecb-via-frankfurter" }))
+          expect(yield* rates.latestWith("GBP", "2025-05-09")).toEqual(
+            Option.some({ ...corrected, source: "ecb-via-frankfurter" })
+          )
           expect(yield* rates.newestDay()).toEqual(Option.some("2025-05-12"))
           // A later entry for the same date wins, as in the in-memory store.
           expect(yield* rates.upsert("ecb-via-eurofxref", [corrected, original])).toBe(1)

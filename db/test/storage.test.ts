@@ -47,14 +47,22 @@ for (const [name, database] of backends) {
           const { account } = yield* accounts.findOrCreate("keys-owner")
           yield* accounts.insertKey({ id: "key_1", accountId: account.id, lookup: "sk_live_abcd1234", hash: "h1" })
           const found = Option.getOrThrow(yield* accounts.findKeyByLookup("sk_live_abcd1234"))
-          expect(found).toMatchObject({ id: "key_1", accountId: account.id, accountName: "keys-owner", hash: "h1", revokedAt: null })
+          expect(found).toMatchObject({
+            id: "key_1",
+            accountId: account.id,
+            accountName: "keys-owner",
+            hash: "h1",
+            revokedAt: null
+          })
           yield* accounts.touchKey("key_1")
           const revoked = Option.getOrThrow(yield* accounts.revokeKey("key_1"))
           expect(revoked.revokedAt).toBeInstanceOf(Date)
           expect(revoked.lastUsedAt).toBeInstanceOf(Date)
           expect(Option.isNone(yield* accounts.revokeKey("key_missing"))).toBe(true)
           // A second key with the same lookup prefix is refused by the unique index, not silently shadowed.
-          const duplicate = yield* Effect.exit(accounts.insertKey({ id: "key_2", accountId: account.id, lookup: "sk_live_abcd1234", hash: "h2" }))
+          const duplicate = yield* Effect.exit(
+            accounts.insertKey({ id: "key_2", accountId: account.id, lookup: "sk_live_abcd1234", hash: "h2" })
+          )
           expect(Exit.isFailure(duplicate)).toBe(true)
         }))
 
@@ -64,7 +72,13 @@ for (const [name, database] of backends) {
           const wallets = yield* WalletsRepo
           const a = (yield* accounts.findOrCreate("wallet-a")).account
           const b = (yield* accounts.findOrCreate("wallet-b")).account
-          const base = { label: "main", self: true, watchingFromBlock: 12, watchingFromAt: new Date("2026-08-14T00:00:00Z"), chainId: 31337 }
+          const base = {
+            label: "main",
+            self: true,
+            watchingFromBlock: 12,
+            watchingFromAt: new Date("2026-08-14T00:00:00Z"),
+            chainId: 31337
+          }
           const first = yield* wallets.insert({ accountId: a.id, address: ADDRESS, ...base })
           const again = yield* wallets.insert({ accountId: a.id, address: ADDRESS, ...base, label: "other" })
           expect(first.created).toBe(true)
@@ -75,7 +89,9 @@ for (const [name, database] of backends) {
           const other = yield* wallets.insert({ accountId: b.id, address: ADDRESS, ...base })
           expect(other.created).toBe(true)
           expect(other.wallet.id).not.toBe(first.wallet.id)
-          expect(Option.isNone(yield* wallets.update(b.id, "0x0000000000000000000000000000000000000001", { label: "x" }))).toBe(true)
+          expect(
+            Option.isNone(yield* wallets.update(b.id, "0x0000000000000000000000000000000000000001", { label: "x" }))
+          ).toBe(true)
           const updated = Option.getOrThrow(yield* wallets.update(a.id, ADDRESS, { self: false }))
           expect(updated).toMatchObject({ label: "main", self: false, watchingFromBlock: "12" })
           expect(yield* wallets.remove(a.id, ADDRESS)).toBe(true)
@@ -89,7 +105,15 @@ for (const [name, database] of backends) {
           const { account } = yield* (yield* AccountsRepo).findOrCreate("pager")
           const addresses = Array.from({ length: 5 }, (_, i) => `0x${String(i + 1).padStart(40, "0")}`)
           for (const address of addresses) {
-            yield* wallets.insert({ accountId: account.id, address, label: "", self: true, watchingFromBlock: null, watchingFromAt: null, chainId: 31337 })
+            yield* wallets.insert({
+              accountId: account.id,
+              address,
+              label: "",
+              self: true,
+              watchingFromBlock: null,
+              watchingFromAt: null,
+              chainId: 31337
+            })
           }
           const first = yield* wallets.list(account.id, { afterId: undefined, limit: 2 })
           const second = yield* wallets.list(account.id, { afterId: first.wallets[1]!.id, limit: 2 })

@@ -9,14 +9,14 @@ import { SqlClient } from "@effect/sql"
 import { Database } from "@scaledger/db"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { performance } from "node:perf_hooks"
-import { type Hex, encodeFunctionData } from "viem"
-import { loadArtifact } from "../chain/artifacts.js"
-import { startSeededNode, toJson } from "../chain/seed.js"
-import { addAndBackfill, ingestServices } from "../support/ChainHarness.js"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import { encodeFunctionData, type Hex } from "viem"
+import { loadArtifact } from "../chain/artifacts.js"
+import { startSeededNode, toJson } from "../chain/seed.js"
+import { addAndBackfill, ingestServices } from "../support/ChainHarness.js"
 
 const TOTAL = Number(process.env.BENCH_TOTAL ?? 100_000)
 const WALLET_SHARE = Math.floor(TOTAL / 10)
@@ -35,7 +35,8 @@ const main = async () => {
   // The wallet's transfers each in a transaction of its own, as real purchases are; the other 90 % of the history
   // in batches, so seeding stays quick. Both kinds are interleaved over the whole range.
   const seedStart = performance.now()
-  const send = (data: Hex) => node.request<Hex>("eth_sendTransaction", [{ from: issuer, to: aapl, data, gas: "0x1c9c380" }])
+  const send = (data: Hex) =>
+    node.request<Hex>("eth_sendTransaction", [{ from: issuer, to: aapl, data, gas: "0x1c9c380" }])
   const others = TOTAL - WALLET_SHARE
   const batches = Math.ceil(others / PER_TX)
   let other = 0
@@ -43,14 +44,20 @@ const main = async () => {
     await send(encodeFunctionData({ abi: stock.abi as any, functionName: "mint", args: [WALLET, 10n ** 18n] }))
     if (Math.floor(((i + 1) * batches) / WALLET_SHARE) > Math.floor((i * batches) / WALLET_SHARE)) {
       const recipients: Array<string> = []
-      for (let j = 0; j < PER_TX && other < others; j++) recipients.push(`0x${(++other).toString(16).padStart(40, "0")}`)
-      await send(encodeFunctionData({ abi: stock.abi as any, functionName: "mintBatch", args: [recipients, 10n ** 18n] }))
+      for (let j = 0; j < PER_TX && other < others; j++) {
+        recipients.push(`0x${(++other).toString(16).padStart(40, "0")}`)
+      }
+      await send(
+        encodeFunctionData({ abi: stock.abi as any, functionName: "mintBatch", args: [recipients, 10n ** 18n] })
+      )
     }
   }
   const seedMs = performance.now() - seedStart
   const head = await node.blockNumber()
   console.log(
-    `seeded ${(TOTAL + seededTransfers).toLocaleString("en")} transfers (${WALLET_SHARE.toLocaleString("en")} to the wallet, ` +
+    `seeded ${(TOTAL + seededTransfers).toLocaleString("en")} transfers (${
+      WALLET_SHARE.toLocaleString("en")
+    } to the wallet, ` +
       `each in its own transaction) in ${seconds(seedMs)}; head block ${head}`
   )
 
@@ -67,7 +74,12 @@ const main = async () => {
     const response = await fetch(node.httpUrl, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [{ fromBlock: "0x0", toBlock: `0x${head.toString(16)}`, topics }] })
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "eth_getLogs",
+        params: [{ fromBlock: "0x0", toBlock: `0x${head.toString(16)}`, topics }]
+      })
     })
     rawLogs += ((await response.json()) as { result: Array<unknown> }).result.length
   }

@@ -54,7 +54,13 @@ const seedAccount = (events: number, seed: number) =>
     const { account } = yield* (yield* AccountsRepo).findOrCreate(`bench-${events}`)
     for (const address of [w1, w2]) {
       yield* (yield* WalletsRepo).insert({
-        accountId: account.id, address, label: "", self: true, watchingFromBlock: null, watchingFromAt: null, chainId: CHAIN
+        accountId: account.id,
+        address,
+        label: "",
+        self: true,
+        watchingFromBlock: null,
+        watchingFromAt: null,
+        chainId: CHAIN
       })
     }
     for (const [t, symbol] of TOKENS.entries()) {
@@ -95,9 +101,13 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const pureLedger = (accountId: string, events: number, asOf: number) =>
   Effect.gen(function*() {
     const inputs = yield* (yield* LedgerInputs).load(accountId, CHAIN)
-    const transfers = Chunk.toReadonlyArray(yield* Stream.runCollect((yield* LedgerInputs).transfers(accountId, CHAIN, inputs.tokens)))
+    const transfers = Chunk.toReadonlyArray(
+      yield* Stream.runCollect((yield* LedgerInputs).transfers(accountId, CHAIN, inputs.tokens))
+    )
     const all: Array<LedgerEvent> = [...transfers, ...inputs.multiplierEvents].sort((a, b) =>
-      a.block - b.block || (a.kind === "multiplier" ? -1 : 0) - (b.kind === "multiplier" ? -1 : 0) || a.logIndex - b.logIndex)
+      a.block - b.block || (a.kind === "multiplier" ? -1 : 0) - (b.kind === "multiplier" ? -1 : 0) ||
+      a.logIndex - b.logIndex
+    )
     const table = prices(events)
     const start = performance.now()
     const state = yield* Ledger.build({
@@ -128,12 +138,18 @@ const bench = Effect.gen(function*() {
     const rebuildStart = performance.now()
     yield* builder.poll.pipe(withPrices)
     const rebuildMs = performance.now() - rebuildStart
-    const [stored] = yield* (yield* SqlClient.SqlClient)<{ n: string }>`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId}`
+    const [stored] = yield* (yield* SqlClient.SqlClient)<
+      { n: string }
+    >`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId}`
 
     console.log(
       `${events.toLocaleString("en").padStart(9)} events: pure ledger ${seconds(pureMs)} ` +
-        `(${Math.round(events / (pureMs / 1000)).toLocaleString("en")} events/s); from the database ${seconds(computeMs)} ` +
-        `(${(computeMs / pureMs).toFixed(1)}× the pure ledger); with the derived records stored ${seconds(rebuildMs)} ` +
+        `(${Math.round(events / (pureMs / 1000)).toLocaleString("en")} events/s); from the database ${
+          seconds(computeMs)
+        } ` +
+        `(${(computeMs / pureMs).toFixed(1)}× the pure ledger); with the derived records stored ${
+          seconds(rebuildMs)
+        } ` +
         `(${(rebuildMs / pureMs).toFixed(1)}×, ${Number(stored?.n ?? 0).toLocaleString("en")} event rows)`
     )
   }
@@ -144,11 +160,20 @@ const main = Effect.gen(function*() {
   const database = Database.layerWith({ _tag: "Postgres", url: Redacted.make(url) }).pipe(Layer.orDie)
   yield* bench.pipe(
     Effect.provide(
-      Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, LedgerInputs.Default, LedgerStore.Default, FxRates.Default)
-        .pipe(Layer.provideMerge(Layer.mergeAll(
-          Layer.succeed(LedgerPrices, { pricesFor: () => Effect.succeed({}) }),
-          ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
-        )), Layer.provideMerge(database))
+      Layer.mergeAll(
+        AccountsRepo.Default,
+        WalletsRepo.Default,
+        LedgerInputs.Default,
+        LedgerStore.Default,
+        FxRates.Default
+      )
+        .pipe(
+          Layer.provideMerge(Layer.mergeAll(
+            Layer.succeed(LedgerPrices, { pricesFor: () => Effect.succeed({}) }),
+            ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
+          )),
+          Layer.provideMerge(database)
+        )
     ),
     Effect.withConfigProvider(ConfigProvider.fromJson({}))
   )

@@ -1,13 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { ChainClient, type ChainClientService } from "@scaledger/domain/chain/ChainClient"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
-import { getAddress } from "viem"
-import { afterAll, beforeAll } from "vitest"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {
   defaultFeedListFor,
@@ -17,6 +9,14 @@ import {
   TokenRegistryLive
 } from "@scaledger/workers/chain/TokenRegistry"
 import { ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { getAddress } from "viem"
+import { afterAll, beforeAll } from "vitest"
 import { type FaultProxy, loadHarness, type SeedManifest, type TestNode } from "./harness.js"
 
 let node: TestNode
@@ -37,8 +37,9 @@ beforeAll(async () => {
   tokenListPath = join(dir, "tokens.json")
   writeFileSync(tokenListPath, h.toJson(seeded.tokenList))
   server = createServer((req, res) => {
-    if (req.url === "/tokens.json") res.writeHead(200, { "content-type": "application/json" }).end(h.toJson(seeded.tokenList))
-    else res.writeHead(404).end()
+    if (req.url === "/tokens.json") {
+      res.writeHead(200, { "content-type": "application/json" }).end(h.toJson(seeded.tokenList))
+    } else res.writeHead(404).end()
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -55,8 +56,7 @@ const chainLayer = () =>
   ViemChainClientLayer.pipe(Layer.provide(ChainConfig.layer({ rpcUrls: [counter.url], chainId: 31337 })))
 
 /** For the bundled lists: a chain client that must not be called. */
-const offlineChain = (chainId: number) =>
-  Layer.succeed(ChainClient, { chainId } as ChainClientService)
+const offlineChain = (chainId: number) => Layer.succeed(ChainClient, { chainId } as ChainClientService)
 
 describe("TokenRegistry", () => {
   it.effect("loads the bundled Robinhood lists for chain 4663 by default: 194 tokens, 35 feeds", () =>
@@ -84,7 +84,9 @@ describe("TokenRegistry", () => {
       const registry = yield* TokenRegistry
       expect(registry.tokens.map((t) => t.symbol)).toEqual(["AAPL", "CRWD", "SGOV", "MU", "TSLA", "F"])
       expect(Option.isNone(registry.feedFor("F"))).toBe(true)
-      expect(Option.getOrThrow(registry.feedFor("mu")).address).toBe(manifest.tokens.find((t) => t.symbol === "MU")!.feedAddress)
+      expect(Option.getOrThrow(registry.feedFor("mu")).address).toBe(
+        manifest.tokens.find((t) => t.symbol === "MU")!.feedAddress
+      )
 
       counter.resetCounts()
       const listed = yield* registry.resolve(manifest.tokens[0]!.address.toLowerCase())
@@ -92,7 +94,10 @@ describe("TokenRegistry", () => {
       expect(counter.total()).toBe(0)
 
       const unlisted = manifest.unlistedToken.address
-      expect(Option.getOrThrow(yield* registry.resolve(unlisted.toLowerCase()))).toEqual({ listed: false, address: unlisted })
+      expect(Option.getOrThrow(yield* registry.resolve(unlisted.toLowerCase()))).toEqual({
+        listed: false,
+        address: unlisted
+      })
       expect(Option.getOrThrow(yield* registry.resolve(unlisted))).toEqual({ listed: false, address: unlisted })
       expect(counter.counts().eth_call).toBe(1)
 
@@ -114,19 +119,27 @@ describe("TokenRegistry", () => {
         tokenRegistryLayer({ tokenList: `${serverUrl}/tokens.json`, feedList: feeds }).pipe(Layer.provide(chainLayer()))
       )
       expect(Option.getOrThrow(registry.feedFor("AAPL")).address).toBe(getAddress(other))
-      expect(Option.getOrThrow(registry.feedFor("SGOV")).address).toBe(manifest.tokens.find((t) => t.symbol === "SGOV")!.feedAddress)
+      expect(Option.getOrThrow(registry.feedFor("SGOV")).address).toBe(
+        manifest.tokens.find((t) => t.symbol === "SGOV")!.feedAddress
+      )
     }))
 
   it.live("refuses a list for another chain, an unreadable source and a malformed address", () =>
     Effect.gen(function*() {
       const wrongChain = yield* Effect.flip(
-        Effect.provide(TokenRegistry, tokenRegistryLayer({ tokenList: defaultTokenListFor(4663)! }).pipe(Layer.provide(chainLayer())))
+        Effect.provide(
+          TokenRegistry,
+          tokenRegistryLayer({ tokenList: defaultTokenListFor(4663)! }).pipe(Layer.provide(chainLayer()))
+        )
       )
       expect(wrongChain._tag).toBe("TokenListError")
       expect(wrongChain.message).toMatch(/chain 4663.*chain 31337/)
 
       const missing = yield* Effect.flip(
-        Effect.provide(TokenRegistry, tokenRegistryLayer({ tokenList: `${serverUrl}/missing.json` }).pipe(Layer.provide(chainLayer())))
+        Effect.provide(
+          TokenRegistry,
+          tokenRegistryLayer({ tokenList: `${serverUrl}/missing.json` }).pipe(Layer.provide(chainLayer()))
+        )
       )
       expect(missing.message).toMatch(/HTTP 404/)
 

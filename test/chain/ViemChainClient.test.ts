@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ChainClient, StockTopics } from "@scaledger/domain/chain/ChainClient"
 import type { BlockHeader, LogChunk, MultiplierAnnouncement, RawLog } from "@scaledger/domain/chain/ChainClient"
+import { ChainConfig, type ChainConfigShape } from "@scaledger/workers/chain/ChainConfig"
+import { rangeAdvice, ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
 import { Chunk, Duration, Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
 import { type Abi, encodeDeployData, encodeFunctionData, type Hex } from "viem"
 import { afterAll, beforeAll } from "vitest"
-import { ChainConfig, type ChainConfigShape } from "@scaledger/workers/chain/ChainConfig"
-import { rangeAdvice, ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
 import { type FaultProxy, loadHarness, type SeedManifest, type TestNode } from "./harness.js"
 
 type Harness = Awaited<ReturnType<typeof loadHarness>>
@@ -36,7 +36,11 @@ beforeAll(async () => {
   for (let round = 0; round < 3; round++) {
     await node.mine(1_500)
     for (const [from, to] of [["alice", "bob"], ["bob", "carol"]] as const) {
-      await send(holder(from), aapl, encodeFunctionData({ abi: stockAbi, functionName: "transfer", args: [holder(to), 10n ** 15n] }))
+      await send(
+        holder(from),
+        aapl,
+        encodeFunctionData({ abi: stockAbi, functionName: "transfer", args: [holder(to), 10n ** 15n] })
+      )
     }
   }
   await node.mine(100)
@@ -74,9 +78,14 @@ const withClient = <A, E>(
 
 const tokens = () => manifest.tokens.map((t) => t.address)
 
-const collectLogs = (filter: { addresses?: ReadonlyArray<string>; topics?: ReadonlyArray<string | ReadonlyArray<string> | null> }) =>
-  Effect.flatMap(ChainClient, (chain) =>
-    chain.logs({ ...filter, fromBlock: 0, toBlock: head }).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray)))
+const collectLogs = (
+  filter: { addresses?: ReadonlyArray<string>; topics?: ReadonlyArray<string | ReadonlyArray<string> | null> }
+) =>
+  Effect.flatMap(
+    ChainClient,
+    (chain) =>
+      chain.logs({ ...filter, fromBlock: 0, toBlock: head }).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+  )
 
 const flatten = (chunks: ReadonlyArray<LogChunk>): ReadonlyArray<RawLog> => chunks.flatMap((c) => c.logs)
 
@@ -91,7 +100,9 @@ describe("ViemChainClient: logs", () => {
     Effect.gen(function*() {
       const reads = Effect.flatMap(ChainClient, (chain) =>
         Effect.forEach(
-          manifest.multiplierChanges.flatMap((c) => [[c.token, c.lastBlockBefore], [c.token, c.firstBlockAtOrAfter]] as const),
+          manifest.multiplierChanges.flatMap((c) =>
+            [[c.token, c.lastBlockBefore], [c.token, c.firstBlockAtOrAfter]] as const
+          ),
           ([token, block]) => chain.stockState(token, block),
           { concurrency: 4 }
         ))
@@ -155,7 +166,9 @@ describe("ViemChainClient: logs", () => {
         Effect.flatMap(ChainClient, (chain) =>
           chain.stockEvents({ tokens: tokens(), fromBlock: 0, toBlock: manifest.headBlock }).pipe(
             Stream.runCollect,
-            Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((c) => c.events))
+            Effect.map((chunks) =>
+              Chunk.toReadonlyArray(chunks).flatMap((c) => c.events)
+            )
           ))
       )
       const announcements = events.filter((e): e is MultiplierAnnouncement => e._tag === "MultiplierAnnouncement")
@@ -186,25 +199,35 @@ describe("ViemChainClient: logs", () => {
       const legacy = h.loadArtifact("LegacyStock")
       const issuer = manifest.issuer
       const deployed = yield* Effect.promise(() =>
-        send(issuer, undefined, encodeDeployData({ abi: legacy.abi as Abi, bytecode: legacy.bytecode, args: ["L", "L", issuer] }))
+        send(
+          issuer,
+          undefined,
+          encodeDeployData({ abi: legacy.abi as Abi, bytecode: legacy.bytecode, args: ["L", "L", issuer] })
+        )
       )
       const address = (yield* Effect.promise(() =>
         node.request<{ contractAddress: string }>("eth_getTransactionReceipt", [deployed])
       )).contractAddress
       const effectiveAt = manifest.multiplierChanges.at(-1)!.effectiveAt + 86_400 * 365
       yield* Effect.promise(() =>
-        send(issuer, address, encodeFunctionData({
-          abi: legacy.abi as Abi,
-          functionName: "updateMultiplier",
-          args: [2n * 10n ** 18n, BigInt(effectiveAt)]
-        }))
+        send(
+          issuer,
+          address,
+          encodeFunctionData({
+            abi: legacy.abi as Abi,
+            functionName: "updateMultiplier",
+            args: [2n * 10n ** 18n, BigInt(effectiveAt)]
+          })
+        )
       )
       const latest = yield* Effect.promise(() => node.blockNumber())
       const draft = yield* withClient(
         [node.httpUrl],
         Effect.flatMap(ChainClient, (chain) =>
           Effect.gen(function*() {
-            const chunks = yield* chain.stockEvents({ tokens: [address], fromBlock: latest, toBlock: latest }).pipe(Stream.runCollect)
+            const chunks = yield* chain.stockEvents({ tokens: [address], fromBlock: latest, toBlock: latest }).pipe(
+              Stream.runCollect
+            )
             const block = yield* chain.block(latest)
             return { events: Chunk.toReadonlyArray(chunks).flatMap((c) => c.events), block }
           }))
@@ -316,7 +339,10 @@ describe("ViemChainClient: failures", () => {
     Effect.gen(function*() {
       const pruned = yield* Effect.promise(() => proxy({ prunedAfterBlocks: 100, prunedStyle: "metadata-not-found" }))
       const aapl = manifest.multiplierChanges.find((c) => c.symbol === "AAPL")!
-      const error = yield* withClient([pruned.url], Effect.flatMap(ChainClient, (c) => c.uiMultiplier(aapl.token, aapl.lastBlockBefore)))
+      const error = yield* withClient(
+        [pruned.url],
+        Effect.flatMap(ChainClient, (c) => c.uiMultiplier(aapl.token, aapl.lastBlockBefore))
+      )
         .pipe(Effect.flip)
       expect(error._tag).toBe("StateUnavailable")
       if (error._tag === "StateUnavailable") {
@@ -330,7 +356,10 @@ describe("ViemChainClient: failures", () => {
 
       for (const style of ["missing-trie-node", "header-not-found"] as const) {
         pruned.setFaults({ prunedAfterBlocks: 100, prunedStyle: style })
-        const e = yield* withClient([pruned.url], Effect.flatMap(ChainClient, (c) => c.balanceOf(aapl.token, manifest.issuer, 5)))
+        const e = yield* withClient(
+          [pruned.url],
+          Effect.flatMap(ChainClient, (c) => c.balanceOf(aapl.token, manifest.issuer, 5))
+        )
           .pipe(Effect.flip)
         expect(e._tag).toBe("StateUnavailable")
       }

@@ -3,9 +3,9 @@
  * Run: `npx tsx test/chain/compile.ts` (artifacts are committed; tests never compile at run time, except the
  * test that checks a fresh compile still matches them).
  */
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import solc from "solc"
 import type { Artifact } from "./artifacts.js"
 
@@ -17,11 +17,14 @@ export const CONTRACT_SOURCES = ["Stock.sol", "PriceFeed.sol"] as const
 
 interface SolcOutput {
   readonly errors?: ReadonlyArray<{ severity: string; formattedMessage: string }>
-  readonly contracts: Record<string, Record<string, {
-    abi: Artifact["abi"]
-    evm: { bytecode: { object: string }; deployedBytecode: { object: string } }
-    storageLayout: Artifact["storageLayout"]
-  }>>
+  readonly contracts: Record<
+    string,
+    Record<string, {
+      abi: Artifact["abi"]
+      evm: { bytecode: { object: string }; deployedBytecode: { object: string } }
+      storageLayout: Artifact["storageLayout"]
+    }>
+  >
 }
 
 export const compileContracts = (): Record<string, Artifact> => {

@@ -1,4 +1,3 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   createPublicClient,
   createWalletClient,
@@ -10,6 +9,7 @@ import {
   pad,
   toHex
 } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadArtifact, storageSlot } from "./artifacts.js"
 import { startTestNode, type TestNode } from "./node.js"
 
@@ -107,11 +107,19 @@ describe("Stock", () => {
     expect(await read<bigint>(token, "totalSupplyUI", [], atBlock(atEffective))).toBe(10n * next)
     expect(await read<bigint>(token, "effectiveAt", [], atBlock(atEffective))).toBe(BigInt(T0 + 700))
 
-    const activation = await publicClient().getLogs({ address: token, fromBlock: atBlock(atEffective), toBlock: atBlock(atEffective) })
+    const activation = await publicClient().getLogs({
+      address: token,
+      fromBlock: atBlock(atEffective),
+      toBlock: atBlock(atEffective)
+    })
     expect(activation).toHaveLength(0)
 
     const slot = (label: string, blockNumber: bigint) =>
-      publicClient().getStorageAt({ address: token, slot: toHex(storageSlot("Stock", label), { size: 32 }), blockNumber })
+      publicClient().getStorageAt({
+        address: token,
+        slot: toHex(storageSlot("Stock", label), { size: 32 }),
+        blockNumber
+      })
     expect(BigInt((await slot("_uiMultiplier", atBlock(atEffective)))!)).toBe(ONE)
     expect(BigInt((await slot("_newUIMultiplier", atBlock(atEffective)))!)).toBe(next)
     expect(BigInt((await slot("_effectiveAt", atBlock(atEffective)))!)).toBe(BigInt(T0 + 700))
@@ -165,7 +173,9 @@ describe("Stock", () => {
     expect(paused).toEqual([[keccak256(toHex("Paused()"))]])
     expect(await read<boolean>(token, "paused")).toBe(true)
     expect(await read<boolean>(token, "tokenPaused")).toBe(true)
-    await expect(write(token, stock.abi, "transfer", [other, 1n], { from: holder })).rejects.toThrow(/TokenIsPaused|revert/i)
+    await expect(write(token, stock.abi, "transfer", [other, 1n], { from: holder })).rejects.toThrow(
+      /TokenIsPaused|revert/i
+    )
     expect(await topics("unpause")).toEqual([[keccak256(toHex("Unpaused()"))]])
     expect(await topics("pauseOracle")).toEqual([[keccak256(toHex("OraclePaused()"))]])
     expect(await read<boolean>(token, "oraclePaused")).toBe(true)
@@ -192,7 +202,10 @@ describe("Stock", () => {
     const block = await node.block(Number(receipt.blockNumber))
     expect(receipt.logs[0]!.topics).toEqual([TOPIC_4])
     expect(receipt.logs[0]!.data).toBe(
-      ("0x" + [ONE, 2n * ONE, BigInt(block.timestamp), BigInt(T0 + 50_000)].map((n) => pad(toHex(n)).slice(2)).join("")) as Hex
+      ("0x" +
+        [ONE, 2n * ONE, BigInt(block.timestamp), BigInt(T0 + 50_000)].map((n) => pad(toHex(n)).slice(2)).join(
+          ""
+        )) as Hex
     )
   })
 })
@@ -211,11 +224,25 @@ describe("PriceFeed", () => {
     const t1 = (await node.block(Number(first.blockNumber))).timestamp
     await write(feed, feedArtifact.abi, "postRound", [22_941_000_000n, BigInt(t1 - 5)])
     const phase = 1n << 64n
-    expect(await call("latestRoundData")).toEqual([phase + 2n, 22_941_000_000n, BigInt(t1 - 5), BigInt(t1 - 5), phase + 2n])
-    expect(await call("getRoundData", [phase + 1n])).toEqual([phase + 1n, 22_944_000_000n, BigInt(t1), BigInt(t1), phase + 1n])
+    expect(await call("latestRoundData")).toEqual([
+      phase + 2n,
+      22_941_000_000n,
+      BigInt(t1 - 5),
+      BigInt(t1 - 5),
+      phase + 2n
+    ])
+    expect(await call("getRoundData", [phase + 1n])).toEqual([
+      phase + 1n,
+      22_944_000_000n,
+      BigInt(t1),
+      BigInt(t1),
+      phase + 1n
+    ])
     await expect(call("getRoundData", [phase + 3n])).rejects.toThrow(/No data present/)
     await expect(call("getRoundData", [1n])).rejects.toThrow(/No data present/)
     await expect(call("getRoundData", [(2n << 64n) + 1n])).rejects.toThrow(/No data present/)
-    await expect(write(feed, feedArtifact.abi, "postRound", [1n, 0n], { from: holder })).rejects.toThrow(/NotOwner|revert/i)
+    await expect(write(feed, feedArtifact.abi, "postRound", [1n, 0n], { from: holder })).rejects.toThrow(
+      /NotOwner|revert/i
+    )
   })
 })

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { encodeDeployData, encodeFunctionData, type Hex } from "viem"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { loadArtifact } from "./artifacts.js"
-import { type Faults, type FaultProxy, startFaultProxy } from "./faultProxy.js"
+import { type FaultProxy, type Faults, startFaultProxy } from "./faultProxy.js"
 import { startTestNode, type TestNode } from "./node.js"
 
 let node: TestNode
@@ -57,7 +57,11 @@ const call = (method: string, params: ReadonlyArray<unknown> = [], id: unknown =
   rpc({ jsonrpc: "2.0", id, method, params })
 
 const getLogs = (fromBlock: number, toBlock: number) =>
-  call("eth_getLogs", [{ address: token, fromBlock: `0x${fromBlock.toString(16)}`, toBlock: `0x${toBlock.toString(16)}` }])
+  call("eth_getLogs", [{
+    address: token,
+    fromBlock: `0x${fromBlock.toString(16)}`,
+    toBlock: `0x${toBlock.toString(16)}`
+  }])
 
 describe("fault proxy", () => {
   it("passes requests through and counts them per method, batch elements one by one", async () => {
@@ -160,7 +164,11 @@ describe("fault proxy", () => {
       const failed = await call("eth_call", [{ to: token, data }, old])
       expect(failed.json.error.code).toBe(-32000)
       expect(failed.json.error.message).toMatch(
-        { "missing-trie-node": /^missing trie node [0-9a-f]{64} \(path \)/, "header-not-found": /^header not found$/, "metadata-not-found": /^metadata is not found$/ }[style]
+        {
+          "missing-trie-node": /^missing trie node [0-9a-f]{64} \(path \)/,
+          "header-not-found": /^header not found$/,
+          "metadata-not-found": /^metadata is not found$/
+        }[style]
       )
     }
     expect((await call("eth_call", [{ to: token, data }, recent])).json.result).toMatch(/^0x/)

@@ -14,7 +14,7 @@
  * Batches are supported: HTTP-level faults hit the whole batch, JSON-RPC-level ones each element.
  * `counts()` tells how many requests per method reached the proxy (batch elements counted one by one).
  */
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http"
+import { Agent, createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 
 /** Which provider's words a block-range cap uses. */
@@ -132,7 +132,7 @@ interface RpcResponse {
 }
 
 /** mulberry32: small, fast, good enough for fault injection. */
-const seededRandom = (seed: number): (() => number) => {
+const seededRandom = (seed: number): () => number => {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -355,12 +355,18 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
     if (faults.serverErrorRate !== undefined && random() < faults.serverErrorRate) {
       countFault("server_error")
       const pick = Math.floor(random() * 3)
-      if (pick === 0) return { status: 502, headers: { "content-type": "text/html" }, body: "<html>502 Bad Gateway</html>" }
+      if (pick === 0) {
+        return { status: 502, headers: { "content-type": "text/html" }, body: "<html>502 Bad Gateway</html>" }
+      }
       if (pick === 1) {
         return {
           status: 503,
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: firstId, error: { code: -32603, message: "upstream unavailable" } })
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: firstId,
+            error: { code: -32603, message: "upstream unavailable" }
+          })
         }
       }
       return { status: 500, headers: { "content-type": "text/plain" }, body: "Internal Server Error" }
@@ -381,11 +387,16 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
     try {
       parsed = JSON.parse(text) as RpcRequest | ReadonlyArray<RpcRequest>
     } catch {
-      respond(res, 200, { "content-type": "application/json" }, JSON.stringify({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32700, message: "Parse error" }
-      }))
+      respond(
+        res,
+        200,
+        { "content-type": "application/json" },
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32700, message: "Parse error" }
+        })
+      )
       return
     }
     const batch = Array.isArray(parsed) ? (parsed as ReadonlyArray<RpcRequest>) : [parsed as RpcRequest]

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { encodeDeployData, encodeFunctionData, type Hex } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
 import { loadArtifact } from "./artifacts.js"
 import { startTestNode, type TestNode } from "./node.js"
@@ -83,9 +83,14 @@ describe("test node over WebSocket", () => {
     ])
     const receipt = await node.request<{ contractAddress: Hex }>("eth_getTransactionReceipt", [deployHash])
     await node.request("eth_sendTransaction", [
-      { from, to: receipt.contractAddress, data: encodeFunctionData({ abi: stock.abi, functionName: "mint", args: [from, 5n] }) }
+      {
+        from,
+        to: receipt.contractAddress,
+        data: encodeFunctionData({ abi: stock.abi, functionName: "mint", args: [from, 5n] })
+      }
     ])
-    const heads = () => messages.filter((m) => m.params?.subscription === headsId).map((m) => Number(m.params.result.number))
+    const heads = () =>
+      messages.filter((m) => m.params?.subscription === headsId).map((m) => Number(m.params.result.number))
     await until(() => heads().length === 4)
     expect(heads()).toEqual([start + 1, start + 2, start + 3, start + 4])
     const logs = () => messages.filter((m) => m.params?.subscription === logsId)
@@ -124,7 +129,10 @@ describe("re-org", () => {
     const ancestor = await node.block(fork.blockNumber)
     const firstNew = await node.block(fork.blockNumber + 1)
     expect(firstNew.timestamp).toBe(result.dropped[0]!.timestamp + 1)
-    expect((await node.request<{ parentHash: string }>("eth_getBlockByNumber", [`0x${firstNew.number.toString(16)}`, false])).parentHash)
+    expect(
+      (await node.request<{ parentHash: string }>("eth_getBlockByNumber", [`0x${firstNew.number.toString(16)}`, false]))
+        .parentHash
+    )
       .toBe(ancestor.hash)
     await until(() => messages.length === 4)
     expect(messages.slice(1).map((m) => Number(m.params.result.number))).toEqual([

@@ -18,11 +18,11 @@
  * one second later than the old blocks at the same height (so no hash can repeat), and returns both heads. A
  * snapshot is used up by `reorg`/`revert`; take a new one for the next re-org.
  */
+import * as edr from "@nomicfoundation/edr"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { pathToFileURL } from "node:url"
-import * as edr from "@nomicfoundation/edr"
-import { WebSocketServer, type WebSocket } from "ws"
+import { type WebSocket, WebSocketServer } from "ws"
 
 export interface DevAccount {
   readonly address: `0x${string}`

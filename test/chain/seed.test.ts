@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createPublicClient, custom, decodeEventLog, type Hex } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadArtifact } from "./artifacts.js"
 import type { TestNode } from "./node.js"
 import { SEED_SYMBOLS, type SeedManifest, startSeededNode, type TokenList, UNLISTED_SYMBOL } from "./seed.js"
@@ -95,7 +95,9 @@ describe("seed", () => {
       }))
     )
     const kinds = manifest.transfers.map((t) => t.kind)
-    for (const kind of ["mint", "burn", "transfer", "self", "to_exchange", "from_exchange"]) expect(kinds).toContain(kind)
+    for (const kind of ["mint", "burn", "transfer", "self", "to_exchange", "from_exchange"]) {
+      expect(kinds).toContain(kind)
+    }
     const self = manifest.transfers.find((t) => t.kind === "self" && t.from !== t.to)!
     const person = (a: string) => manifest.holders.find((h) => h.address === a)!.person
     expect(person(self.from)).toBe(person(self.to))
@@ -104,9 +106,15 @@ describe("seed", () => {
   it("replays the real multiplier announcements at their real times, CRWD's twice", async () => {
     const fixture = JSON.parse(
       readFileSync(new URL("../fixtures/multiplier-events-4663.json", import.meta.url), "utf8")
-    ) as { events: ReadonlyArray<{ symbol: string; announcedAt: string; effectiveAt: string; oldMultiplier: string; newMultiplier: string }> }
+    ) as {
+      events: ReadonlyArray<
+        { symbol: string; announcedAt: string; effectiveAt: string; oldMultiplier: string; newMultiplier: string }
+      >
+    }
     const expected = fixture.events.filter((e) => (SEED_SYMBOLS as ReadonlyArray<string>).includes(e.symbol))
-    expect(manifest.multiplierChanges.map((c) => [c.symbol, c.announcedAt, c.effectiveAt, c.oldMultiplier, c.newMultiplier]))
+    expect(
+      manifest.multiplierChanges.map((c) => [c.symbol, c.announcedAt, c.effectiveAt, c.oldMultiplier, c.newMultiplier])
+    )
       .toEqual(expected.map((e) => [
         e.symbol,
         Date.parse(e.announcedAt) / 1000,
@@ -116,7 +124,9 @@ describe("seed", () => {
       ]))
     expect(manifest.multiplierChanges.filter((c) => c.reannouncement).map((c) => c.symbol)).toEqual(["CRWD"])
 
-    const logs = (await allLogs()).filter((l) => l.topics[0] === "0x2205df4534432b2f60654a3fdb48737ffdaf3e9edb1a498bd985bc026b15b055")
+    const logs = (await allLogs()).filter((l) =>
+      l.topics[0] === "0x2205df4534432b2f60654a3fdb48737ffdaf3e9edb1a498bd985bc026b15b055"
+    )
     expect(logs.map((l) => [Number(l.blockNumber), l.transactionHash, l.logIndex])).toEqual(
       manifest.multiplierChanges.map((c) => [c.announcementBlock, c.txHash, c.logIndex])
     )
@@ -124,8 +134,12 @@ describe("seed", () => {
       expect((await node.block(change.announcementBlock)).timestamp).toBe(change.announcedAt)
       expect((await node.block(change.lastBlockBefore)).timestamp).toBeLessThan(change.effectiveAt)
       expect((await node.block(change.firstBlockAtOrAfter)).timestamp).toBeGreaterThanOrEqual(change.effectiveAt)
-      expect(await readStock<bigint>(change.token, "uiMultiplier", [], change.lastBlockBefore)).toBe(change.oldMultiplier)
-      expect(await readStock<bigint>(change.token, "uiMultiplier", [], change.firstBlockAtOrAfter)).toBe(change.newMultiplier)
+      expect(await readStock<bigint>(change.token, "uiMultiplier", [], change.lastBlockBefore)).toBe(
+        change.oldMultiplier
+      )
+      expect(await readStock<bigint>(change.token, "uiMultiplier", [], change.firstBlockAtOrAfter)).toBe(
+        change.newMultiplier
+      )
     }
   })
 
@@ -152,10 +166,18 @@ describe("seed", () => {
       const feed = token.feedAddress as Hex
       const rounds = manifest.prices.filter((p) => p.symbol === token.symbol)
       expect(rounds.length).toBeGreaterThan(0)
-      const latest = await client().readContract({ address: feed, abi: feedAbi, functionName: "latestRoundData" } as never) as ReadonlyArray<bigint>
-      expect([latest[0], latest[1], latest[3]]).toEqual([rounds.at(-1)!.roundId, rounds.at(-1)!.answer, BigInt(rounds.at(-1)!.updatedAt)])
+      const latest = await client().readContract(
+        { address: feed, abi: feedAbi, functionName: "latestRoundData" } as never
+      ) as ReadonlyArray<bigint>
+      expect([latest[0], latest[1], latest[3]]).toEqual([
+        rounds.at(-1)!.roundId,
+        rounds.at(-1)!.answer,
+        BigInt(rounds.at(-1)!.updatedAt)
+      ])
       for (const round of rounds) {
-        const r = await client().readContract({ address: feed, abi: feedAbi, functionName: "getRoundData", args: [round.roundId] } as never) as ReadonlyArray<bigint>
+        const r = await client().readContract(
+          { address: feed, abi: feedAbi, functionName: "getRoundData", args: [round.roundId] } as never
+        ) as ReadonlyArray<bigint>
         expect(r[1]).toBe(round.answer)
       }
     }

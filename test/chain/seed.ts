@@ -161,11 +161,9 @@ const units = (amount: string): bigint => parseUnits(amount, 18)
 const price = (usd: string): bigint => parseUnits(usd, 8)
 const toHex = (n: number | bigint): Hex => `0x${n.toString(16)}`
 
-export const formatMultiplier = (raw: bigint): string =>
-  `${raw / ONE}.${(raw % ONE).toString().padStart(18, "0")}`
+export const formatMultiplier = (raw: bigint): string => `${raw / ONE}.${(raw % ONE).toString().padStart(18, "0")}`
 
-const readJson = <T>(relative: string): T =>
-  JSON.parse(readFileSync(new URL(relative, import.meta.url), "utf8")) as T
+const readJson = <T>(relative: string): T => JSON.parse(readFileSync(new URL(relative, import.meta.url), "utf8")) as T
 
 type Label = "alice" | "alice-2" | "bob" | "carol" | "exchange"
 type PauseAction = "pause" | "unpause" | "pauseOracle" | "unpauseOracle"
@@ -173,8 +171,20 @@ type PauseAction = "pause" | "unpause" | "pauseOracle" | "unpauseOracle"
 type Step =
   | { readonly at: number; readonly kind: "deploy-token"; readonly symbol: string }
   | { readonly at: number; readonly kind: "deploy-feed"; readonly symbol: SeedSymbol }
-  | { readonly at: number; readonly kind: "mint"; readonly symbol: SeedSymbol; readonly to: Label; readonly amount: string }
-  | { readonly at: number; readonly kind: "burn"; readonly symbol: SeedSymbol; readonly from: Label; readonly amount: string }
+  | {
+    readonly at: number
+    readonly kind: "mint"
+    readonly symbol: SeedSymbol
+    readonly to: Label
+    readonly amount: string
+  }
+  | {
+    readonly at: number
+    readonly kind: "burn"
+    readonly symbol: SeedSymbol
+    readonly from: Label
+    readonly amount: string
+  }
   | {
     readonly at: number
     readonly kind: "transfer"
@@ -209,14 +219,17 @@ const PERSON: Record<Label, string> = {
 const plan = (events: ReadonlyArray<FixtureEvent>): ReadonlyArray<Step> => {
   const steps: Array<Step> = []
   const deployAt = at("2026-07-01T12:00:00Z")
-  ;[...SEED_SYMBOLS, UNLISTED_SYMBOL].forEach((symbol, i) => steps.push({ at: deployAt + i, kind: "deploy-token", symbol }))
+  ;[...SEED_SYMBOLS, UNLISTED_SYMBOL].forEach((symbol, i) =>
+    steps.push({ at: deployAt + i, kind: "deploy-token", symbol })
+  )
   SYMBOLS_WITH_FEED.forEach((symbol, i) => steps.push({ at: deployAt + 60 + i, kind: "deploy-feed", symbol }))
 
   const mint = (iso: string, symbol: SeedSymbol, to: Label, amount: string) =>
     steps.push({ at: at(iso), kind: "mint", symbol, to, amount })
   const transfer = (iso: string, symbol: SeedSymbol, from: Label, to: Label, amount: string) =>
     steps.push({ at: at(iso), kind: "transfer", symbol, from, to, amount })
-  const quote = (iso: string, symbol: SeedSymbol, usd: string) => steps.push({ at: at(iso), kind: "price", symbol, usd })
+  const quote = (iso: string, symbol: SeedSymbol, usd: string) =>
+    steps.push({ at: at(iso), kind: "price", symbol, usd })
   const issuerAction = (iso: string, symbol: SeedSymbol, kind: PauseAction) => steps.push({ at: at(iso), kind, symbol })
 
   mint("2026-07-01T14:00:00Z", "CRWD", "alice", "10")
@@ -309,7 +322,10 @@ export const seedChain = async (node: TestNode): Promise<SeedResult> => {
   }))
   const addressOf = (label: Label): Hex => holders.find((h) => h.label === label)!.address as Hex
 
-  const blocks: Array<{ number: number; timestamp: number }> = [{ number: genesis.number, timestamp: genesis.timestamp }]
+  const blocks: Array<{ number: number; timestamp: number }> = [{
+    number: genesis.number,
+    timestamp: genesis.timestamp
+  }]
   const tokens = new Map<string, { address: Hex; deployBlock: number }>()
   const feeds = new Map<string, Hex>()
   const transfers: Array<SeedTransfer> = []
@@ -343,7 +359,8 @@ export const seedChain = async (node: TestNode): Promise<SeedResult> => {
   }
 
   const token = (symbol: string): Hex => tokens.get(symbol)!.address
-  const callToken = (symbol: string, data: Hex, from: Hex, timestamp: number) => send(from, token(symbol), data, timestamp)
+  const callToken = (symbol: string, data: Hex, from: Hex, timestamp: number) =>
+    send(from, token(symbol), data, timestamp)
 
   const recordTransfer = (
     step: { symbol: SeedSymbol; at: number },
@@ -504,7 +521,9 @@ export const seedChain = async (node: TestNode): Promise<SeedResult> => {
   })
 
   for (const change of announcements) {
-    const fixtureEvent = fixture.events.find((e) => e.symbol === change.symbol && at(e.announcedAt) === change.announcedAt)!
+    const fixtureEvent = fixture.events.find((e) =>
+      e.symbol === change.symbol && at(e.announcedAt) === change.announcedAt
+    )!
     if (BigInt(fixtureEvent.oldMultiplier) !== change.oldMultiplier) {
       throw new Error(`seed diverged from the fixture at ${change.symbol} ${fixtureEvent.announcedAt}`)
     }

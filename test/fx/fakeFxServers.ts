@@ -12,7 +12,8 @@
  * Both serve as if today were `today` (default 2025-05-09, the last day of the history): nothing newer is shown.
  * `failNext` queues failures, one per request, before normal service resumes; `requests` records every path.
  */
-import { Clock, Duration, Effect, type Scope } from "effect"
+import type { Duration } from "effect"
+import { Clock, Effect, type Scope } from "effect"
 import { strToU8, zipSync } from "fflate"
 import { readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -190,7 +191,9 @@ const frankfurterHandler: Handler = (path, query, state) => {
   const rates = inRange.map((d) => `"${d.date}":${ratesJson(d)}`).join(",")
   return json(
     200,
-    `{"amount":1.0,"base":"EUR","start_date":"${inRange[0]!.date}","end_date":"${inRange[inRange.length - 1]!.date}","rates":{${rates}}}`
+    `{"amount":1.0,"base":"EUR","start_date":"${inRange[0]!.date}","end_date":"${
+      inRange[inRange.length - 1]!.date
+    }","rates":{${rates}}}`
   )
 }
 
@@ -242,7 +245,9 @@ const startServer = (handler: Handler, basePath: string): Effect.Effect<FakeServ
             baseUrl: `${origin}${basePath}`,
             requests,
             count: (fragment = "") => requests.filter((r) => r.includes(fragment)).length,
-            failNext: (...more) => void failures.push(...more),
+            failNext: (...more) => {
+              for (const failure of more) failures.push(failure)
+            },
             setToday: (date) => void (state.today = date),
             setWindowDays: (days) => void (state.windowDays = days)
           }

@@ -3,8 +3,8 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import type { RefreshResult } from "@scaledger/workers/fx/index"
 import { makeFxWorker } from "@scaledger/workers/fx/FxWorker"
+import type { RefreshResult } from "@scaledger/workers/fx/index"
 import { ConfigProvider, Effect, Exit, Layer, Option, Queue, Scope, TestClock } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -38,46 +38,61 @@ const backends = [
 ] as const
 
 for (const [name, database] of backends) {
-  layer(Layer.merge(database, FxRates.Default.pipe(Layer.provide(database))), { timeout: 120_000 })(`FX worker on ${name}`, (it) => {
-    it.scoped("loads the bundled history into an empty database once, and makes no request with FX_REFRESH=off", () =>
-      Effect.gen(function*() {
-        const rates = yield* FxRates
-        const sql = yield* SqlClient.SqlClient
-        const ecb = yield* startFakeEcb()
-        const offline = worker().pipe(Layer.provide(Layer.setConfigProvider(config({ FX_REFRESH: "off", FX_BASE_URL: ecb.baseUrl }))))
+  layer(Layer.merge(database, FxRates.Default.pipe(Layer.provide(database))), { timeout: 120_000 })(
+    `FX worker on ${name}`,
+    (it) => {
+      it.scoped("loads the bundled history into an empty database once, and makes no request with FX_REFRESH=off", () =>
+        Effect.gen(function*() {
+          const rates = yield* FxRates
+          const sql = yield* SqlClient.SqlClient
+          const ecb = yield* startFakeEcb()
+          const offline = worker().pipe(
+            Layer.provide(Layer.setConfigProvider(config({ FX_REFRESH: "off", FX_BASE_URL: ecb.baseUrl })))
+          )
 
-        const firstAt = Date.parse("2025-05-12T06:00:00Z")
-        yield* TestClock.setTime(firstAt)
-        expect((yield* rates.status()).storedDays).toBe(0)
-        const millis = yield* startAndStop(offline)
-        console.log(`${name}: first start loaded the bundled history in ${millis} ms`)
-        const loaded = yield* rates.status()
-        expect(loaded).toMatchObject({
-          newestDay: "2025-05-09",
-          storedDays: 6747,
-          historyDays: 6747,
-          historyLoadedAt: new Date(firstAt),
-          refreshAttemptedAt: null,
-          stale: false
-        })
+          const firstAt = Date.parse("2025-05-12T06:00:00Z")
+          yield* TestClock.setTime(firstAt)
+          expect((yield* rates.status()).storedDays).toBe(0)
+          const millis = yield* startAndStop(offline)
+          console.log(`${name}: first start loaded the bundled history in ${millis} ms`)
+          const loaded = yield* rates.status()
+          expect(loaded).toMatchObject({
+            newestDay: "2025-05-09",
+            storedDays: 6747,
+            historyDays: 6747,
+            historyLoadedAt: new Date(firstAt),
+            refreshAttemptedAt: null,
+            stale: false
+          })
 
-        yield* TestClock.setTime(Date.parse("2025-05-12T07:00:00Z"))
-        const again = yield* startAndStop(offline)
-        console.log(`${name}: second start (nothing to load) took ${again} ms`)
-        expect(yield* rates.status()).toMatchObject({ storedDays: 6747, historyDays: 6747, historyLoadedAt: new Date(firstAt) })
+          yield* TestClock.setTime(Date.parse("2025-05-12T07:00:00Z"))
+          const again = yield* startAndStop(offline)
+          console.log(`${name}: second start (nothing to load) took ${again} ms`)
+          expect(yield* rates.status()).toMatchObject({
+            storedDays: 6747,
+            historyDays: 6747,
+            historyLoadedAt: new Date(firstAt)
+          })
 
-        // A store that lacks a bundled day gets it back on the next start, and only that day.
-        yield* sql`DELETE FROM fx_rates WHERE day = '2003-03-03'`
-        const thirdAt = Date.parse("2025-05-12T08:00:00Z")
-        yield* TestClock.setTime(thirdAt)
-        yield* startAndStop(offline)
-        expect(yield* rates.status()).toMatchObject({ storedDays: 6747, historyDays: 1, historyLoadedAt: new Date(thirdAt) })
-        expect(Option.map(yield* rates.latestWith("GBP", "2003-03-03"), (d) => d.date)).toEqual(Option.some("2003-03-03"))
+          // A store that lacks a bundled day gets it back on the next start, and only that day.
+          yield* sql`DELETE FROM fx_rates WHERE day = '2003-03-03'`
+          const thirdAt = Date.parse("2025-05-12T08:00:00Z")
+          yield* TestClock.setTime(thirdAt)
+          yield* startAndStop(offline)
+          expect(yield* rates.status()).toMatchObject({
+            storedDays: 6747,
+            historyDays: 1,
+            historyLoadedAt: new Date(thirdAt)
+          })
+          expect(Option.map(yield* rates.latestWith("GBP", "2003-03-03"), (d) => d.date)).toEqual(
+            Option.some("2003-03-03")
+          )
 
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
-        expect(ecb.requests).toEqual([])
-      }))
-  })
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
+          expect(ecb.requests).toEqual([])
+        }))
+    }
+  )
 }
 
 /** The bundled history cut at `lastDay`, as a file of its own (newest row first, like the ECB's). */
@@ -98,9 +113,10 @@ layer(Layer.merge(TestDatabase.pglite, FxRates.Default.pipe(Layer.provide(TestDa
         const ecb = yield* startFakeEcb()
         const bundledPath = yield* truncatedHistory("2025-04-30")
         const outcomes = yield* Queue.unbounded<Exit.Exit<RefreshResult, unknown>>()
-        const live = worker({ bundledPath, refresh: { retryTimes: 0, onRun: (exit) => Queue.offer(outcomes, exit) } }).pipe(
-          Layer.provide(Layer.setConfigProvider(config({ FX_PROVIDER: "ecb", FX_BASE_URL: ecb.baseUrl })))
-        )
+        const live = worker({ bundledPath, refresh: { retryTimes: 0, onRun: (exit) => Queue.offer(outcomes, exit) } })
+          .pipe(
+            Layer.provide(Layer.setConfigProvider(config({ FX_PROVIDER: "ecb", FX_BASE_URL: ecb.baseUrl })))
+          )
 
         // Friday 2025-05-09, 17:00 in Frankfurt: that day's rates are out.
         const friday = Date.parse("2025-05-09T15:00:00Z")
@@ -126,7 +142,10 @@ layer(Layer.merge(TestDatabase.pglite, FxRates.Default.pipe(Layer.provide(TestDa
           refreshSource: "ecb-via-eurofxref",
           refreshError: null
         })
-        expect(Option.getOrThrow(yield* rates.latestWith("GBP", "2025-05-09")).perEur).toMatchObject({ GBP: "0.8477", USD: "1.1252" })
+        expect(Option.getOrThrow(yield* rates.latestWith("GBP", "2025-05-09")).perEur).toMatchObject({
+          GBP: "0.8477",
+          USD: "1.1252"
+        })
 
         // The next run is Monday 16:15 in Frankfurt (14:15 UTC); this one fails and the failure is recorded.
         ecb.failNext({ kind: "status", status: 404 })
@@ -136,7 +155,10 @@ layer(Layer.merge(TestDatabase.pglite, FxRates.Default.pipe(Layer.provide(TestDa
         yield* TestClock.adjust(1)
         const second = yield* Queue.take(outcomes)
         expect(Exit.isFailure(second)).toBe(true)
-        expect(ecb.requests).toEqual(["/stats/eurofxref/eurofxref-hist-90d.xml", "/stats/eurofxref/eurofxref-daily.xml"])
+        expect(ecb.requests).toEqual([
+          "/stats/eurofxref/eurofxref-hist-90d.xml",
+          "/stats/eurofxref/eurofxref-daily.xml"
+        ])
         const failed = yield* rates.status()
         expect(failed).toMatchObject({ refreshAttemptedAt: new Date(monday), refreshSucceededAt: new Date(friday) })
         expect(failed.refreshError).toContain("404")

@@ -1,32 +1,44 @@
 import { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
+import type { DayRates } from "@scaledger/domain/fx/FxQuote"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
 import { quoteWith } from "@scaledger/domain/fx/Quote"
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
 import {
   FxParseError,
   FxProvider,
   FxProviderError,
   FxProviderLive,
+  type HttpPolicy,
   makeEcbProvider,
   makeFrankfurterProvider,
   parseFrankfurterDay,
-  refreshOnce,
-  type HttpPolicy
+  refreshOnce
 } from "@scaledger/workers/fx/index"
 import { ConfigProvider, Duration, Effect, Layer } from "effect"
-import { bundledCsv, clockAt, type CsvDay, rateLimited, startFakeEcb, startFakeFrankfurter, status500 } from "./fakeFxServers.js"
+import {
+  bundledCsv,
+  clockAt,
+  type CsvDay,
+  rateLimited,
+  startFakeEcb,
+  startFakeFrankfurter,
+  status500
+} from "./fakeFxServers.js"
 
 // The expected days come from the CSV as written, read by the fake's own reader (not by the workers' parsers).
 const canonical = (r: string) => (r.includes(".") ? r.replace(/0+$/, "").replace(/\.$/, "") : r)
-const asDayRates = (d: CsvDay): DayRates => ({ date: d.date, perEur: Object.fromEntries(d.rates.map(([c, r]) => [c, canonical(r)])) })
+const asDayRates = (d: CsvDay): DayRates => ({
+  date: d.date,
+  perEur: Object.fromEntries(d.rates.map(([c, r]) => [c, canonical(r)]))
+})
 const csvDays = bundledCsv().days.map(asDayRates).reverse()
 const csvFrom = (date: string) => csvDays.filter((d) => d.date >= date)
 const same = (actual: ReadonlyArray<DayRates>, expected: ReadonlyArray<DayRates>) =>
   expect(JSON.stringify(actual.map((d) => ({ date: d.date, perEur: sortKeys(d.perEur) }))))
     .toBe(JSON.stringify(expected.map((d) => ({ date: d.date, perEur: sortKeys(d.perEur) }))))
-const sortKeys = (r: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1)))
+const sortKeys = (r: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1)))
 
 const fast: Partial<HttpPolicy> = { retryBaseDelay: Duration.millis(10), timeout: Duration.seconds(10) }
 const Http = NodeHttpClient.layer
@@ -225,13 +237,16 @@ describe("Frankfurter provider against the fake Frankfurter server", () => {
 })
 
 describe("FxProviderLive from Config", () => {
-  const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  const withEnv = (env: Record<string, string>) =>
+    Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 
   it.scopedLive("FX_PROVIDER=frankfurter with FX_BASE_URL", () =>
     Effect.gen(function*() {
       const ff = yield* startFakeFrankfurter()
       const result = yield* Effect.flatMap(FxProvider, (p) => p.latest()).pipe(
-        Effect.provide(FxProviderLive.pipe(Layer.provide(withEnv({ FX_PROVIDER: "frankfurter", FX_BASE_URL: ff.baseUrl }))))
+        Effect.provide(
+          FxProviderLive.pipe(Layer.provide(withEnv({ FX_PROVIDER: "frankfurter", FX_BASE_URL: ff.baseUrl })))
+        )
       )
       expect(result.source).toBe("ecb-via-frankfurter")
       expect(ff.count()).toBe(1)

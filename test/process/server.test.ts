@@ -20,64 +20,70 @@ const get = (port: number, path: string, key?: string) =>
   fetch(`http://127.0.0.1:${port}${path}`, key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } })
 
 describe("the server process on the embedded database", () => {
-  it("starts with no setup, prints a first key once, lets the CLI manage keys while it runs, and stops cleanly", async () => {
-    const dataDir = tmpDataDir()
-    const port = await freePort()
-    const env = { SCALEDGER_DATA_DIR: dataDir, PORT: String(port), DATABASE_URL: "" }
-    const server = runEntry("main", [], env)
-    let firstKey = ""
-    try {
-      await ready(port)
-      const printed = /API key (sk_live_[0-9A-Za-z]{32})/.exec(server.output())
-      expect(printed, server.output()).not.toBeNull()
-      firstKey = printed![1]!
-      expect((await get(port, "/v1/wallets", firstKey)).status).toBe(200)
+  it(
+    "starts with no setup, prints a first key once, lets the CLI manage keys while it runs, and stops cleanly",
+    async () => {
+      const dataDir = tmpDataDir()
+      const port = await freePort()
+      const env = { SCALEDGER_DATA_DIR: dataDir, PORT: String(port), DATABASE_URL: "" }
+      const server = runEntry("main", [], env)
+      let firstKey = ""
+      try {
+        await ready(port)
+        const printed = /API key (sk_live_[0-9A-Za-z]{32})/.exec(server.output())
+        expect(printed, server.output()).not.toBeNull()
+        firstKey = printed![1]!
+        expect((await get(port, "/v1/wallets", firstKey)).status).toBe(200)
 
-      // The CLI reaches the running server's keys through its loopback admin endpoint.
-      const created = await runCli(["keys", "create", "--account", "ops", "--json"], env)
-      expect(created.code).toBe(0)
-      const key = JSON.parse(created.stdout)
-      expect(Object.keys(key).sort()).toEqual(["account", "key", "keyId"])
-      expect(key.account).toBe("ops")
-      expect((await get(port, "/v1/settings", key.key)).status).toBe(200)
+        // The CLI reaches the running server's keys through its loopback admin endpoint.
+        const created = await runCli(["keys", "create", "--account", "ops", "--json"], env)
+        expect(created.code).toBe(0)
+        const key = JSON.parse(created.stdout)
+        expect(Object.keys(key).sort()).toEqual(["account", "key", "keyId"])
+        expect(key.account).toBe("ops")
+        expect((await get(port, "/v1/settings", key.key)).status).toBe(200)
 
-      const listed = await runCli(["keys", "list", "--account", "ops", "--json"], env)
-      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ keyId: key.keyId, account: "ops", revokedAt: null })])
-      expect(listed.stdout).not.toContain(key.key)
+        const listed = await runCli(["keys", "list", "--account", "ops", "--json"], env)
+        expect(JSON.parse(listed.stdout)).toEqual([
+          expect.objectContaining({ keyId: key.keyId, account: "ops", revokedAt: null })
+        ])
+        expect(listed.stdout).not.toContain(key.key)
 
-      const revoked = await runCli(["keys", "revoke", key.keyId], env)
-      expect(revoked.code).toBe(0)
-      expect((await get(port, "/v1/settings", key.key)).status).toBe(401)
-      expect((await get(port, "/v1/settings", firstKey)).status).toBe(200)
+        const revoked = await runCli(["keys", "revoke", key.keyId], env)
+        expect(revoked.code).toBe(0)
+        expect((await get(port, "/v1/settings", key.key)).status).toBe(401)
+        expect((await get(port, "/v1/settings", firstKey)).status).toBe(200)
 
-      const unknown = await runCli(["keys", "revoke", "key_doesnotexist"], env)
-      expect(unknown.code).toBe(1)
-      expect(unknown.stderr).toContain("no key key_doesnotexist")
+        const unknown = await runCli(["keys", "revoke", "key_doesnotexist"], env)
+        expect(unknown.code).toBe(1)
+        expect(unknown.stderr).toContain("no key key_doesnotexist")
 
-      server.child.kill("SIGTERM")
-      expect(await server.exited).toBe(0)
-      expect(Fs.existsSync(Path.join(dataDir, "pglite.lock"))).toBe(false)
-      expect(Fs.existsSync(Path.join(dataDir, "admin.json"))).toBe(false)
-    } finally {
-      server.child.kill("SIGKILL")
-    }
+        server.child.kill("SIGTERM")
+        expect(await server.exited).toBe(0)
+        expect(Fs.existsSync(Path.join(dataDir, "pglite.lock"))).toBe(false)
+        expect(Fs.existsSync(Path.join(dataDir, "admin.json"))).toBe(false)
+      } finally {
+        server.child.kill("SIGKILL")
+      }
 
-    // A second start keeps the keys (the hash secret persists) and prints no new key.
-    const again = runEntry("main", [], env)
-    try {
-      await ready(port)
-      expect(again.output()).not.toMatch(/API key sk_live_/)
-      expect((await get(port, "/v1/wallets", firstKey)).status).toBe(200)
-    } finally {
-      again.child.kill("SIGTERM")
-      await again.exited
-    }
+      // A second start keeps the keys (the hash secret persists) and prints no new key.
+      const again = runEntry("main", [], env)
+      try {
+        await ready(port)
+        expect(again.output()).not.toMatch(/API key sk_live_/)
+        expect((await get(port, "/v1/wallets", firstKey)).status).toBe(200)
+      } finally {
+        again.child.kill("SIGTERM")
+        await again.exited
+      }
 
-    // With no server holding the folder, the CLI opens the embedded database itself.
-    const offline = await runCli(["keys", "list", "--account", "ops", "--json"], env)
-    expect(offline.code).toBe(0)
-    expect(JSON.parse(offline.stdout)[0].revokedAt).not.toBeNull()
-  }, 180_000)
+      // With no server holding the folder, the CLI opens the embedded database itself.
+      const offline = await runCli(["keys", "list", "--account", "ops", "--json"], env)
+      expect(offline.code).toBe(0)
+      expect(JSON.parse(offline.stdout)[0].revokedAt).not.toBeNull()
+    },
+    180_000
+  )
 
   it("refuses a bad configuration in one line, without a stack trace", async () => {
     const run = runEntry("main", [], { SCALEDGER_DATA_DIR: tmpDataDir(), PORT: "not-a-port", DATABASE_URL: "" })

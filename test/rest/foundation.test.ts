@@ -73,7 +73,10 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
     it.effect("adds a wallet, stores it checksummed, and returns the existing one on re-adding", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("adder")
-        const created = yield* call("POST", "/v1/wallets", { key, body: { address: AAPL.toLowerCase(), label: "main" } })
+        const created = yield* call("POST", "/v1/wallets", {
+          key,
+          body: { address: AAPL.toLowerCase(), label: "main" }
+        })
         expect(created.status).toBe(201)
         expect(created.headers["request-id"]).toMatch(/^req_/)
         expect(created.body).toMatchObject({
@@ -83,7 +86,10 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
           watchingFrom: { block: null, date: null },
           backfill: { status: "running", coverageGaps: [] }
         })
-        const again = yield* call("POST", "/v1/wallets", { key, body: { address: AAPL.toUpperCase().replace("0X", "0x"), label: "other" } })
+        const again = yield* call("POST", "/v1/wallets", {
+          key,
+          body: { address: AAPL.toUpperCase().replace("0X", "0x"), label: "other" }
+        })
         expect(again.status).toBe(200)
         expect(again.body).toEqual(created.body)
         const list = yield* call("GET", "/v1/wallets", { key })
@@ -125,9 +131,11 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         let cursor: string | null = null
         let pages = 0
         do {
-          const page: Reply = yield* call("GET", `/v1/wallets?limit=2${cursor === null ? "" : `&cursor=${cursor}`}`, { key })
+          const page: Reply = yield* call("GET", `/v1/wallets?limit=2${cursor === null ? "" : `&cursor=${cursor}`}`, {
+            key
+          })
           expect(page.status).toBe(200)
-          seen.push(...page.body.wallets.map((w: { address: string }) => w.address.toLowerCase()))
+          for (const w of page.body.wallets as ReadonlyArray<{ address: string }>) seen.push(w.address.toLowerCase())
           cursor = page.body.nextCursor
           pages++
         } while (cursor !== null)
@@ -150,7 +158,11 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
           ""
         ]
         for (const address of bad) {
-          const error = expectError(yield* call("POST", "/v1/wallets", { key, body: { address } }), 400, "invalid_address")
+          const error = expectError(
+            yield* call("POST", "/v1/wallets", { key, body: { address } }),
+            400,
+            "invalid_address"
+          )
           expect(error.details.address).toBe(address)
         }
         expectError(yield* call("GET", "/v1/wallets/not-an-address", { key }), 400, "invalid_address")
@@ -167,12 +179,20 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
           "invalid_request"
         )
         expect(unknownField.details.issues).toEqual([expect.objectContaining({ path: ["privateKey"] })])
-        const wrongType = expectError(yield* call("POST", "/v1/wallets", { key, body: { address: AAPL, self: "yes" } }), 400, "invalid_request")
+        const wrongType = expectError(
+          yield* call("POST", "/v1/wallets", { key, body: { address: AAPL, self: "yes" } }),
+          400,
+          "invalid_request"
+        )
         expect(wrongType.details.issues[0].path).toEqual(["self"])
         expectError(yield* call("POST", "/v1/wallets", { key, body: { label: "no address" } }), 400, "invalid_request")
         expectError(yield* call("POST", "/v1/wallets", { key, body: [AAPL] }), 400, "invalid_request")
         expectError(yield* call("POST", "/v1/wallets", { key, rawBody: "{\"address\":" }), 400, "invalid_request")
-        expectError(yield* call("PATCH", `/v1/wallets/${AAPL}`, { key, body: { address: CRWD } }), 400, "invalid_request")
+        expectError(
+          yield* call("PATCH", `/v1/wallets/${AAPL}`, { key, body: { address: CRWD } }),
+          400,
+          "invalid_request"
+        )
         // Nothing was half-written by any of these.
         expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
       }))
@@ -185,7 +205,9 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         // Without a Content-Length (chunked), the limit applies while reading: the server stops reading and drops
         // the connection (a client still sending may see a reset instead of the 413); nothing is written.
         const chunk = new TextEncoder().encode(JSON.stringify(huge))
-        const streamed = yield* Effect.exit(call("POST", "/v1/wallets", { key, stream: Stream.make(chunk.slice(0, 1000), chunk.slice(1000)) }))
+        const streamed = yield* Effect.exit(
+          call("POST", "/v1/wallets", { key, stream: Stream.make(chunk.slice(0, 1000), chunk.slice(1000)) })
+        )
         if (Exit.isSuccess(streamed)) expectError(streamed.value, 413, "payload_too_large")
         expect((yield* call("GET", "/healthz")).status).toBe(200)
         expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
@@ -199,7 +221,11 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         const b = yield* newKey("isolated-b")
         yield* call("POST", "/v1/wallets", { key: a.key, body: { address: AAPL, label: "a's" } })
         expectError(yield* call("GET", `/v1/wallets/${AAPL}`, { key: b.key }), 404, "not_found")
-        expectError(yield* call("PATCH", `/v1/wallets/${AAPL}`, { key: b.key, body: { label: "b was here" } }), 404, "not_found")
+        expectError(
+          yield* call("PATCH", `/v1/wallets/${AAPL}`, { key: b.key, body: { label: "b was here" } }),
+          404,
+          "not_found"
+        )
         expectError(yield* call("DELETE", `/v1/wallets/${AAPL}`, { key: b.key }), 404, "not_found")
         expect((yield* call("GET", "/v1/wallets", { key: b.key })).body.wallets).toEqual([])
         yield* call("PUT", "/v1/settings", { key: b.key, body: { country: "DE" } })
@@ -207,7 +233,9 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         expect(stillA.body).toMatchObject({ label: "a's" })
         expect((yield* call("GET", "/v1/settings", { key: a.key })).body.country).toBe("US")
         // B may watch the same address as its own wallet, separately from A's.
-        expect((yield* call("POST", "/v1/wallets", { key: b.key, body: { address: AAPL, label: "b's" } })).status).toBe(201)
+        expect((yield* call("POST", "/v1/wallets", { key: b.key, body: { address: AAPL, label: "b's" } })).status).toBe(
+          201
+        )
         expect((yield* call("GET", `/v1/wallets/${AAPL}`, { key: a.key })).body.label).toBe("a's")
       }))
   })
@@ -226,20 +254,42 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         expect(put.body).toEqual({ country: "DE", reportingCurrency: "EUR", lotMatching: "fifo", lotScope: "account" })
         const partial = yield* call("PUT", "/v1/settings", { key, body: { reportingCurrency: "SGD" } })
         expect(partial.body).toMatchObject({ country: "DE", reportingCurrency: "SGD" })
-        expect((yield* call("GET", "/v1/settings", { key })).body).toMatchObject({ country: "DE", reportingCurrency: "SGD" })
+        expect((yield* call("GET", "/v1/settings", { key })).body).toMatchObject({
+          country: "DE",
+          reportingCurrency: "SGD"
+        })
       }))
 
     it.effect("rejects unsupported currencies and countries, leaving settings unchanged", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("unsettled")
-        const currency = expectError(yield* call("PUT", "/v1/settings", { key, body: { reportingCurrency: "BTC" } }), 400, "unsupported_currency")
+        const currency = expectError(
+          yield* call("PUT", "/v1/settings", { key, body: { reportingCurrency: "BTC" } }),
+          400,
+          "unsupported_currency"
+        )
         expect(currency.details.supported).toHaveLength(21)
         expect(currency.details.supported).toContain("SGD")
-        expectError(yield* call("PUT", "/v1/settings", { key, body: { reportingCurrency: "BGN" } }), 400, "unsupported_currency")
-        const country = expectError(yield* call("PUT", "/v1/settings", { key, body: { country: "FR" } }), 400, "invalid_request")
+        expectError(
+          yield* call("PUT", "/v1/settings", { key, body: { reportingCurrency: "BGN" } }),
+          400,
+          "unsupported_currency"
+        )
+        const country = expectError(
+          yield* call("PUT", "/v1/settings", { key, body: { country: "FR" } }),
+          400,
+          "invalid_request"
+        )
         expect(country.details.supported).toEqual(["US", "SG", "DE"])
-        expectError(yield* call("PUT", "/v1/settings", { key, body: { country: "SG", lotMatching: "lifo" } }), 400, "invalid_request")
-        expect((yield* call("GET", "/v1/settings", { key })).body).toMatchObject({ country: "US", reportingCurrency: "USD" })
+        expectError(
+          yield* call("PUT", "/v1/settings", { key, body: { country: "SG", lotMatching: "lifo" } }),
+          400,
+          "invalid_request"
+        )
+        expect((yield* call("GET", "/v1/settings", { key })).body).toMatchObject({
+          country: "US",
+          reportingCurrency: "USD"
+        })
       }))
   })
 
@@ -255,7 +305,16 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         expect(docs.status).toBe(200)
         expect(docs.text).toContain("<html")
         const errors = yield* call("GET", "/docs/errors")
-        for (const code of ["unauthorized", "not_found", "invalid_address", "invalid_request", "unsupported_currency", "payload_too_large"]) {
+        for (
+          const code of [
+            "unauthorized",
+            "not_found",
+            "invalid_address",
+            "invalid_request",
+            "unsupported_currency",
+            "payload_too_large"
+          ]
+        ) {
           expect(errors.text).toContain(`id="${code}"`)
         }
       }))

@@ -44,7 +44,8 @@ const withHistory = Layer.effectDiscard(ensureBundledHistory()).pipe(
 )
 
 layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date}", (it) => {
-  const get = (path: string, key: string): Effect.Effect<Reply, never, HttpClient.HttpClient> => call("GET", path, { key })
+  const get = (path: string, key: string): Effect.Effect<Reply, never, HttpClient.HttpClient> =>
+    call("GET", path, { key })
 
   describe("quotes", () => {
     it.effect("GBP on 2025-05-09 is (EUR→GBP)/(EUR→USD) from that day's ECB numbers", () =>
@@ -72,7 +73,12 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
         yield* TestClock.setTime(MONDAY)
         const { key } = yield* newKey("fx-weekend")
         const saturday = yield* get("/v1/fx/GBP/2025-05-10", key)
-        expect(saturday.body).toMatchObject({ date: "2025-05-09", rate: cross("0.8477", "1.1252"), carriedForward: true, stale: false })
+        expect(saturday.body).toMatchObject({
+          date: "2025-05-09",
+          rate: cross("0.8477", "1.1252"),
+          carriedForward: true,
+          stale: false
+        })
         const goodFriday = yield* get("/v1/fx/GBP/2025-04-18", key)
         expect(goodFriday.status).toBe(200)
         expect(goodFriday.body).toMatchObject({
@@ -111,13 +117,29 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
       Effect.gen(function*() {
         const { key } = yield* newKey("fx-today")
         yield* TestClock.setTime(MONDAY)
-        expect((yield* get("/v1/fx/GBP/2025-05-12", key)).body).toMatchObject({ date: "2025-05-09", carriedForward: true, stale: false })
+        expect((yield* get("/v1/fx/GBP/2025-05-12", key)).body).toMatchObject({
+          date: "2025-05-09",
+          carriedForward: true,
+          stale: false
+        })
         // Thursday: Monday, Tuesday, Wednesday and Thursday were business days, none stored: stale.
         yield* TestClock.setTime(Date.parse("2025-05-15T10:00:00Z"))
-        expect((yield* get("/v1/fx/GBP/2025-05-15", key)).body).toMatchObject({ date: "2025-05-09", carriedForward: true, stale: true })
-        expect((yield* get("/v1/fx/GBP/2025-05-12", key)).body).toMatchObject({ date: "2025-05-09", carriedForward: true, stale: true })
+        expect((yield* get("/v1/fx/GBP/2025-05-15", key)).body).toMatchObject({
+          date: "2025-05-09",
+          carriedForward: true,
+          stale: true
+        })
+        expect((yield* get("/v1/fx/GBP/2025-05-12", key)).body).toMatchObject({
+          date: "2025-05-09",
+          carriedForward: true,
+          stale: true
+        })
         // Saturday after the newest day had no publication to miss: its answer is final.
-        expect((yield* get("/v1/fx/GBP/2025-05-10", key)).body).toMatchObject({ date: "2025-05-09", carriedForward: true, stale: false })
+        expect((yield* get("/v1/fx/GBP/2025-05-10", key)).body).toMatchObject({
+          date: "2025-05-09",
+          carriedForward: true,
+          stale: false
+        })
         // A day the store covers is final, whatever the lag.
         expect((yield* get("/v1/fx/GBP/2025-05-09", key)).body).toMatchObject({ carriedForward: false, stale: false })
       }))
@@ -132,8 +154,27 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
           const error = expectError(yield* get(`/v1/fx/${code}/2025-05-09`, key), 400, "unsupported_currency")
           expect(error.details.currency).toBe(code)
           expect(error.details.supported).toEqual([
-            "USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "SGD", "HKD", "CNY",
-            "KRW", "INR", "SEK", "NOK", "DKK", "PLN", "CZK", "MXN", "BRL", "ZAR"
+            "USD",
+            "EUR",
+            "GBP",
+            "JPY",
+            "CHF",
+            "CAD",
+            "AUD",
+            "NZD",
+            "SGD",
+            "HKD",
+            "CNY",
+            "KRW",
+            "INR",
+            "SEK",
+            "NOK",
+            "DKK",
+            "PLN",
+            "CZK",
+            "MXN",
+            "BRL",
+            "ZAR"
           ])
         }
       }))
@@ -155,7 +196,10 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
         expect((yield* get("/v1/fx/GBP/2025-05-13", key)).status).toBe(200)
         const early = expectError(yield* get("/v1/fx/GBP/1998-12-31", key), 400, "invalid_date")
         expect(early.details).toEqual({ date: "1998-12-31", reason: "before_history", earliest: "1999-01-04" })
-        expect((yield* get("/v1/fx/GBP/1999-01-04", key)).body).toMatchObject({ date: "1999-01-04", carriedForward: false })
+        expect((yield* get("/v1/fx/GBP/1999-01-04", key)).body).toMatchObject({
+          date: "1999-01-04",
+          carriedForward: false
+        })
       }))
 
     it.effect("a date before the currency's first ECB rate is 404 not_found", () =>
@@ -174,7 +218,11 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
         const reply = yield* call("GET", "/v1/fx/GBP/2025-05-09")
         expectError(reply, 401, "unauthorized")
         expect(reply.headers["www-authenticate"]).toBe(`Bearer realm="scaledger"`)
-        expectError(yield* call("GET", "/v1/fx/GBP/2025-05-09", { key: `sk_live_${"A".repeat(32)}` }), 401, "unauthorized")
+        expectError(
+          yield* call("GET", "/v1/fx/GBP/2025-05-09", { key: `sk_live_${"A".repeat(32)}` }),
+          401,
+          "unauthorized"
+        )
       }))
 
     it.effect("is described in the OpenAPI document", () =>

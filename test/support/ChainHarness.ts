@@ -12,7 +12,7 @@ import { Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { type Hex, encodeFunctionData } from "viem"
+import { encodeFunctionData, type Hex } from "viem"
 import { loadArtifact } from "../chain/artifacts.js"
 import type { TestNode } from "../chain/node.js"
 import { type SeedResult, startSeededNode, toJson } from "../chain/seed.js"
@@ -114,7 +114,13 @@ export const recordToHead = Effect.gen(function*() {
 const stock = loadArtifact("Stock")
 
 /** Sends a `Stock` call from the issuer (dev account 0), mined in its own block at `timestamp` if given. */
-export const issuerCall = async (node: TestNode, token: string, functionName: string, args: ReadonlyArray<unknown>, timestamp?: number) => {
+export const issuerCall = async (
+  node: TestNode,
+  token: string,
+  functionName: string,
+  args: ReadonlyArray<unknown>,
+  timestamp?: number
+) => {
   if (timestamp !== undefined) await node.setNextBlockTimestamp(timestamp)
   const data = encodeFunctionData({ abi: stock.abi as any, functionName, args: args as any })
   const hash = await node.request<Hex>("eth_sendTransaction", [{ from: node.accounts[0]!.address, to: token, data }])
@@ -126,13 +132,18 @@ export const issuerCall = async (node: TestNode, token: string, functionName: st
 /** The chain record as plain, ordered rows: two runs that stored the same thing compare equal. */
 export const recordSnapshot = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const transfers = yield* sql`SELECT chain_id, tx_hash, log_index, block, block_hash, block_time, token_key, from_key, to_key, raw
+  const transfers =
+    yield* sql`SELECT chain_id, tx_hash, log_index, block, block_hash, block_time, token_key, from_key, to_key, raw
                                FROM token_transfers ORDER BY block, log_index`
-  const receipts = yield* sql`SELECT tx_hash, block, tx_from, tx_to, status, logs FROM tx_receipts ORDER BY block, tx_hash`
-  const announcements = yield* sql`SELECT tx_hash, log_index, block, token_key, old_multiplier, new_multiplier, effective_at, variant
+  const receipts =
+    yield* sql`SELECT tx_hash, block, tx_from, tx_to, status, logs FROM tx_receipts ORDER BY block, tx_hash`
+  const announcements =
+    yield* sql`SELECT tx_hash, log_index, block, token_key, old_multiplier, new_multiplier, effective_at, variant
                                    FROM multiplier_announcements ORDER BY block, log_index`
-  const changes = yield* sql`SELECT token_key, effective_at, old_multiplier, new_multiplier, kind, status, source, block, block_time, announced_at, announced_block
+  const changes =
+    yield* sql`SELECT token_key, effective_at, old_multiplier, new_multiplier, kind, status, source, block, block_time, announced_at, announced_block
                              FROM multiplier_changes ORDER BY effective_at, token_key`
-  const gaps = yield* sql`SELECT token_key, from_date, to_date, reason FROM coverage_gaps ORDER BY token_key, from_date, reason`
+  const gaps =
+    yield* sql`SELECT token_key, from_date, to_date, reason FROM coverage_gaps ORDER BY token_key, from_date, reason`
   return { transfers, receipts, announcements, changes, gaps }
 })

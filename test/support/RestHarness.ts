@@ -40,8 +40,12 @@ export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: 
     if (options.key !== undefined) request = HttpClientRequest.bearerToken(request, options.key)
     if (options.headers !== undefined) request = HttpClientRequest.setHeaders(request, options.headers)
     if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
-    if (options.rawBody !== undefined) request = HttpClientRequest.bodyText(request, options.rawBody, "application/json")
-    if (options.stream !== undefined) request = HttpClientRequest.bodyStream(request, options.stream, { contentType: "application/json" })
+    if (options.rawBody !== undefined) {
+      request = HttpClientRequest.bodyText(request, options.rawBody, "application/json")
+    }
+    if (options.stream !== undefined) {
+      request = HttpClientRequest.bodyStream(request, options.stream, { contentType: "application/json" })
+    }
     const response = yield* client.execute(request)
     const text = yield* response.text
     let body: unknown = undefined
@@ -54,4 +58,5 @@ export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: 
     return reply
   }).pipe(Effect.scoped, Effect.orDie)
 
-export const newKey = (account: string) => Effect.map(ApiKeys, (keys) => keys.create(account)).pipe(Effect.flatten, Effect.orDie)
+export const newKey = (account: string) =>
+  Effect.map(ApiKeys, (keys) => keys.create(account)).pipe(Effect.flatten, Effect.orDie)

@@ -62,8 +62,10 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
           WHERE wallet_id = ${walletId} AND lease_owner = ${owner}`.pipe(Effect.asVoid)
 
     const find = (walletId: string) =>
-      Effect.map(sql`SELECT * FROM wallet_backfills WHERE wallet_id = ${walletId}`, (rows) =>
-        Option.map(Option.fromNullable(rows[0]), toJob))
+      Effect.map(
+        sql`SELECT * FROM wallet_backfills WHERE wallet_id = ${walletId}`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toJob)
+      )
 
     /** Fixes the range on first start. */
     const start = (walletId: string, fromBlock: number, targetBlock: number) =>
@@ -85,7 +87,9 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
       })
 
     const enterPhase = (walletId: string, phase: BackfillPhase) =>
-      sql`UPDATE wallet_backfills SET phase = ${phase}, updated_at = now() WHERE wallet_id = ${walletId}`.pipe(Effect.asVoid)
+      sql`UPDATE wallet_backfills SET phase = ${phase}, updated_at = now() WHERE wallet_id = ${walletId}`.pipe(
+        Effect.asVoid
+      )
 
     /** The job is done: `complete` without coverage gaps, `partial` with some. */
     const finish = (walletId: string) =>

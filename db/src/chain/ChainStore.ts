@@ -169,7 +169,9 @@ const dedupeChanges = (changes: ReadonlyArray<ChangeRow>): ReadonlyArray<ChangeR
   for (const change of changes) {
     const id = `${change.token.toLowerCase()}:${change.effectiveAt.getTime()}`
     const seen = byKey.get(id)
-    if (seen === undefined || (change.announcedBlock ?? Infinity) < (seen.announcedBlock ?? Infinity)) byKey.set(id, change)
+    if (seen === undefined || (change.announcedBlock ?? Infinity) < (seen.announcedBlock ?? Infinity)) {
+      byKey.set(id, change)
+    }
   }
   return [...byKey.values()]
 }
@@ -179,8 +181,10 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertChunks = <A>(rows: ReadonlyArray<A>, insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError>) =>
-      Effect.forEach(Arr.chunksOf(rows, INSERT_CHUNK), insert, { discard: true })
+    const insertChunks = <A>(
+      rows: ReadonlyArray<A>,
+      insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError>
+    ) => Effect.forEach(Arr.chunksOf(rows, INSERT_CHUNK), insert, { discard: true })
 
     const upsertTokens = (chainId: number, tokens: ReadonlyArray<Omit<TokenRow, "chainId">>) =>
       insertChunks(tokens, (chunk) =>
@@ -204,12 +208,16 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
             listed = excluded.listed, is_stock = excluded.is_stock`)
 
     const tokens = (chainId: number) =>
-      Effect.map(sql`SELECT * FROM chain_tokens WHERE chain_id = ${chainId} ORDER BY symbol NULLS LAST, address_key`, (rows) =>
-        rows.map(toTokenRow))
+      Effect.map(
+        sql`SELECT * FROM chain_tokens WHERE chain_id = ${chainId} ORDER BY symbol NULLS LAST, address_key`,
+        (rows) => rows.map(toTokenRow)
+      )
 
     const stockTokens = (chainId: number) =>
-      Effect.map(sql`SELECT * FROM chain_tokens WHERE chain_id = ${chainId} AND is_stock ORDER BY address_key`, (rows) =>
-        rows.map(toTokenRow))
+      Effect.map(
+        sql`SELECT * FROM chain_tokens WHERE chain_id = ${chainId} AND is_stock ORDER BY address_key`,
+        (rows) => rows.map(toTokenRow)
+      )
 
     /** A stock token by symbol (case-insensitive) or address. */
     const findToken = (chainId: number, symbolOrAddress: string) =>
@@ -258,7 +266,13 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
         sql<{ number: string; hash: string; parent_hash: string | null; block_time: Date }>`
           SELECT * FROM chain_blocks WHERE chain_id = ${chainId} AND number <= ${number}
           ORDER BY number DESC LIMIT ${limit}`,
-        (rows) => rows.map((row): BlockRow => ({ number: Number(row.number), hash: row.hash, parentHash: row.parent_hash, time: row.block_time }))
+        (rows) =>
+          rows.map((row): BlockRow => ({
+            number: Number(row.number),
+            hash: row.hash,
+            parentHash: row.parent_hash,
+            time: row.block_time
+          }))
       )
 
     const writeBatch = (chainId: number, batch: ChainBatch) =>
@@ -269,7 +283,15 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
         const provisional = (block: number) => final !== undefined && block > final
         yield* insertChunks(blocks, (chunk) =>
           sql`INSERT INTO chain_blocks ${
-            sql.insert(chunk.map((b) => ({ chain_id: chainId, number: b.number, hash: b.hash, parent_hash: b.parentHash, block_time: b.time })))
+            sql.insert(
+              chunk.map((b) => ({
+                chain_id: chainId,
+                number: b.number,
+                hash: b.hash,
+                parent_hash: b.parentHash,
+                block_time: b.time
+              }))
+            )
           } ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash,
               parent_hash = coalesce(excluded.parent_hash, chain_blocks.parent_hash), block_time = excluded.block_time`)
         yield* insertChunks(batch.transfers ?? [], (chunk) =>
@@ -359,7 +381,9 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
                 status = 'active', source = ${c.source}, block = ${c.block}, block_time = ${c.blockTime},
                 new_multiplier = ${c.newMultiplier.toString()}, kind = ${c.kind},
                 provisional = ${c.block !== null && provisional(c.block)}
-              WHERE chain_id = ${chainId} AND token_key = ${key(c.token)} AND effective_at = ${c.effectiveAt}`, { discard: true })
+              WHERE chain_id = ${chainId} AND token_key = ${key(c.token)} AND effective_at = ${c.effectiveAt}`, {
+          discard: true
+        })
         yield* insertChunks(batch.gaps ?? [], (chunk) =>
           sql`INSERT INTO coverage_gaps ${
             sql.insert(chunk.map((g) => ({
@@ -377,13 +401,25 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
               ON CONFLICT (chain_id, token_key) DO UPDATE SET
                 from_block = least(multiplier_coverage.from_block, excluded.from_block),
                 from_time = least(multiplier_coverage.from_time, excluded.from_time),
-                start_multiplier = coalesce(multiplier_coverage.start_multiplier, excluded.start_multiplier)`, { discard: true })
+                start_multiplier = coalesce(multiplier_coverage.start_multiplier, excluded.start_multiplier)`, {
+          discard: true
+        })
         yield* invalidateLedgers({
           addresses: (batch.transfers ?? []).flatMap((t) => [t.from, t.to]),
-          tokens: (batch.activations ?? []).map((c) => c.token)
+          tokens: (batch.activations ?? []).map((c) =>
+            c.token
+          )
         })
         if (final !== undefined) {
-          for (const table of ["token_transfers", "tx_receipts", "multiplier_announcements", "token_pause_events", "multiplier_changes"]) {
+          for (
+            const table of [
+              "token_transfers",
+              "tx_receipts",
+              "multiplier_announcements",
+              "token_pause_events",
+              "multiplier_changes"
+            ]
+          ) {
             yield* sql`UPDATE ${sql(table)} SET provisional = false
                        WHERE chain_id = ${chainId} AND provisional AND block <= ${final}`
           }
@@ -396,7 +432,15 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
      */
     const rollbackAbove = (chainId: number, forkBlock: number) =>
       Effect.gen(function*() {
-        for (const table of ["token_transfers", "tx_receipts", "multiplier_announcements", "token_pause_events", "chain_blocks"]) {
+        for (
+          const table of [
+            "token_transfers",
+            "tx_receipts",
+            "multiplier_announcements",
+            "token_pause_events",
+            "chain_blocks"
+          ]
+        ) {
           const column = table === "chain_blocks" ? sql`number` : sql`block`
           yield* sql`DELETE FROM ${sql(table)} WHERE chain_id = ${chainId} AND ${column} > ${forkBlock}`
         }
@@ -422,7 +466,9 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
 
     const changesOf = (chainId: number, token: string) =>
       Effect.map(
-        sql`SELECT * FROM multiplier_changes WHERE chain_id = ${chainId} AND token_key = ${key(token)} ORDER BY effective_at`,
+        sql`SELECT * FROM multiplier_changes WHERE chain_id = ${chainId} AND token_key = ${
+          key(token)
+        } ORDER BY effective_at`,
         (rows) => rows.map(toChangeRow)
       )
 
@@ -459,7 +505,8 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
           SELECT token_key, min(block) AS first_block, min(block_time) AS first_time FROM token_transfers
           WHERE chain_id = ${chainId} AND (from_key = ${key(address)} OR to_key = ${key(address)})
           GROUP BY token_key ORDER BY token_key`,
-        (rows) => rows.map((row) => ({ token: row.token_key, firstBlock: Number(row.first_block), firstTime: row.first_time }))
+        (rows) =>
+          rows.map((row) => ({ token: row.token_key, firstBlock: Number(row.first_block), firstTime: row.first_time }))
       )
 
     /** Every distinct address any account watches on any chain, lowercase. */

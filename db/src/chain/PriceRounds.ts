@@ -90,7 +90,10 @@ export class PriceRounds extends Effect.Service<PriceRounds>()("@scaledger/db/Pr
               answered_in_round: r.answeredInRound.toString()
             })))
           } ON CONFLICT (chain_id, feed_key, round_id) DO NOTHING RETURNING token_key`),
-        (inserted) => inserted.flat().map((row) => row.token_key)
+        (inserted) =>
+          inserted.flat().map((row) =>
+            row.token_key
+          )
       )
 
     const saveProgress = (chainId: number, p: FeedProgress) =>

@@ -47,7 +47,9 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
         const tokenRows = yield* sql<{ token_key: string; address: string | null; symbol: string | null }>`
           SELECT k.token_key, ct.address, ct.symbol
-          FROM (SELECT DISTINCT t.token_key FROM token_transfers t WHERE t.chain_id = ${chainId} AND ${involves(accountId)}) k
+          FROM (SELECT DISTINCT t.token_key FROM token_transfers t WHERE t.chain_id = ${chainId} AND ${
+          involves(accountId)
+        }) k
           LEFT JOIN chain_tokens ct ON ct.chain_id = ${chainId} AND ct.address_key = k.token_key
           ORDER BY k.token_key`
         const tokens = tokenRows.map((row): LedgerToken => ({
@@ -141,30 +143,35 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             ${after === undefined ? sql`` : sql`AND (t.block, t.log_index) > (${after[0]}, ${after[1]})`}
           ORDER BY t.block, t.log_index
           LIMIT ${PAGE}`
-      return Stream.paginateChunkEffect(undefined as readonly [number, number] | undefined, (after) =>
-        Effect.map(page(after), (rows) => {
-          const events = rows.map((row): TransferEvent => {
-            const token = byKey.get(row.token_key)!
-            return {
-              id: transferEventId(row.tx_hash, row.log_index),
-              kind: "transfer",
-              token: token.symbol,
-              tokenAddress: token.address,
-              from: row.from_address,
-              to: row.to_address,
-              raw: row.raw,
-              block: Number(row.block),
-              logIndex: row.log_index,
-              txHash: row.tx_hash,
-              timestamp: Math.floor(row.block_time.getTime() / 1000)
-            }
+      return Stream.paginateChunkEffect(
+        undefined as readonly [number, number] | undefined,
+        (after) =>
+          Effect.map(page(after), (rows) => {
+            const events = rows.map((row): TransferEvent => {
+              const token = byKey.get(row.token_key)!
+              return {
+                id: transferEventId(row.tx_hash, row.log_index),
+                kind: "transfer",
+                token: token.symbol,
+                tokenAddress: token.address,
+                from: row.from_address,
+                to: row.to_address,
+                raw: row.raw,
+                block: Number(row.block),
+                logIndex: row.log_index,
+                txHash: row.tx_hash,
+                timestamp: Math.floor(row.block_time.getTime() / 1000)
+              }
+            })
+            const last = events[events.length - 1]
+            return [
+              Chunk.unsafeFromArray(events),
+              rows.length < PAGE || last === undefined
+                ? Option.none()
+                : Option.some([last.block, last.logIndex] as const)
+            ] as const
           })
-          const last = events[events.length - 1]
-          return [
-            Chunk.unsafeFromArray(events),
-            rows.length < PAGE || last === undefined ? Option.none() : Option.some([last.block, last.logIndex] as const)
-          ] as const
-        }))
+      )
     }
 
     return { load, transfers } as const

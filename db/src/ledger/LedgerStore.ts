@@ -121,14 +121,17 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       version: number,
       build: {
         readonly report: unknown
-        readonly positions: ReadonlyArray<{ readonly token: string; readonly wallet: string | null; readonly row: unknown }>
+        readonly positions: ReadonlyArray<
+          { readonly token: string; readonly wallet: string | null; readonly row: unknown }
+        >
         readonly lots: ReadonlyArray<{ readonly token: string; readonly row: unknown }>
         readonly disposals: Iterable<{ readonly token: string; readonly day: string; readonly row: unknown }>
         readonly events: Iterable<EventRecord>
       }
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        const held = yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
+        const held =
+          yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
         if (held.length === 0) return false
         for (const table of ["ledger_positions", "ledger_lots", "ledger_disposals", "ledger_events"]) {
           yield* sql`DELETE FROM ${sql(table)} WHERE account_id = ${accountId}`
@@ -147,12 +150,22 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         ord = 0
         yield* insertChunks(build.lots, (chunk) =>
           sql`INSERT INTO ledger_lots ${
-            sql.insert(chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) })))
+            sql.insert(
+              chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) }))
+            )
           }`)
         ord = 0
         yield* insertChunks(build.disposals, (chunk) =>
           sql`INSERT INTO ledger_disposals ${
-            sql.insert(chunk.map((d) => ({ account_id: accountId, ord: ord++, token: d.token, day: d.day, row: JSON.stringify(d.row) })))
+            sql.insert(
+              chunk.map((d) => ({
+                account_id: accountId,
+                ord: ord++,
+                token: d.token,
+                day: d.day,
+                row: JSON.stringify(d.row)
+              }))
+            )
           }`)
         ord = 0
         yield* insertChunks(build.events, (chunk) =>
@@ -169,7 +182,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             })))
           }`)
         yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
-                     status = 'ready', error = NULL, report = ${JSON.stringify(build.report)}, lease_owner = NULL, lease_until = NULL
+                     status = 'ready', error = NULL, report = ${
+          JSON.stringify(build.report)
+        }, lease_owner = NULL, lease_until = NULL
                    WHERE account_id = ${accountId}`
         return true
       }))
@@ -185,12 +200,16 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         .pipe(Effect.asVoid)
 
     const report = (accountId: string) =>
-      Effect.map(sql<{ report: unknown }>`SELECT report FROM ledger_builds WHERE account_id = ${accountId}`, (rows) =>
-        Option.fromNullable(rows[0]?.report))
+      Effect.map(
+        sql<{ report: unknown }>`SELECT report FROM ledger_builds WHERE account_id = ${accountId}`,
+        (rows) => Option.fromNullable(rows[0]?.report)
+      )
 
     const positions = (accountId: string) =>
-      Effect.map(sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`, (rows) =>
-        rows.map((r) => r.row))
+      Effect.map(
+        sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`,
+        (rows) => rows.map((r) => r.row)
+      )
 
     const lots = (accountId: string, token: string | undefined) =>
       Effect.map(
@@ -207,7 +226,11 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       )
 
     /** A page of events in chain order after position `afterOrd`, filtered; `hasMore` when another page follows. */
-    const events = (accountId: string, filter: EventFilter, page: { readonly afterOrd: number | undefined; readonly limit: number }) =>
+    const events = (
+      accountId: string,
+      filter: EventFilter,
+      page: { readonly afterOrd: number | undefined; readonly limit: number }
+    ) =>
       Effect.map(
         sql<{ ord: string; row: unknown }>`
           SELECT ord, row FROM ledger_events WHERE account_id = ${accountId}
@@ -225,7 +248,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
 
     const recentEvents = (accountId: string, count: number) =>
       Effect.map(
-        sql<{ row: unknown }>`SELECT row FROM ledger_events WHERE account_id = ${accountId} ORDER BY ord DESC LIMIT ${count}`,
+        sql<
+          { row: unknown }
+        >`SELECT row FROM ledger_events WHERE account_id = ${accountId} ORDER BY ord DESC LIMIT ${count}`,
         (rows) => rows.map((r) => r.row)
       )
 

@@ -1,5 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
+import type { Scope } from "effect"
 import { Config, Effect, Layer, Redacted } from "effect"
 import * as Database from "../Database.js"
 import { randomBase62 } from "../Ids.js"
@@ -27,7 +28,7 @@ const unreachable = (url: string, cause: unknown) =>
  * A fresh PostgreSQL database for one test file, migrated, dropped when the layer is released. Fails loudly
  * (never skips) when no server answers.
  */
-export const postgresUrl: Effect.Effect<string, never, import("effect/Scope").Scope> = Effect.gen(function*() {
+export const postgresUrl: Effect.Effect<string, never, Scope.Scope> = Effect.gen(function*() {
   const adminUrl = yield* Effect.orDie(AdminUrl)
   const name = `scaledger_test_${randomBase62(10).toLowerCase()}`
   const admin = PgClient.layer({ url: Redacted.make(adminUrl), types: pgTypes, maxConnections: 1 })

@@ -20,7 +20,10 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
     HttpApiEndpoint.get("list", "/wallets")
       .setUrlParams(WalletListParams)
       .addSuccess(WalletList)
-      .annotate(OpenApi.Description, "The watched addresses, in order of creation, paginated with `limit` and `cursor`.")
+      .annotate(
+        OpenApi.Description,
+        "The watched addresses, in order of creation, paginated with `limit` and `cursor`."
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/wallets")
@@ -47,7 +50,10 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
       .addSuccess(Wallet)
       .addError(InvalidAddressError)
       .addError(NotFoundError)
-      .annotate(OpenApi.Description, "Changes `label` and `self`. Marking an address as own rebuilds the account's history.")
+      .annotate(
+        OpenApi.Description,
+        "Changes `label` and `self`. Marking an address as own rebuilds the account's history."
+      )
   )
   .add(
     HttpApiEndpoint.del("remove", "/wallets/:address")
@@ -55,7 +61,10 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(InvalidAddressError)
       .addError(NotFoundError)
-      .annotate(OpenApi.Description, "Stops the watch and deletes every record derived from the wallet. Generated exports are kept.")
+      .annotate(
+        OpenApi.Description,
+        "Stops the watch and deletes every record derived from the wallet. Generated exports are kept."
+      )
   )
   .annotate(OpenApi.Title, "Wallets")
 {}
@@ -85,7 +94,9 @@ const withEnvelopeDecodeErrors = <A extends HttpApi.HttpApi.Any>(api: A): A => {
   const ast = self.errorSchema.ast
   const others = SchemaAST.isUnion(ast)
     ? ast.types.filter((member) => member !== HttpApiError.HttpApiDecodeError.ast)
-    : ast === HttpApiError.HttpApiDecodeError.ast ? [] : [ast]
+    : ast === HttpApiError.HttpApiDecodeError.ast
+    ? []
+    : [ast]
   const errorSchema = Schema.Union(DecodeErrorAsInvalidRequest, ...others.map((member) => Schema.make(member)))
   function ScaledgerApi() {}
   Object.setPrototypeOf(ScaledgerApi, Object.getPrototypeOf(api))

@@ -16,7 +16,11 @@ export const IsoDateTime = Schema.String.annotations({
 /** An amount as a decimal string: never a float. */
 export const DecimalString = Schema.String.pipe(
   Schema.pattern(/^-?\d+(\.\d+)?$/),
-  Schema.annotations({ identifier: "DecimalString", description: "A decimal number as a string.", examples: ["1.000566080061092436"] })
+  Schema.annotations({
+    identifier: "DecimalString",
+    description: "A decimal number as a string.",
+    examples: ["1.000566080061092436"]
+  })
 )
 
 /** Rejects fields the contract does not name (400 `invalid_request`). */
@@ -31,7 +35,9 @@ export const PageLimit = Schema.NumberFromString.pipe(
 /** `limit` and `cursor` of every list (DECISIONS.md: default 50, max 500, opaque cursor, `nextCursor` null at the end). */
 export const PageParams = {
   limit: Schema.optional(PageLimit),
-  cursor: Schema.optional(Schema.String.annotations({ description: "Opaque cursor from a previous page's `nextCursor`." }))
+  cursor: Schema.optional(
+    Schema.String.annotations({ description: "Opaque cursor from a previous page's `nextCursor`." })
+  )
 }
 
 export const DEFAULT_PAGE_LIMIT = 50

@@ -3,8 +3,26 @@ import { Schema } from "effect"
 
 /** The 20 currencies the ECB reference set publishes that Scaledger reports in, besides USD itself. */
 export const ReferenceCurrencies = [
-  "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "SGD", "HKD", "CNY",
-  "KRW", "INR", "SEK", "NOK", "DKK", "PLN", "CZK", "MXN", "BRL", "ZAR"
+  "EUR",
+  "GBP",
+  "JPY",
+  "CHF",
+  "CAD",
+  "AUD",
+  "NZD",
+  "SGD",
+  "HKD",
+  "CNY",
+  "KRW",
+  "INR",
+  "SEK",
+  "NOK",
+  "DKK",
+  "PLN",
+  "CZK",
+  "MXN",
+  "BRL",
+  "ZAR"
 ] as const
 
 export type ReferenceCurrency = (typeof ReferenceCurrencies)[number]

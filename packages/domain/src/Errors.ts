@@ -24,7 +24,8 @@ export const ErrorCatalog = {
   invalid_date: {
     status: 400,
     title: "Invalid date",
-    description: "The date is not a calendar date in `YYYY-MM-DD` form, lies in the future, or lies before the data begins."
+    description:
+      "The date is not a calendar date in `YYYY-MM-DD` form, lies in the future, or lies before the data begins."
   },
   unsupported_currency: {
     status: 400,
@@ -39,7 +40,8 @@ export const ErrorCatalog = {
   unknown_alert_kind: {
     status: 400,
     title: "Unknown alert kind",
-    description: "A webhook request names an alert kind that does not exist; nothing was subscribed. `details.supported` lists the kinds."
+    description:
+      "A webhook request names an alert kind that does not exist; nothing was subscribed. `details.supported` lists the kinds."
   },
   unauthorized: {
     status: 401,
@@ -117,7 +119,9 @@ const errorFields = { message: Schema.String, details: Schema.optional(Schema.Un
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", errorFields) {}
 export class InvalidAddress extends Schema.TaggedError<InvalidAddress>()("InvalidAddress", errorFields) {}
 export class InvalidDate extends Schema.TaggedError<InvalidDate>()("InvalidDate", errorFields) {}
-export class UnsupportedCurrency extends Schema.TaggedError<UnsupportedCurrency>()("UnsupportedCurrency", errorFields) {}
+export class UnsupportedCurrency
+  extends Schema.TaggedError<UnsupportedCurrency>()("UnsupportedCurrency", errorFields)
+{}
 export class UnsupportedFormat extends Schema.TaggedError<UnsupportedFormat>()("UnsupportedFormat", errorFields) {}
 export class UnknownAlertKind extends Schema.TaggedError<UnknownAlertKind>()("UnknownAlertKind", errorFields) {}
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", errorFields) {}

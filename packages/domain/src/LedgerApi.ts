@@ -8,7 +8,8 @@ const NullableDecimal = Schema.NullOr(DecimalString)
 /** Why a figure is null: unknown, never zero. */
 export const UnknownBecause = Schema.Struct({
   reason: Schema.String.annotations({
-    description: "`missing_price`, `unconfirmed_label`, `incomplete_history`, `bridge_unmatched`, `self_transfer_unmatched`, `collateral_unmatched`."
+    description:
+      "`missing_price`, `unconfirmed_label`, `incomplete_history`, `bridge_unmatched`, `self_transfer_unmatched`, `collateral_unmatched`."
   }),
   eventId: Schema.String
 }).annotations({ identifier: "UnknownBecause" })
@@ -40,10 +41,13 @@ export const PositionView = Schema.Struct({
   }),
   sharesEquivalent: DecimalString,
   currency: Schema.String,
-  costBasis: Schema.NullOr(Schema.String).annotations({ description: "Formatted, e.g. \"$1,234.56\"; null when unknown (see `unknownBecause`)." }),
+  costBasis: Schema.NullOr(Schema.String).annotations({
+    description: "Formatted, e.g. \"$1,234.56\"; null when unknown (see `unknownBecause`)."
+  }),
   costBasisAmount: NullableDecimal,
   unreportedIncome: Schema.NullOr(Schema.String).annotations({
-    description: "Income from multiplier growth on this position this calendar year (UTC), which no wallet transaction shows."
+    description:
+      "Income from multiplier growth on this position this calendar year (UTC), which no wallet transaction shows."
   }),
   unreportedIncomeAmount: NullableDecimal,
   encumbered: DecimalString.annotations({ description: "Tokens posted as collateral." }),
@@ -67,8 +71,12 @@ export const LotView = Schema.Struct({
   id: Schema.String,
   acquired: IsoDate,
   qty: DecimalString,
-  basis: NullableDecimal.annotations({ description: "In the reporting currency: each part of the basis at the rate of its own date." }),
-  rate: NullableDecimal.annotations({ description: "Units of the reporting currency per USD on the acquisition date." }),
+  basis: NullableDecimal.annotations({
+    description: "In the reporting currency: each part of the basis at the rate of its own date."
+  }),
+  rate: NullableDecimal.annotations({
+    description: "Units of the reporting currency per USD on the acquisition date."
+  }),
   rateDate: Schema.NullOr(IsoDate),
   basisUsd: NullableDecimal,
   incomeAddedUsd: NullableDecimal.annotations({ description: "Income from dividend steps added to this lot's basis." }),
@@ -131,7 +139,10 @@ export const BasisRecords = Schema.Struct({
   lotMatching: Schema.Literal("fifo"),
   lotScope: Schema.Literal("wallet", "account"),
   records: Schema.Array(BasisRecord)
-}).annotations({ identifier: "BasisRecords", description: "Every token's basis record (GET /v1/basis without `token`)." })
+}).annotations({
+  identifier: "BasisRecords",
+  description: "Every token's basis record (GET /v1/basis without `token`)."
+})
 
 export const IncomeView = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
   identifier: "Income",
@@ -173,7 +184,9 @@ export const EventList = Schema.Struct({
 }).annotations({ identifier: "EventList" })
 
 export const TotalView = Schema.Struct({
-  amount: NullableDecimal.annotations({ description: "In the reporting currency; null as soon as one item is unknown." }),
+  amount: NullableDecimal.annotations({
+    description: "In the reporting currency; null as soon as one item is unknown."
+  }),
   formatted: Schema.NullOr(Schema.String),
   usd: NullableDecimal,
   knownAmount: DecimalString,
@@ -215,7 +228,11 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
     HttpApiEndpoint.get("positions", "/positions")
       .setUrlParams(Schema.Struct({
         wallet: Schema.optional(Schema.String),
-        currency: Schema.optional(Schema.String.annotations({ description: "Accepted by name, not acted on yet: figures follow the account's reporting currency." }))
+        currency: Schema.optional(
+          Schema.String.annotations({
+            description: "Accepted by name, not acted on yet: figures follow the account's reporting currency."
+          })
+        )
       }))
       .addSuccess(PositionList)
       .addError(InvalidAddressError)
@@ -227,7 +244,11 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
     HttpApiEndpoint.get("basis", "/basis")
       .setUrlParams(Schema.Struct({
         token: Schema.optional(Schema.String),
-        lotMatching: Schema.optional(Schema.String.annotations({ description: "Accepted, not honoured yet: the answer states the rule used (`fifo`)." }))
+        lotMatching: Schema.optional(
+          Schema.String.annotations({
+            description: "Accepted, not honoured yet: the answer states the rule used (`fifo`)."
+          })
+        )
       }))
       .addSuccess(Schema.Union(BasisRecord, BasisRecords))
       .addError(NotFoundError)

@@ -11,12 +11,16 @@ export const MultiplierSource = Schema.Literal("chain_storage", "event_log", "is
 })
 
 export const MultiplierChange = Schema.Struct({
-  block: Schema.Int.annotations({ description: "The first block at or after `effectiveAt`: where the change is in force." }),
+  block: Schema.Int.annotations({
+    description: "The first block at or after `effectiveAt`: where the change is in force."
+  }),
   date: IsoDate,
   from: DecimalString,
   to: DecimalString,
   source: MultiplierSource,
-  announcedAt: Schema.NullOr(IsoDateTime).annotations({ description: "When the change was announced (null if seen only in state)." }),
+  announcedAt: Schema.NullOr(IsoDateTime).annotations({
+    description: "When the change was announced (null if seen only in state)."
+  }),
   effectiveAt: IsoDateTime,
   kind: Schema.Literal("dividend", "split")
 }).annotations({ identifier: "MultiplierChange" })
@@ -54,7 +58,9 @@ export class MultiplierGroup extends HttpApiGroup.make("multiplier")
     HttpApiEndpoint.get("history", "/multiplier")
       .setUrlParams(Schema.Struct({
         token: Schema.String.annotations({ description: "Token symbol (case-insensitive) or address." }),
-        at: Schema.optional(Schema.String.annotations({ description: "A date: also answer the value in force on it." })),
+        at: Schema.optional(
+          Schema.String.annotations({ description: "A date: also answer the value in force on it." })
+        ),
         from: Schema.optional(Schema.String.annotations({ description: "A date: list changes from it on." }))
       }))
       .addSuccess(MultiplierHistory)

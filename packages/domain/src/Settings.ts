@@ -6,7 +6,8 @@ import { countryRule, LedgerCountry, LotScope } from "./ledger/CountryRule.js"
 export const Countries = LedgerCountry.literals
 export const Country = LedgerCountry.annotations({
   identifier: "Country",
-  description: "The country rule: US (income taxable, long-term after one year, basis per wallet), SG (no capital-gains tax), DE (FIFO, basis per account)."
+  description:
+    "The country rule: US (income taxable, long-term after one year, basis per wallet), SG (no capital-gains tax), DE (FIFO, basis per account)."
 })
 export type Country = typeof Country.Type
 

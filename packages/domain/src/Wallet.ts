@@ -21,7 +21,9 @@ export const Wallet = Schema.Struct({
   label: Schema.String,
   self: Schema.Boolean.annotations({ description: "True for the account's own addresses." }),
   watchingFrom: Schema.Struct({
-    block: Schema.NullOr(Schema.Int).annotations({ description: "First block recorded live; null until the watcher starts." }),
+    block: Schema.NullOr(Schema.Int).annotations({
+      description: "First block recorded live; null until the watcher starts."
+    }),
     date: Schema.NullOr(IsoDate)
   }),
   backfill: Schema.Struct({

@@ -12,7 +12,9 @@ export const describeFailure = (cause: Cause.Cause<unknown>): string => {
     case "MigrationError":
       return `migration failed: ${error.message}`
     case "ServeError":
-      return `could not start the HTTP server: ${error.cause instanceof Error ? error.cause.message : String(error.cause)}`
+      return `could not start the HTTP server: ${
+        error.cause instanceof Error ? error.cause.message : String(error.cause)
+      }`
     default:
       return error.message || String(error)
   }

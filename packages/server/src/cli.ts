@@ -39,7 +39,11 @@ const viaAdmin = (admin: { readonly url: string; readonly token: string }) =>
         Effect.gen(function*() {
           const response = yield* client.execute(request)
           if (response.status === 404) return Option.none<A>()
-          if (response.status >= 300) return yield* Effect.fail(new CliFailure(`the running server answered ${response.status}: ${yield* response.text}`))
+          if (response.status >= 300) {
+            return yield* Effect.fail(
+              new CliFailure(`the running server answered ${response.status}: ${yield* response.text}`)
+            )
+          }
           return Option.some((yield* response.json) as A)
         }).pipe(Effect.scoped)
       return {
@@ -48,7 +52,8 @@ const viaAdmin = (admin: { readonly url: string; readonly token: string }) =>
             call<CreatedKey>(HttpClientRequest.post("/admin/keys").pipe(HttpClientRequest.bodyUnsafeJson({ account }))),
             Effect.orElseFail(() => new CliFailure("the running server refused to create the key"))
           ),
-        list: (account) => call<ReadonlyArray<KeyInfo>>(HttpClientRequest.get("/admin/keys", { urlParams: { account } })),
+        list: (account) =>
+          call<ReadonlyArray<KeyInfo>>(HttpClientRequest.get("/admin/keys", { urlParams: { account } })),
         revoke: (keyId) => call<KeyInfo>(HttpClientRequest.post(`/admin/keys/${encodeURIComponent(keyId)}/revoke`))
       }
     })
@@ -68,7 +73,9 @@ const KeysLive = Layer.unwrapEffect(Effect.gen(function*() {
   return direct(target)
 }))
 
-const account = Options.text("account").pipe(Options.withDescription("The account's name (created by `keys create` if new)."))
+const account = Options.text("account").pipe(
+  Options.withDescription("The account's name (created by `keys create` if new).")
+)
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON only, nothing else on stdout."))
 
 const create = Command.make("create", { account, json }, ({ account, json }) =>
@@ -76,7 +83,9 @@ const create = Command.make("create", { account, json }, ({ account, json }) =>
     const keys = yield* Keys
     const key = yield* keys.create(account)
     if (json) return yield* Console.log(JSON.stringify(key))
-    yield* Console.log(`Account:  ${key.account}\nKey id:   ${key.keyId}\nAPI key:  ${key.key}\n\nThe key is shown only now; store it safely.`)
+    yield* Console.log(
+      `Account:  ${key.account}\nKey id:   ${key.keyId}\nAPI key:  ${key.key}\n\nThe key is shown only now; store it safely.`
+    )
   })).pipe(Command.withDescription("Create an API key (and the account, if new). The key is printed once."))
 
 const list = Command.make("list", { account, json }, ({ account, json }) =>
@@ -88,7 +97,9 @@ const list = Command.make("list", { account, json }, ({ account, json }) =>
     if (found.value.length === 0) return yield* Console.log(`Account ${account} has no keys.`)
     for (const key of found.value) {
       const state = key.revokedAt === null ? "active" : `revoked ${key.revokedAt}`
-      yield* Console.log(`${key.keyId}  ${key.prefix}…  created ${key.createdAt}  last used ${key.lastUsedAt ?? "never"}  ${state}`)
+      yield* Console.log(
+        `${key.keyId}  ${key.prefix}…  created ${key.createdAt}  last used ${key.lastUsedAt ?? "never"}  ${state}`
+      )
     }
   })).pipe(Command.withDescription("List an account's keys (ids and prefixes; keys themselves are never shown again)."))
 
@@ -128,7 +139,8 @@ cli(process.argv).pipe(
         Effect.sync(() => {
           process.exitCode = 1
         })
-      )),
+      )
+  ),
   Effect.provide(StderrLogger),
   Logger.withMinimumLogLevel(LogLevel.Warning),
   Effect.provide(NodeContext.layer),

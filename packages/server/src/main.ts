@@ -27,9 +27,11 @@ const program = Effect.gen(function*() {
   // Configuration is read and checked before anything opens, so a mistake stops the start at once.
   const http = yield* HttpConfig
   const target = Database.targetOf(yield* Database.DatabaseConfig)
-  yield* Effect.logInfo(`Scaledger starting on ${Database.describeTarget(target)} (${
-    [run.api ? "REST API" : undefined, run.workers ? "workers" : undefined].filter((r) => r !== undefined).join(", ")
-  })`)
+  yield* Effect.logInfo(
+    `Scaledger starting on ${Database.describeTarget(target)} (${
+      [run.api ? "REST API" : undefined, run.workers ? "workers" : undefined].filter((r) => r !== undefined).join(", ")
+    })`
+  )
   if (run.mcp && process.argv.includes("--mcp")) {
     yield* Effect.logWarning("The MCP server is not part of this build yet: --mcp serves nothing.")
   }
@@ -57,7 +59,8 @@ program.pipe(
         Effect.sync(() => {
           process.exitCode = 1
         })
-      )),
+      )
+  ),
   Logger.withMinimumLogLevel(LogLevel.Info),
   NodeRuntime.runMain({ disableErrorReporting: true })
 )

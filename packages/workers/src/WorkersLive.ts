@@ -1,6 +1,6 @@
 import { Layer } from "effect"
-import { FxWorkerLive } from "./fx/FxWorker.js"
 import { ChainConfig } from "./chain/ChainConfig.js"
+import { FxWorkerLive } from "./fx/FxWorker.js"
 import { IngestLive } from "./ingest/IngestLive.js"
 import { LedgerBuilderLive, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
 

@@ -41,8 +41,8 @@ export const derivationOf = (quote: ReportingCurrency): string =>
   quote === "USD"
     ? "identity: USD per USD = 1"
     : quote === "EUR"
-      ? "cross rate through EUR: 1/(EUR→USD)"
-      : `cross rate through EUR: (EUR→${quote})/(EUR→USD)`
+    ? "cross rate through EUR: 1/(EUR→USD)"
+    : `cross rate through EUR: (EUR→${quote})/(EUR→USD)`
 
 /** The ECB codes a quote needs from one publication day (`USD`, plus the currency unless it is EUR or USD). */
 export const inputsNeeded = (quote: ReportingCurrency): ReadonlyArray<string> =>

@@ -36,7 +36,9 @@ export const DayRates = Schema.Struct({
 export type DayRates = typeof DayRates.Type
 
 /** A stored publication day with the source it was fetched from. */
-export const StoredDay = Schema.Struct({ ...DayRates.fields, source: FxSource }).annotations({ identifier: "StoredDay" })
+export const StoredDay = Schema.Struct({ ...DayRates.fields, source: FxSource }).annotations({
+  identifier: "StoredDay"
+})
 export type StoredDay = typeof StoredDay.Type
 
 /** What a provider returns: publication days, oldest first, and the source that produced them. */

@@ -1,4 +1,5 @@
-import { Context, Effect, Layer, Option, Ref } from "effect"
+import type { Option } from "effect"
+import { Context, Effect, Layer, Ref } from "effect"
 import type { ReportingCurrency } from "../Currency.js"
 import type { FxStoreError } from "./FxErrors.js"
 import type { DayRates, FxSource, StoredDay } from "./FxQuote.js"
@@ -29,8 +30,10 @@ export class FxStore extends Context.Tag("@scaledger/domain/fx/FxStore")<FxStore
     Effect.map(Ref.make(DayIndex.make(initial)), (ref) => ({
       newestDay: () => Effect.map(Ref.get(ref), (index) => index.newestDay),
       upsert: (source, days) =>
-        Ref.update(ref, (index) =>
-          DayIndex.make([...index.all(), ...days.map((day): StoredDay => ({ ...day, source }))])),
+        Ref.update(
+          ref,
+          (index) => DayIndex.make([...index.all(), ...days.map((day): StoredDay => ({ ...day, source }))])
+        ),
       latestWith: (quote, onOrBefore) => Effect.map(Ref.get(ref), (index) => index.latestWith(quote, onOrBefore))
     }))
 

@@ -80,8 +80,10 @@ export type DayLookup<E = never, R = never> = (
 /** Validates, looks the day up, and derives the quote. */
 export const quoteWith =
   <E, R>(lookup: DayLookup<E, R>) => (request: QuoteRequest): Effect.Effect<FxQuote, FxQuoteError | E, R> =>
-    Effect.flatMap(validateQuoteRequest(request), (valid) =>
-      Effect.flatMap(lookup(valid.quote, valid.date), (day) => quoteFromDay(valid, day)))
+    Effect.flatMap(
+      validateQuoteRequest(request),
+      (valid) => Effect.flatMap(lookup(valid.quote, valid.date), (day) => quoteFromDay(valid, day))
+    )
 
 /** An in-memory index of stored days, for tests, caches and embedders. */
 export class DayIndex {
@@ -137,8 +139,10 @@ export const quoteFromDays = (
   request: QuoteRequest
 ): Either.Either<FxQuote, FxQuoteError> => {
   const index = days instanceof DayIndex ? days : DayIndex.make(days)
-  return Either.flatMap(validateQuoteRequest(request), (valid) =>
-    quoteFromDay(valid, index.latestWith(valid.quote, valid.date)))
+  return Either.flatMap(
+    validateQuoteRequest(request),
+    (valid) => quoteFromDay(valid, index.latestWith(valid.quote, valid.date))
+  )
 }
 
 /** More TARGET business days than this between the newest stored day and today make the data stale. */

@@ -33,11 +33,20 @@ const MINT: Classification = { type: "mint", relationship: null, classifiedBy: "
 const BURN: Classification = { type: "burn", relationship: null, classifiedBy: "rule", confirmed: true }
 const TRANSFER_IN: Classification = { type: "transfer.in", relationship: null, classifiedBy: "rule", confirmed: true }
 /** Tokens leaving to an address of unknown relationship: counted as a disposal, and left for review. */
-const TRANSFER_OUT: Classification = { type: "transfer.out", relationship: null, classifiedBy: "rule", confirmed: false }
+const TRANSFER_OUT: Classification = {
+  type: "transfer.out",
+  relationship: null,
+  classifiedBy: "rule",
+  confirmed: false
+}
 
 /** The classification a transfer gets by rule when nobody classified it. */
 export const ruleClassification = (direction: "in" | "out", counterpartyKey: string): Classification =>
-  counterpartyKey === ZERO_ADDRESS ? (direction === "in" ? MINT : BURN) : direction === "in" ? TRANSFER_IN : TRANSFER_OUT
+  counterpartyKey === ZERO_ADDRESS
+    ? (direction === "in" ? MINT : BURN)
+    : direction === "in"
+    ? TRANSFER_IN
+    : TRANSFER_OUT
 
 const withLabel = (base: Classification, label: CounterpartyLabel): Classification => {
   let type = base.type
@@ -102,7 +111,11 @@ export const resolveMovement = (ctx: ClassifyContext, event: TransferEvent): Res
   } else if (direction === "out") {
     treatment = type === "collateral_post" ? "collateral_post" : type === "bridge.out" ? "bridge_out" : "disposal"
   } else {
-    treatment = type === "collateral_withdraw" ? "collateral_withdraw" : type === "bridge.in" ? "bridge_in" : "acquisition"
+    treatment = type === "collateral_withdraw"
+      ? "collateral_withdraw"
+      : type === "bridge.in"
+      ? "bridge_in"
+      : "acquisition"
   }
   return {
     classification,

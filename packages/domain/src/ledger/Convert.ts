@@ -88,7 +88,15 @@ const parsedRate = (entry: RateEntry): { readonly units: bigint; readonly scale:
  */
 export const rateOn = (date: string, rates: RateTable | undefined): RateQuote | null => {
   if (rates === undefined || rates.currency === "USD") {
-    return { currency: "USD", rate: "1", rateDate: date, source: "identity", carriedForward: false, units: 1n, scale: 1n }
+    return {
+      currency: "USD",
+      rate: "1",
+      rateDate: date,
+      source: "identity",
+      carriedForward: false,
+      units: 1n,
+      scale: 1n
+    }
   }
   const found = entryOn(lookupOf(rates), date)
   if (found === null) return null

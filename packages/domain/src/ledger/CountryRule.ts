@@ -6,7 +6,8 @@ export const LedgerCountry = Schema.Literal("US", "SG", "DE").annotations({
 export type LedgerCountry = typeof LedgerCountry.Type
 
 export const LotScope = Schema.Literal("wallet", "account").annotations({
-  description: "wallet: each address has its own lots (US since 2025); account: one pool per token across own addresses."
+  description:
+    "wallet: each address has its own lots (US since 2025); account: one pool per token across own addresses."
 })
 export type LotScope = typeof LotScope.Type
 

@@ -1,14 +1,9 @@
 import { Either } from "effect"
-import { resolveMovement, type ResolvedMovement } from "./Classify.js"
+import { type ResolvedMovement, resolveMovement } from "./Classify.js"
 import { reportingCurrencyOf } from "./Convert.js"
 import { countryRule } from "./CountryRule.js"
 import { divRound, formatWad, PRICE_SCALE } from "./Fixed.js"
-import {
-  type LedgerError,
-  LedgerEventsOutOfOrder,
-  LedgerInvalidEvent,
-  LedgerInvalidSettings
-} from "./LedgerErrors.js"
+import { type LedgerError, LedgerEventsOutOfOrder, LedgerInvalidEvent, LedgerInvalidSettings } from "./LedgerErrors.js"
 import type {
   CounterpartyLabel,
   LedgerEvent,
@@ -35,8 +30,8 @@ import {
   type SplitRecord,
   type TokenBook
 } from "./LedgerState.js"
-import { indexPrices, type PriceIndex, type PriceRef, priceAt } from "./Prices.js"
 import { copyQueue, insertLot, moveSlices, newQueue, type Slice, takeFifo } from "./Lots.js"
+import { indexPrices, priceAt, type PriceIndex, type PriceRef } from "./Prices.js"
 import { buildReport, type ReportOptions } from "./Report.js"
 
 export { disposalRows, incomeRows, movementRows, type ReportOptions, splitRows } from "./Report.js"
@@ -57,7 +52,9 @@ const makeContext = (settings: LedgerSettings): Either.Either<LedgerContext, Led
   }
   const labels = new Map<string, CounterpartyLabel>()
   if (settings.labels !== undefined) {
-    for (const address of Object.keys(settings.labels).sort()) labels.set(address.toLowerCase(), settings.labels[address]!)
+    for (const address of Object.keys(settings.labels).sort()) {
+      labels.set(address.toLowerCase(), settings.labels[address]!)
+    }
   }
   let prices = EMPTY_PRICES
   if (settings.prices !== undefined) {
@@ -76,7 +73,9 @@ const makeContext = (settings: LedgerSettings): Either.Either<LedgerContext, Led
   if (settings.initialMultipliers !== undefined) {
     for (const [token, value] of Object.entries(settings.initialMultipliers)) {
       if (!/^\d+$/.test(value) || BigInt(value) === 0n) {
-        return Either.left(new LedgerInvalidSettings({ reason: `initial multiplier of ${token} must be a positive integer` }))
+        return Either.left(
+          new LedgerInvalidSettings({ reason: `initial multiplier of ${token} must be a positive integer` })
+        )
       }
       initialMultipliers.set(token, BigInt(value))
     }
@@ -217,7 +216,13 @@ const newLot = (
   nullReasons
 })
 
-const unknownLot = (work: Work, event: TransferEvent, raw: bigint, multiplier: bigint, reason: NullReasonCode): LotRecord =>
+const unknownLot = (
+  work: Work,
+  event: TransferEvent,
+  raw: bigint,
+  multiplier: bigint,
+  reason: NullReasonCode
+): LotRecord =>
   newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }])
 
 const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
@@ -238,7 +243,9 @@ const isDigit = (code: number): boolean => code >= 48 && code <= 57
 /** A non-negative decimal integer; cheap checks first, BigInt for the rest (it rejects inner non-digits). */
 const parseRaw = (event: LedgerEvent, text: string): bigint | LedgerInvalidEvent => {
   const n = text.length
-  if (n > 0 && isDigit(text.charCodeAt(0)) && isDigit(text.charCodeAt(n - 1)) && (n === 1 || isDigit(text.charCodeAt(1)))) {
+  if (
+    n > 0 && isDigit(text.charCodeAt(0)) && isDigit(text.charCodeAt(n - 1)) && (n === 1 || isDigit(text.charCodeAt(1)))
+  ) {
     try {
       return BigInt(text)
     } catch {
@@ -253,7 +260,11 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
   if (typeof raw !== "bigint") return raw
   const resolved = resolveMovement(work.context.classify, event)
   if (resolved === null) {
-    work.ignored.push({ kind: "no_own_address", eventId: event.id, detail: `neither ${event.from} nor ${event.to} is own` })
+    work.ignored.push({
+      kind: "no_own_address",
+      eventId: event.id,
+      detail: `neither ${event.from} nor ${event.to} is own`
+    })
     return undefined
   }
   const { rule } = work.context
@@ -454,7 +465,9 @@ const applyMultiplier = (work: Work, event: MultiplierEvent): LedgerInvalidEvent
   if (typeof from !== "bigint") return from
   const to = parseRaw(event, event.to)
   if (typeof to !== "bigint") return to
-  if (from === 0n || to === 0n) return new LedgerInvalidEvent({ eventId: event.id, reason: "a multiplier cannot be zero" })
+  if (from === 0n || to === 0n) {
+    return new LedgerInvalidEvent({ eventId: event.id, reason: "a multiplier cannot be zero" })
+  }
   const book = bookOf(work, event.token, event.tokenAddress)
   const holders = [...book.holders.values()].filter((h) => h.raw > 0n).sort((a, b) => (a.key < b.key ? -1 : 1))
   if (from !== book.multiplier && holders.length > 0) {
@@ -471,7 +484,9 @@ const applyMultiplier = (work: Work, event: MultiplierEvent): LedgerInvalidEvent
       book.issues.push({
         kind: "multiplier_decrease_as_dividend",
         eventId: event.id,
-        detail: `a dividend step cannot lower the multiplier (${formatWad(from)} → ${formatWad(to)}): no income recorded`
+        detail: `a dividend step cannot lower the multiplier (${formatWad(from)} → ${
+          formatWad(to)
+        }): no income recorded`
       })
     }
     for (const holder of holders) {
@@ -529,7 +544,9 @@ const dividendStep = (
   const factor = price === null ? 0n : (to - from) * price.answer
   const denominator = from * PRICE_SCALE
   const incomeOf = (raw: bigint): bigint | null => (price === null ? null : divRound(raw * factor, denominator))
-  const reasons: ReadonlyArray<NullReason> = price === null ? [{ reason: "missing_price", eventId: event.id }] : NO_REASONS
+  const reasons: ReadonlyArray<NullReason> = price === null
+    ? [{ reason: "missing_price", eventId: event.id }]
+    : NO_REASONS
   const taxable = work.context.rule.incomeTaxable
   const record = (holder: Holder, income: bigint | null, lotIds: ReadonlyArray<string>): void => {
     work.income.push({
@@ -606,7 +623,10 @@ const applyEvent = (work: Work, event: LedgerEvent): LedgerError | undefined => 
  * Applies events, in (block, logIndex) order, after those already in `state`. Returns a new state; `state` is left
  * as it was (a failure leaves nothing half-applied). `report(apply(apply(empty, a), b))` equals `report(build(a ++ b))`.
  */
-export const apply = (state: LedgerState, events: ReadonlyArray<LedgerEvent>): Either.Either<LedgerState, LedgerError> => {
+export const apply = (
+  state: LedgerState,
+  events: ReadonlyArray<LedgerEvent>
+): Either.Either<LedgerState, LedgerError> => {
   const work: Work = {
     context: state.context,
     books: new Map(state.books),
@@ -655,8 +675,9 @@ export const apply = (state: LedgerState, events: ReadonlyArray<LedgerEvent>): E
 }
 
 /** The ledger of `input.events` under `input`'s settings. */
-export const build = (input: LedgerSettings & { readonly events: ReadonlyArray<LedgerEvent> }): Either.Either<LedgerState, LedgerError> =>
-  Either.flatMap(empty(input), (state) => apply(state, input.events))
+export const build = (
+  input: LedgerSettings & { readonly events: ReadonlyArray<LedgerEvent> }
+): Either.Either<LedgerState, LedgerError> => Either.flatMap(empty(input), (state) => apply(state, input.events))
 
 /**
  * The report of a state: positions, lots, disposals, income, movements and totals. `asOf` gives the year of the

@@ -2,11 +2,23 @@ import { divRound } from "./Fixed.js"
 import type { LotQueue, LotRecord } from "./LedgerState.js"
 
 export const compareLots = (a: LotRecord, b: LotRecord): number =>
-  a.acquiredAt !== b.acquiredAt ? a.acquiredAt - b.acquiredAt : a.seq !== b.seq ? a.seq - b.seq : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+  a.acquiredAt !== b.acquiredAt
+    ? a.acquiredAt - b.acquiredAt
+    : a.seq !== b.seq
+    ? a.seq - b.seq
+    : a.id < b.id
+    ? -1
+    : a.id > b.id
+    ? 1
+    : 0
 
 export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n })
 
-export const copyQueue = (queue: LotQueue): LotQueue => ({ lots: queue.lots.slice(queue.head), head: 0, total: queue.total })
+export const copyQueue = (queue: LotQueue): LotQueue => ({
+  lots: queue.lots.slice(queue.head),
+  head: 0,
+  total: queue.total
+})
 
 export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
   const { lots } = queue
@@ -142,7 +154,12 @@ export const pieceOf = (slice: Slice, eventId: string): LotRecord => {
   }
 }
 
-export const moveSlices = (slices: ReadonlyArray<Slice>, eventId: string, into: LotQueue, lotIds: Array<string>): void => {
+export const moveSlices = (
+  slices: ReadonlyArray<Slice>,
+  eventId: string,
+  into: LotQueue,
+  lotIds: Array<string>
+): void => {
   for (const slice of slices) {
     const piece = pieceOf(slice, eventId)
     insertLot(into, piece)

@@ -1,5 +1,5 @@
 import { formatMoney } from "../Currency.js"
-import { applyRate, type Converted, convertedOf, type RateQuote, rateOn } from "./Convert.js"
+import { applyRate, type Converted, convertedOf, rateOn, type RateQuote } from "./Convert.js"
 import { divRound, formatFixed, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
 import type {
@@ -30,7 +30,7 @@ import type {
   TokenBook
 } from "./LedgerState.js"
 import { sliceBasis, sliceUsd } from "./Lots.js"
-import { type PriceRef, priceAt } from "./Prices.js"
+import { priceAt, type PriceRef } from "./Prices.js"
 
 export interface ReportOptions {
   /**
@@ -424,7 +424,9 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     }
     entry.ids.push(record.id)
     entry.usd = record.income === null || entry.usd === null ? null : entry.usd + record.income
-    entry.converted = entry.usd === null || converted === null || entry.converted === null ? null : entry.converted + converted
+    entry.converted = entry.usd === null || converted === null || entry.converted === null
+      ? null
+      : entry.converted + converted
   }
 
   // Positions ----------------------------------------------------------------------------------------------------
@@ -432,7 +434,12 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const totalValue = new TotalBuilder()
   const totalBasis = new TotalBuilder()
   const totalUnrealised = new TotalBuilder()
-  const positionOut = (book: TokenBook, holders: ReadonlyArray<Holder>, poolKey: string, wallet: string | null): void => {
+  const positionOut = (
+    book: TokenBook,
+    holders: ReadonlyArray<Holder>,
+    poolKey: string,
+    wallet: string | null
+  ): void => {
     const poolLots = openLots(book, poolKey)
     let raw = 0n
     let encumbered = 0n
@@ -447,7 +454,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
         balance: formatWad(holder.raw),
         encumbered: formatWad(holder.encumbered)
       })
-      issues.push(...holder.issues)
+      for (const issue of holder.issues) issues.push(issue)
     }
     let basisUsd: bigint | null = 0n
     let basisConverted: bigint | null = 0n
@@ -490,7 +497,11 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       unreportedIncomeConverted: formatUsd(incomeConverted),
       unreportedIncome: incomeConverted === null ? null : formatMoney(formatWad(incomeConverted), currency),
       unreportedIncomeEventIds: income === undefined ? [] : [...income.ids],
-      value: { usd: formatUsd(valueUsd), converted: conversions.converted(valueUsd, asOfDate), price: provenance(price) },
+      value: {
+        usd: formatUsd(valueUsd),
+        converted: conversions.converted(valueUsd, asOfDate),
+        price: provenance(price)
+      },
       unrealisedGainUsd: formatUsd(unrealisedUsd),
       unrealisedGainConverted: formatUsd(unrealisedConverted),
       openLots: poolLots.length,
@@ -504,7 +515,9 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     const shown = (holder: Holder, poolKey: string): boolean =>
       holder.raw > 0n || holder.issues.length > 0 || unreported.has(`${book.symbol}|${poolKey}`)
     if (rule.lotScope === "wallet") {
-      for (const holder of holders) if (shown(holder, holder.key)) positionOut(book, [holder], holder.key, holder.address)
+      for (const holder of holders) {
+        if (shown(holder, holder.key)) positionOut(book, [holder], holder.key, holder.address)
+      }
     } else if (holders.some((holder) => shown(holder, "account"))) {
       positionOut(book, holders.filter((holder) => holder.raw > 0n || holder.issues.length > 0), "account", null)
     }

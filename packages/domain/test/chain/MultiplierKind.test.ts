@@ -16,7 +16,9 @@ const fixture = JSON.parse(
 
 describe("classifyMultiplierStep", () => {
   it("classifies every real Robinhood Chain step: CRWD's two announcements are a 4:1 split, the rest dividends", () => {
-    const kinds = fixture.events.map((e) => [e.symbol, multiplierKind(BigInt(e.oldMultiplier), BigInt(e.newMultiplier))])
+    const kinds = fixture.events.map((
+      e
+    ) => [e.symbol, multiplierKind(BigInt(e.oldMultiplier), BigInt(e.newMultiplier))])
     expect(kinds.filter(([, k]) => k === "split").map(([s]) => s)).toEqual(["CRWD", "CRWD"])
     expect(kinds.filter(([, k]) => k === "dividend")).toHaveLength(11)
     expect(classifyMultiplierStep(ONE, 4n * ONE)).toEqual({ kind: "split", ratio: { numerator: 4, denominator: 1 } })
@@ -45,7 +47,10 @@ describe("classifyMultiplierStep", () => {
   })
 
   it("3:2 is a split; 21/20 (5 % from 1) is a dividend; 11/10 (exactly 10 %) is a split; 10/11 (9.1 %) is not", () => {
-    expect(classifyMultiplierStep(2n * ONE, 3n * ONE)).toEqual({ kind: "split", ratio: { numerator: 3, denominator: 2 } })
+    expect(classifyMultiplierStep(2n * ONE, 3n * ONE)).toEqual({
+      kind: "split",
+      ratio: { numerator: 3, denominator: 2 }
+    })
     expect(multiplierKind(ONE, 1_050000000000000000n)).toBe("dividend")
     expect(classifyMultiplierStep(ONE, 1_100000000000000000n)).toEqual({
       kind: "split",

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ReferenceCurrencies } from "@scaledger/domain/Currency"
 import {
   DateBeforeHistory,
   DateInFuture,
@@ -13,7 +14,6 @@ import {
   type StoredDay,
   UnsupportedCurrency
 } from "@scaledger/domain/fx/index"
-import { ReferenceCurrencies } from "@scaledger/domain/Currency"
 import { Effect, Either, Option, Schema } from "effect"
 import { readFileSync } from "node:fs"
 
@@ -143,7 +143,9 @@ describe("request validation", () => {
   })
 
   it("dates before 1999-01-04", () => {
-    expect(left(quote("GBP", "1999-01-03"))).toEqual(new DateBeforeHistory({ date: "1999-01-03", earliest: "1999-01-04" }))
+    expect(left(quote("GBP", "1999-01-03"))).toEqual(
+      new DateBeforeHistory({ date: "1999-01-03", earliest: "1999-01-04" })
+    )
     expect(left(quote("GBP", "1998-12-31"))._tag).toBe("DateBeforeHistory")
   })
 

@@ -4,7 +4,13 @@ import { convert, type RateTable } from "../../src/ledger/index.js"
 const sgd: RateTable = {
   currency: "SGD",
   rates: [
-    { date: "2026-08-14", rate: "1.2901", source: "ecb-via-frankfurter", rateDate: "2026-08-14", carriedForward: false },
+    {
+      date: "2026-08-14",
+      rate: "1.2901",
+      source: "ecb-via-frankfurter",
+      rateDate: "2026-08-14",
+      carriedForward: false
+    },
     { date: "2026-08-15", rate: "1.2901", source: "ecb-via-frankfurter", rateDate: "2026-08-14", carriedForward: true }
   ]
 }
@@ -36,7 +42,11 @@ describe("convert", () => {
 
   it("keeps the table's carried-forward flag, borrows up to 7 days back, else null", () => {
     expect(convert("1", "2026-08-15", sgd)).toMatchObject({ rateDate: "2026-08-14", carriedForward: true })
-    expect(convert("1", "2026-08-16", sgd)).toMatchObject({ amount: "1.2901", rateDate: "2026-08-14", carriedForward: true })
+    expect(convert("1", "2026-08-16", sgd)).toMatchObject({
+      amount: "1.2901",
+      rateDate: "2026-08-14",
+      carriedForward: true
+    })
     expect(convert("1", "2026-08-22", sgd)).toMatchObject({ rateDate: "2026-08-14" })
     expect(convert("1", "2026-08-23", sgd)).toBeNull()
     expect(convert("1", "2026-08-13", sgd)).toBeNull()

@@ -127,7 +127,15 @@ export const interpret = (ops: ReadonlyArray<Op>, start = 1_735_689_600): Histor
       case "buy":
       case "mint": {
         const raw = BigInt(op.amount) * ONE / 7n
-        push(op, op.kind === "mint" ? ZERO : EXCHANGE, w, raw, op.classified ? cls(op.kind === "mint" ? "mint" : "transfer.in", op.kind === "mint" ? null : "exchange") : undefined)
+        push(
+          op,
+          op.kind === "mint" ? ZERO : EXCHANGE,
+          w,
+          raw,
+          op.classified
+            ? cls(op.kind === "mint" ? "mint" : "transfer.in", op.kind === "mint" ? null : "exchange")
+            : undefined
+        )
         add(balances, key, raw)
         break
       }
@@ -191,7 +199,9 @@ export const interpret = (ops: ReadonlyArray<Op>, start = 1_735_689_600): Histor
       case "dividend":
       case "split": {
         const from = multipliers[op.token]!
-        const to = op.kind === "split" ? from * BigInt(2 + (op.amount % 3)) : from + (from * BigInt(op.amount)) / 1_000_000n + 1n
+        const to = op.kind === "split"
+          ? from * BigInt(2 + (op.amount % 3))
+          : from + (from * BigInt(op.amount)) / 1_000_000n + 1n
         multipliers[op.token] = to
         events.push({
           id: `e${n++}`,

@@ -5,22 +5,24 @@ import { holdingPeriod, oneYearHeldOn } from "../../src/ledger/index.js"
 // Rev. Rul. 66-7: counted in calendar months; acquired on the last day of a month, each holding month ends on the
 // last day of a month.
 describe("US holding period, calendar rule", () => {
-  it.each([
-    // acquired, disposed, expected
-    ["2025-01-01", "2026-01-01", "short"], // exactly one year
-    ["2025-01-01", "2026-01-02", "long"], // Pub. 550's own example
-    ["2024-02-29", "2025-02-28", "short"], // last day of February: the year ends on the last day of February 2025
-    ["2024-02-29", "2025-03-01", "long"],
-    ["2023-02-28", "2024-02-29", "short"], // last day of February 2023: the year ends 2024-02-29, not 2024-02-28
-    ["2023-02-28", "2024-03-01", "long"],
-    ["2024-02-28", "2025-02-28", "short"], // not the last day of the month in a leap year: plain anniversary
-    ["2024-02-28", "2025-03-01", "long"],
-    ["2023-03-01", "2024-03-01", "short"], // 366 days, still only one year: "days > 365" would say long
-    ["2023-03-01", "2024-03-02", "long"],
-    ["2025-01-31", "2026-01-31", "short"],
-    ["2025-01-31", "2026-02-01", "long"],
-    ["2025-06-15", "2025-06-15", "short"]
-  ] as const)("acquired %s, disposed %s → %s", (acquired, disposed, expected) => {
+  it.each(
+    [
+      // acquired, disposed, expected
+      ["2025-01-01", "2026-01-01", "short"], // exactly one year
+      ["2025-01-01", "2026-01-02", "long"], // Pub. 550's own example
+      ["2024-02-29", "2025-02-28", "short"], // last day of February: the year ends on the last day of February 2025
+      ["2024-02-29", "2025-03-01", "long"],
+      ["2023-02-28", "2024-02-29", "short"], // last day of February 2023: the year ends 2024-02-29, not 2024-02-28
+      ["2023-02-28", "2024-03-01", "long"],
+      ["2024-02-28", "2025-02-28", "short"], // not the last day of the month in a leap year: plain anniversary
+      ["2024-02-28", "2025-03-01", "long"],
+      ["2023-03-01", "2024-03-01", "short"], // 366 days, still only one year: "days > 365" would say long
+      ["2023-03-01", "2024-03-02", "long"],
+      ["2025-01-31", "2026-01-31", "short"],
+      ["2025-01-31", "2026-02-01", "long"],
+      ["2025-06-15", "2025-06-15", "short"]
+    ] as const
+  )("acquired %s, disposed %s → %s", (acquired, disposed, expected) => {
     expect(holdingPeriod(acquired, disposed)).toBe(expected)
   })
 

@@ -1,7 +1,13 @@
 import { Either, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Ledger, type LedgerEvent, type LedgerReport as Report, LedgerReport, type LedgerSettings } from "../../src/ledger/index.js"
+import {
+  Ledger,
+  type LedgerEvent,
+  LedgerReport,
+  type LedgerReport as Report,
+  type LedgerSettings
+} from "../../src/ledger/index.js"
 import { type History, interpret, type Op, type OpKind, OWN, settingsFor, UNREGISTERED_OWN } from "./generate.js"
 
 const WEIGHTED_KINDS: ReadonlyArray<readonly [OpKind, number]> = [
@@ -53,7 +59,8 @@ const caseArb: fc.Arbitrary<Case> = fc
     return { history, settings: settingsFor(history, country, registerOther), registerOther }
   })
 
-const build = (settings: LedgerSettings, events: ReadonlyArray<LedgerEvent>) => Either.getOrThrow(Ledger.build({ ...settings, events }))
+const build = (settings: LedgerSettings, events: ReadonlyArray<LedgerEvent>) =>
+  Either.getOrThrow(Ledger.build({ ...settings, events }))
 const reportOf = (c: Case, events: ReadonlyArray<LedgerEvent> = c.history.events): Report =>
   Ledger.report(build(c.settings, events), c.history.end)
 
@@ -78,7 +85,9 @@ describe("ledger properties over random valid histories", () => {
             const balance = holding === undefined ? 0n : toRaw(holding.balance)
             expect(balance).toBe(expected)
             if (report.lotScope === "wallet") {
-              const lots = report.lots.filter((l) => l.token === token && l.location === "wallet" && l.wallet!.toLowerCase() === wallet.toLowerCase())
+              const lots = report.lots.filter((l) =>
+                l.token === token && l.location === "wallet" && l.wallet!.toLowerCase() === wallet.toLowerCase()
+              )
               expect(lots.reduce((sum, l) => sum + BigInt(l.raw), 0n)).toBe(expected)
             }
             expect(expected >= 0n).toBe(true)
@@ -107,7 +116,8 @@ describe("ledger properties over random valid histories", () => {
           state = Either.getOrThrow(Ledger.apply(state, [event]))
           const after = basisSummary(Ledger.report(state, c.history.end))
           const own = new Set(c.settings.wallets.filter((w) => w.self).map((w) => w.address.toLowerCase()))
-          const selfTransfer = event.kind === "transfer" && own.has(event.from.toLowerCase()) && own.has(event.to.toLowerCase())
+          const selfTransfer = event.kind === "transfer" && own.has(event.from.toLowerCase()) &&
+            own.has(event.to.toLowerCase())
           const split = event.kind === "multiplier" && event.stepKind === "split"
           if (selfTransfer || split) expect(after).toEqual(before)
           before = after
@@ -130,7 +140,9 @@ describe("ledger properties over random valid histories", () => {
           const first = slices[0]!
           const pool = lotsBefore.filter((l) =>
             l.token === first.token &&
-            (report.lotScope === "account" ? l.location === "account" : l.location === "wallet" && l.wallet === first.wallet)
+            (report.lotScope === "account"
+              ? l.location === "account"
+              : l.location === "wallet" && l.wallet === first.wallet)
           )
           expect(slices.map((s) => s.lotId)).toEqual(pool.slice(0, slices.length).map((l) => l.id))
           slices.forEach((s, i) => {

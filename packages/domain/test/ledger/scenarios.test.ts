@@ -20,9 +20,35 @@ describe("AAPL dividend step (1.0 → 1.000566080061092436, effective 2026-08-14
     ]
   }
   const events: Array<LedgerEvent> = [
-    transfer({ id: "buy", token: "AAPL", from: EXCHANGE, to: A, qty: "10", time: "2026-03-02T15:00:00Z", block: 10, classification: exchangeIn }),
-    multiplier({ id: "div", token: "AAPL", from: "1", to: "1.000566080061092436", time: "2026-08-14T15:12:46Z", block: 20, stepKind: "dividend" }),
-    transfer({ id: "sell", token: "AAPL", from: A, to: EXCHANGE, qty: "4", time: "2026-09-01T15:00:00Z", block: 30, classification: exchangeOut })
+    transfer({
+      id: "buy",
+      token: "AAPL",
+      from: EXCHANGE,
+      to: A,
+      qty: "10",
+      time: "2026-03-02T15:00:00Z",
+      block: 10,
+      classification: exchangeIn
+    }),
+    multiplier({
+      id: "div",
+      token: "AAPL",
+      from: "1",
+      to: "1.000566080061092436",
+      time: "2026-08-14T15:12:46Z",
+      block: 20,
+      stepKind: "dividend"
+    }),
+    transfer({
+      id: "sell",
+      token: "AAPL",
+      from: A,
+      to: EXCHANGE,
+      qty: "4",
+      time: "2026-09-01T15:00:00Z",
+      block: 30,
+      classification: exchangeOut
+    })
   ]
   const settings: LedgerSettings = { wallets: [{ address: A, self: true }], country: "US", prices }
   const report = runLedger(settings, events, "2026-09-05T12:00:00Z")
@@ -115,10 +141,34 @@ describe("AAPL dividend step (1.0 → 1.000566080061092436, effective 2026-08-14
     const rates: RateTable = {
       currency: "SGD",
       rates: [
-        { date: "2026-03-02", rate: "1.34", source: "ecb-via-frankfurter", rateDate: "2026-03-02", carriedForward: false },
-        { date: "2026-08-14", rate: "1.29", source: "ecb-via-frankfurter", rateDate: "2026-08-14", carriedForward: false },
-        { date: "2026-09-01", rate: "1.30", source: "ecb-via-frankfurter", rateDate: "2026-09-01", carriedForward: false },
-        { date: "2026-09-04", rate: "1.31", source: "ecb-via-frankfurter", rateDate: "2026-09-04", carriedForward: false }
+        {
+          date: "2026-03-02",
+          rate: "1.34",
+          source: "ecb-via-frankfurter",
+          rateDate: "2026-03-02",
+          carriedForward: false
+        },
+        {
+          date: "2026-08-14",
+          rate: "1.29",
+          source: "ecb-via-frankfurter",
+          rateDate: "2026-08-14",
+          carriedForward: false
+        },
+        {
+          date: "2026-09-01",
+          rate: "1.30",
+          source: "ecb-via-frankfurter",
+          rateDate: "2026-09-01",
+          carriedForward: false
+        },
+        {
+          date: "2026-09-04",
+          rate: "1.31",
+          source: "ecb-via-frankfurter",
+          rateDate: "2026-09-04",
+          carriedForward: false
+        }
       ]
     }
     const sgd = runLedger({ ...settings, rates }, events, "2026-09-05T12:00:00Z")
@@ -176,11 +226,41 @@ describe("AAPL dividend step (1.0 → 1.000566080061092436, effective 2026-08-14
 describe("CRWD 4:1 split (1.0 → 4.0, effective 2026-07-02T13:30:00Z)", () => {
   const prices = { CRWD: [round(1, "400", "2026-06-01T14:00:00Z"), round(2, "410", "2026-07-10T14:00:00Z")] }
   const events: Array<LedgerEvent> = [
-    transfer({ id: "buy", token: "CRWD", from: EXCHANGE, to: A, qty: "2", time: "2026-06-01T15:00:00Z", block: 10, classification: exchangeIn }),
-    multiplier({ id: "split", token: "CRWD", from: "1", to: "4", time: "2026-07-02T13:30:00Z", block: 20, stepKind: "split" }),
-    transfer({ id: "sell", token: "CRWD", from: A, to: EXCHANGE, qty: "1", time: "2026-07-10T15:00:00Z", block: 30, classification: exchangeOut })
+    transfer({
+      id: "buy",
+      token: "CRWD",
+      from: EXCHANGE,
+      to: A,
+      qty: "2",
+      time: "2026-06-01T15:00:00Z",
+      block: 10,
+      classification: exchangeIn
+    }),
+    multiplier({
+      id: "split",
+      token: "CRWD",
+      from: "1",
+      to: "4",
+      time: "2026-07-02T13:30:00Z",
+      block: 20,
+      stepKind: "split"
+    }),
+    transfer({
+      id: "sell",
+      token: "CRWD",
+      from: A,
+      to: EXCHANGE,
+      qty: "1",
+      time: "2026-07-10T15:00:00Z",
+      block: 30,
+      classification: exchangeOut
+    })
   ]
-  const report = runLedger({ wallets: [{ address: A, self: true }], country: "US", prices }, events, "2026-07-11T00:00:00Z")
+  const report = runLedger(
+    { wallets: [{ address: A, self: true }], country: "US", prices },
+    events,
+    "2026-07-11T00:00:00Z"
+  )
 
   it("changes shares, not basis, and is no income", () => {
     // basis 2 × 400 = 800; the feed quotes a token (4 shares after the split, each a quarter of the price)
@@ -188,7 +268,13 @@ describe("CRWD 4:1 split (1.0 → 4.0, effective 2026-07-02T13:30:00Z)", () => {
     expect(report.splits).toHaveLength(1)
     expect(report.splits[0]).toMatchObject({ rawBalance: "2", sharesBefore: "2", sharesAfter: "8", taxable: false })
     // sale of 1 token = 4 shares: proceeds 1 × 410 = 410; basis 800 × 1/2 = 400; gain 10
-    expect(report.disposals[0]).toMatchObject({ qty: "1", shares: "4", proceedsUsd: "410", basisUsd: "400", gainUsd: "10" })
+    expect(report.disposals[0]).toMatchObject({
+      qty: "1",
+      shares: "4",
+      proceedsUsd: "410",
+      basisUsd: "400",
+      gainUsd: "10"
+    })
     expect(report.positions[0]).toMatchObject({
       balance: "1",
       sharesEquivalent: "4",
@@ -207,7 +293,9 @@ describe("holding period across the one-year line", () => {
   const sell = (id: string, qty: string, time: string, block: number) =>
     transfer({ id, token: "TSLA", from: A, to: EXCHANGE, qty, time, block, classification: exchangeOut })
   const periods = (events: Array<LedgerEvent>) =>
-    runLedger({ wallets, country: "US", prices }, events, "2026-12-31T00:00:00Z").disposals.map((d) => [d.eventId, d.acquired, d.date, d.holdingPeriod])
+    runLedger({ wallets, country: "US", prices }, events, "2026-12-31T00:00:00Z").disposals.map((
+      d
+    ) => [d.eventId, d.acquired, d.date, d.holdingPeriod])
 
   it("bought 2025-01-01: sold 2026-01-01 short, 2026-01-02 long", () => {
     expect(periods([
@@ -245,17 +333,35 @@ describe("holding period across the one-year line", () => {
 describe("a self-transfer read as a disposal until the second address is added as own", () => {
   const prices = { TSLA: [round(1, "100", "2026-01-05T00:00:00Z"), round(2, "120", "2026-02-01T00:00:00Z")] }
   const events: Array<LedgerEvent> = [
-    transfer({ id: "buy", token: "TSLA", from: EXCHANGE, to: A, qty: "5", time: "2026-01-05T15:00:00Z", block: 1, classification: exchangeIn }),
+    transfer({
+      id: "buy",
+      token: "TSLA",
+      from: EXCHANGE,
+      to: A,
+      qty: "5",
+      time: "2026-01-05T15:00:00Z",
+      block: 1,
+      classification: exchangeIn
+    }),
     transfer({ id: "move", token: "TSLA", from: A, to: B, qty: "2", time: "2026-02-01T15:00:00Z", block: 2 })
   ]
 
   it("first reads as a disposal needing review", () => {
-    const before = runLedger({ wallets: [{ address: A, self: true }], country: "US", prices }, events, "2026-03-01T00:00:00Z")
+    const before = runLedger(
+      { wallets: [{ address: A, self: true }], country: "US", prices },
+      events,
+      "2026-03-01T00:00:00Z"
+    )
     // proceeds 2 × 120 = 240; basis 2 × 100 = 200; gain 40
     expect(before.disposals.map((d) => [d.proceedsUsd, d.basisUsd, d.gainUsd, d.needsReview, d.taxable])).toEqual([
       ["240", "200", "40", true, true]
     ])
-    expect(before.movements[1]).toMatchObject({ type: "transfer.out", relationship: null, classifiedBy: "rule", needsReview: true })
+    expect(before.movements[1]).toMatchObject({
+      type: "transfer.out",
+      relationship: null,
+      classifiedBy: "rule",
+      needsReview: true
+    })
     expect(before.positions.map((p) => [p.wallet, p.balance, p.costBasisUsd])).toEqual([[A, "3", "300"]])
   })
 
@@ -266,8 +372,18 @@ describe("a self-transfer read as a disposal until the second address is added a
       "2026-03-01T00:00:00Z"
     )
     expect(after.disposals).toEqual([])
-    expect(after.movements[1]).toMatchObject({ type: "transfer.self", relationship: "self", treatment: "self_transfer", taxable: false, needsReview: false })
-    expect(after.positions.map((p) => [p.wallet, p.balance, p.costBasisUsd])).toEqual([[A, "3", "300"], [B, "2", "200"]])
+    expect(after.movements[1]).toMatchObject({
+      type: "transfer.self",
+      relationship: "self",
+      treatment: "self_transfer",
+      taxable: false,
+      needsReview: false
+    })
+    expect(after.positions.map((p) => [p.wallet, p.balance, p.costBasisUsd])).toEqual([[A, "3", "300"], [
+      B,
+      "2",
+      "200"
+    ]])
     expect(after.lots.map((l) => [l.id, l.wallet, l.acquired, l.qty, l.basisUsd])).toEqual([
       ["buy", A, "2026-01-05", "3", "300"],
       ["buy@move", B, "2026-01-05", "2", "200"]
@@ -290,7 +406,16 @@ describe("a self-transfer read as a disposal until the second address is added a
 describe("model labels", () => {
   const prices = { TSLA: [round(1, "100", "2026-01-05T00:00:00Z"), round(2, "120", "2026-02-01T00:00:00Z")] }
   const settings: LedgerSettings = { wallets: [{ address: A, self: true }], country: "US", prices }
-  const buy = transfer({ id: "buy", token: "TSLA", from: EXCHANGE, to: A, qty: "5", time: "2026-01-05T15:00:00Z", block: 1, classification: exchangeIn })
+  const buy = transfer({
+    id: "buy",
+    token: "TSLA",
+    from: EXCHANGE,
+    to: A,
+    qty: "5",
+    time: "2026-01-05T15:00:00Z",
+    block: 1,
+    classification: exchangeIn
+  })
   const sale = (confirmed: boolean) =>
     transfer({
       id: "out",
@@ -305,7 +430,13 @@ describe("model labels", () => {
 
   it("an unconfirmed model label is never a tax figure", () => {
     const report = runLedger(settings, [buy, sale(false)], "2026-03-01T00:00:00Z")
-    expect(report.disposals[0]).toMatchObject({ proceedsUsd: null, gainUsd: null, basisUsd: "200", needsReview: true, classifiedBy: "ai_labeled" })
+    expect(report.disposals[0]).toMatchObject({
+      proceedsUsd: null,
+      gainUsd: null,
+      basisUsd: "200",
+      needsReview: true,
+      classifiedBy: "ai_labeled"
+    })
     expect(report.disposals[0]!.nullReasons).toEqual([{ reason: "unconfirmed_label", eventId: "out" }])
     expect(report.positions[0]!.issues.map((i) => [i.kind, i.eventId])).toEqual([["unconfirmed_label", "out"]])
     expect(report.movements[1]).toMatchObject({ needsReview: true, classifiedBy: "ai_labeled", confirmed: false })
@@ -315,7 +446,12 @@ describe("model labels", () => {
 
   it("once confirmed it is", () => {
     const report = runLedger(settings, [buy, sale(true)], "2026-03-01T00:00:00Z")
-    expect(report.disposals[0]).toMatchObject({ proceedsUsd: "240", basisUsd: "200", gainUsd: "40", needsReview: false })
+    expect(report.disposals[0]).toMatchObject({
+      proceedsUsd: "240",
+      basisUsd: "200",
+      gainUsd: "40",
+      needsReview: false
+    })
   })
 
   it("an unconfirmed model label on an arrival gives an unknown basis", () => {
@@ -330,7 +466,11 @@ describe("model labels", () => {
       classification: { type: "swap", relationship: "contract", classifiedBy: "ai_labeled", confirmed: false }
     })
     const report = runLedger(settings, [buy, arrival], "2026-03-01T00:00:00Z")
-    expect(report.lots[1]).toMatchObject({ id: "in", basisUsd: null, nullReasons: [{ reason: "unconfirmed_label", eventId: "in" }] })
+    expect(report.lots[1]).toMatchObject({
+      id: "in",
+      basisUsd: null,
+      nullReasons: [{ reason: "unconfirmed_label", eventId: "in" }]
+    })
     expect(report.positions[0]).toMatchObject({ balance: "6", costBasisUsd: null, costBasis: null })
   })
 
@@ -340,19 +480,55 @@ describe("model labels", () => {
       [buy, transfer({ id: "out", token: "TSLA", from: A, to: B, qty: "2", time: "2026-02-01T15:00:00Z", block: 2 })],
       "2026-03-01T00:00:00Z"
     )
-    expect(labelled.movements[1]).toMatchObject({ type: "transfer.out", relationship: "exchange", classifiedBy: "user", needsReview: false })
+    expect(labelled.movements[1]).toMatchObject({
+      type: "transfer.out",
+      relationship: "exchange",
+      classifiedBy: "user",
+      needsReview: false
+    })
     expect(labelled.disposals[0]!.needsReview).toBe(false)
   })
 })
 
 describe("lot scope: DE matches across the account, US per wallet", () => {
   const prices = {
-    TSLA: [round(1, "100", "2026-01-10T00:00:00Z"), round(2, "150", "2026-02-10T00:00:00Z"), round(3, "160", "2026-03-10T00:00:00Z")]
+    TSLA: [
+      round(1, "100", "2026-01-10T00:00:00Z"),
+      round(2, "150", "2026-02-10T00:00:00Z"),
+      round(3, "160", "2026-03-10T00:00:00Z")
+    ]
   }
   const events: Array<LedgerEvent> = [
-    transfer({ id: "buyA", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-10T15:00:00Z", block: 1, classification: exchangeIn }),
-    transfer({ id: "buyB", token: "TSLA", from: EXCHANGE, to: B, qty: "1", time: "2026-02-10T15:00:00Z", block: 2, classification: exchangeIn }),
-    transfer({ id: "sellB", token: "TSLA", from: B, to: EXCHANGE, qty: "1", time: "2026-03-10T15:00:00Z", block: 3, classification: exchangeOut })
+    transfer({
+      id: "buyA",
+      token: "TSLA",
+      from: EXCHANGE,
+      to: A,
+      qty: "1",
+      time: "2026-01-10T15:00:00Z",
+      block: 1,
+      classification: exchangeIn
+    }),
+    transfer({
+      id: "buyB",
+      token: "TSLA",
+      from: EXCHANGE,
+      to: B,
+      qty: "1",
+      time: "2026-02-10T15:00:00Z",
+      block: 2,
+      classification: exchangeIn
+    }),
+    transfer({
+      id: "sellB",
+      token: "TSLA",
+      from: B,
+      to: EXCHANGE,
+      qty: "1",
+      time: "2026-03-10T15:00:00Z",
+      block: 3,
+      classification: exchangeOut
+    })
   ]
   const wallets = [{ address: A, self: true }, { address: B, self: true }]
 
@@ -368,7 +544,13 @@ describe("lot scope: DE matches across the account, US per wallet", () => {
     expect(de.lotScope).toBe("account")
     expect(de.disposals.map((d) => [d.lotId, d.basisUsd, d.gainUsd, d.taxable])).toEqual([["buyA", "100", "60", true]])
     expect(de.positions).toHaveLength(1)
-    expect(de.positions[0]).toMatchObject({ scope: "account", wallet: null, balance: "1", costBasisUsd: "150", lotIds: ["buyB"] })
+    expect(de.positions[0]).toMatchObject({
+      scope: "account",
+      wallet: null,
+      balance: "1",
+      costBasisUsd: "150",
+      lotIds: ["buyB"]
+    })
     expect(de.positions[0]!.holdings.map((h) => [h.wallet, h.balance])).toEqual([[A, "1"]])
   })
 })
@@ -378,12 +560,37 @@ describe("collateral, bridges and incomplete history", () => {
   const BRIDGE = address(0xb41d)
   const prices = { TSLA: [round(1, "100", "2026-01-01T00:00:00Z")] }
   const wallets = [{ address: A, self: true }, { address: B, self: true }]
-  const move = (id: string, from: string, to: string, qty: string, block: number, type: "collateral_post" | "collateral_withdraw" | "bridge.out" | "bridge.in") =>
-    transfer({ id, token: "TSLA", from, to, qty, time: `2026-02-${String(block).padStart(2, "0")}T15:00:00Z`, block, classification: user(type, "contract") })
+  const move = (
+    id: string,
+    from: string,
+    to: string,
+    qty: string,
+    block: number,
+    type: "collateral_post" | "collateral_withdraw" | "bridge.out" | "bridge.in"
+  ) =>
+    transfer({
+      id,
+      token: "TSLA",
+      from,
+      to,
+      qty,
+      time: `2026-02-${String(block).padStart(2, "0")}T15:00:00Z`,
+      block,
+      classification: user(type, "contract")
+    })
 
   it("collateral stays owned and encumbered; bridges move lots through transit", () => {
     const events: Array<LedgerEvent> = [
-      transfer({ id: "buy", token: "TSLA", from: EXCHANGE, to: A, qty: "10", time: "2026-01-05T15:00:00Z", block: 1, classification: exchangeIn }),
+      transfer({
+        id: "buy",
+        token: "TSLA",
+        from: EXCHANGE,
+        to: A,
+        qty: "10",
+        time: "2026-01-05T15:00:00Z",
+        block: 1,
+        classification: exchangeIn
+      }),
       move("post", A, LENDER, "4", 2, "collateral_post"),
       move("out", A, BRIDGE, "3", 3, "bridge.out")
     ]
@@ -391,7 +598,11 @@ describe("collateral, bridges and incomplete history", () => {
     expect(mid.disposals).toEqual([])
     expect(mid.positions[0]).toMatchObject({ balance: "7", encumbered: "4", costBasisUsd: "700" })
     expect(mid.tokens[0]).toMatchObject({ openQty: "7", inTransitQty: "3" })
-    expect(mid.lots.map((l) => [l.id, l.location, l.qty])).toEqual([["buy", "wallet", "7"], ["buy@out", "in_transit", "3"]])
+    expect(mid.lots.map((l) => [l.id, l.location, l.qty])).toEqual([["buy", "wallet", "7"], [
+      "buy@out",
+      "in_transit",
+      "3"
+    ]])
 
     const done = runLedger({ wallets, country: "US", prices }, [
       ...events,
@@ -415,13 +626,32 @@ describe("collateral, bridges and incomplete history", () => {
 
   it("more out than recorded: an incomplete-history issue, nothing negative, no invented basis", () => {
     const report = runLedger({ wallets, country: "US", prices }, [
-      transfer({ id: "buy", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-05T15:00:00Z", block: 1, classification: exchangeIn }),
-      transfer({ id: "sell", token: "TSLA", from: A, to: EXCHANGE, qty: "3", time: "2026-01-06T15:00:00Z", block: 2, classification: exchangeOut })
+      transfer({
+        id: "buy",
+        token: "TSLA",
+        from: EXCHANGE,
+        to: A,
+        qty: "1",
+        time: "2026-01-05T15:00:00Z",
+        block: 1,
+        classification: exchangeIn
+      }),
+      transfer({
+        id: "sell",
+        token: "TSLA",
+        from: A,
+        to: EXCHANGE,
+        qty: "3",
+        time: "2026-01-06T15:00:00Z",
+        block: 2,
+        classification: exchangeOut
+      })
     ], "2026-03-01T00:00:00Z")
-    expect(report.disposals.map((d) => [d.lotId, d.qty, d.proceedsUsd, d.basisUsd, d.gainUsd, d.holdingPeriod])).toEqual([
-      ["buy", "1", "100", "100", "0", "short"],
-      [null, "2", "200", null, null, null]
-    ])
+    expect(report.disposals.map((d) => [d.lotId, d.qty, d.proceedsUsd, d.basisUsd, d.gainUsd, d.holdingPeriod]))
+      .toEqual([
+        ["buy", "1", "100", "100", "0", "short"],
+        [null, "2", "200", null, null, null]
+      ])
     expect(report.disposals[1]!.nullReasons).toEqual([{ reason: "incomplete_history", eventId: "sell" }])
     expect(report.positions[0]).toMatchObject({ balance: "0", costBasisUsd: "0" })
     expect(report.positions[0]!.issues.map((i) => i.kind)).toEqual(["incomplete_history"])
@@ -437,14 +667,23 @@ describe("rule defaults", () => {
       transfer({ id: "in", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-03T15:00:00Z", block: 2 }),
       transfer({ id: "out", token: "TSLA", from: A, to: EXCHANGE, qty: "1", time: "2026-01-04T15:00:00Z", block: 3 }),
       transfer({ id: "burn", token: "TSLA", from: A, to: ZERO, qty: "1", time: "2026-01-05T15:00:00Z", block: 4 }),
-      transfer({ id: "elsewhere", token: "TSLA", from: EXCHANGE, to: B, qty: "1", time: "2026-01-06T15:00:00Z", block: 5 })
+      transfer({
+        id: "elsewhere",
+        token: "TSLA",
+        from: EXCHANGE,
+        to: B,
+        qty: "1",
+        time: "2026-01-06T15:00:00Z",
+        block: 5
+      })
     ], "2026-02-01T00:00:00Z")
-    expect(report.movements.map((m) => [m.id, m.type, m.relationship, m.classifiedBy, m.needsReview, m.treatment])).toEqual([
-      ["mint", "mint", null, "rule", false, "acquisition"],
-      ["in", "transfer.in", null, "rule", false, "acquisition"],
-      ["out", "transfer.out", null, "rule", true, "disposal"],
-      ["burn", "burn", null, "rule", false, "disposal"]
-    ])
+    expect(report.movements.map((m) => [m.id, m.type, m.relationship, m.classifiedBy, m.needsReview, m.treatment]))
+      .toEqual([
+        ["mint", "mint", null, "rule", false, "acquisition"],
+        ["in", "transfer.in", null, "rule", false, "acquisition"],
+        ["out", "transfer.out", null, "rule", true, "disposal"],
+        ["burn", "burn", null, "rule", false, "disposal"]
+      ])
     expect(report.ignored.map((i) => [i.kind, i.eventId])).toEqual([["no_own_address", "elsewhere"]])
     expect(report.positions[0]!.balance).toBe("2")
   })
@@ -458,7 +697,16 @@ describe("rule defaults", () => {
       prices,
       labels: { [COLD]: { relationship: "self", classifiedBy: "user", confirmed: true } }
     }, [
-      transfer({ id: "buy", token: "TSLA", from: EXCHANGE, to: A, qty: "2", time: "2026-01-02T15:00:00Z", block: 1, classification: exchangeIn }),
+      transfer({
+        id: "buy",
+        token: "TSLA",
+        from: EXCHANGE,
+        to: A,
+        qty: "2",
+        time: "2026-01-02T15:00:00Z",
+        block: 1,
+        classification: exchangeIn
+      }),
       transfer({ id: "toCold", token: "TSLA", from: A, to: COLD, qty: "2", time: "2026-01-03T15:00:00Z", block: 2 }),
       transfer({ id: "back", token: "TSLA", from: COLD, to: A, qty: "1", time: "2026-06-02T15:00:00Z", block: 3 })
     ], "2026-07-01T00:00:00Z")
@@ -477,8 +725,26 @@ describe("input errors", () => {
     const result = Ledger.build({
       ...settings,
       events: [
-        transfer({ id: "late", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-02T00:00:00Z", block: 5, logIndex: 2 }),
-        transfer({ id: "early", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-02T00:00:00Z", block: 5, logIndex: 1 })
+        transfer({
+          id: "late",
+          token: "TSLA",
+          from: EXCHANGE,
+          to: A,
+          qty: "1",
+          time: "2026-01-02T00:00:00Z",
+          block: 5,
+          logIndex: 2
+        }),
+        transfer({
+          id: "early",
+          token: "TSLA",
+          from: EXCHANGE,
+          to: A,
+          qty: "1",
+          time: "2026-01-02T00:00:00Z",
+          block: 5,
+          logIndex: 1
+        })
       ]
     })
     expect(Either.isLeft(result)).toBe(true)
@@ -488,24 +754,58 @@ describe("input errors", () => {
   })
 
   it("rejects two different logs at one position, and a multiplier change placed on a transfer's position", () => {
-    const one = transfer({ id: "one", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-02T00:00:00Z", block: 5, tx: 1 })
-    const other = transfer({ id: "other", token: "TSLA", from: EXCHANGE, to: A, qty: "2", time: "2026-01-02T00:00:00Z", block: 5, tx: 2 })
+    const one = transfer({
+      id: "one",
+      token: "TSLA",
+      from: EXCHANGE,
+      to: A,
+      qty: "1",
+      time: "2026-01-02T00:00:00Z",
+      block: 5,
+      tx: 1
+    })
+    const other = transfer({
+      id: "other",
+      token: "TSLA",
+      from: EXCHANGE,
+      to: A,
+      qty: "2",
+      time: "2026-01-02T00:00:00Z",
+      block: 5,
+      tx: 2
+    })
     const result = Ledger.build({ ...settings, events: [one, other] })
     expect(Either.isLeft(result) && result.left._tag).toBe("LedgerInvalidEvent")
-    const step = { ...multiplier({ id: "m", token: "TSLA", from: "1", to: "2", time: "2026-01-02T00:00:00Z", block: 5, stepKind: "split" }), logIndex: 0 }
+    const step = {
+      ...multiplier({
+        id: "m",
+        token: "TSLA",
+        from: "1",
+        to: "2",
+        time: "2026-01-02T00:00:00Z",
+        block: 5,
+        stepKind: "split"
+      }),
+      logIndex: 0
+    }
     const clash = Ledger.build({ ...settings, events: [one, step] })
     expect(Either.isLeft(clash) && clash.left._tag).toBe("LedgerInvalidEvent")
   })
 
   it("rejects unsorted price rounds", () => {
-    const result = Ledger.empty({ ...settings, prices: { TSLA: [round(2, "1", "2026-01-02T00:00:00Z"), round(1, "1", "2026-01-01T00:00:00Z")] } })
+    const result = Ledger.empty({
+      ...settings,
+      prices: { TSLA: [round(2, "1", "2026-01-02T00:00:00Z"), round(1, "1", "2026-01-01T00:00:00Z")] }
+    })
     expect(Either.isLeft(result) && result.left._tag).toBe("LedgerInvalidSettings")
   })
 
   it("a failed apply leaves the state as it was", () => {
     const state = Either.getOrThrow(Ledger.build({
       ...settings,
-      events: [transfer({ id: "a", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-02T00:00:00Z", block: 5 })]
+      events: [
+        transfer({ id: "a", token: "TSLA", from: EXCHANGE, to: A, qty: "1", time: "2026-01-02T00:00:00Z", block: 5 })
+      ]
     }))
     const before = JSON.stringify(Ledger.report(state, at("2026-02-01T00:00:00Z")))
     const failed = Ledger.apply(state, [

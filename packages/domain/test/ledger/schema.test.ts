@@ -23,7 +23,13 @@ describe("schemas and the public surface", () => {
     prices: { TSLA: [round(1, "100", "2026-01-01T00:00:00Z")] },
     rates: {
       currency: "EUR",
-      rates: [{ date: "2026-01-05", rate: "0.9", source: "ecb-via-eurofxref", rateDate: "2026-01-05", carriedForward: false }]
+      rates: [{
+        date: "2026-01-05",
+        rate: "0.9",
+        source: "ecb-via-eurofxref",
+        rateDate: "2026-01-05",
+        carriedForward: false
+      }]
     },
     events: [
       transfer({ id: "buy", token: "TSLA", from: EXCHANGE, to: A, qty: "2", time: "2026-01-05T15:00:00Z", block: 1 }),
@@ -46,7 +52,13 @@ describe("schemas and the public surface", () => {
   it("decodes an input given as JSON and runs it", () => {
     const input = Schema.decodeUnknownSync(LedgerInput)(JSON.parse(JSON.stringify(json)))
     const report = Either.getOrThrow(Ledger.run(input))
-    expect(report.positions[0]).toMatchObject({ balance: "2", sharesEquivalent: "4", costBasisUsd: "200", costBasisConverted: "180", costBasis: "€180.00" })
+    expect(report.positions[0]).toMatchObject({
+      balance: "2",
+      sharesEquivalent: "4",
+      costBasisUsd: "200",
+      costBasisConverted: "180",
+      costBasis: "€180.00"
+    })
     expect(report.movements[0]).toMatchObject({ relationship: "exchange", classifiedBy: "user" })
     // the report is plain JSON and decodes with its own schema
     expect(Schema.decodeUnknownSync(LedgerReport)(JSON.parse(JSON.stringify(report)))).toEqual(report)
@@ -64,14 +76,30 @@ describe("schemas and the public surface", () => {
       ...input,
       events: [
         ...input.events,
-        transfer({ id: "sell", token: "TSLA", from: A, to: EXCHANGE, qty: "1", time: "2026-01-07T15:00:00Z", block: 3, classification: user("transfer.out", "exchange") })
+        transfer({
+          id: "sell",
+          token: "TSLA",
+          from: A,
+          to: EXCHANGE,
+          qty: "1",
+          time: "2026-01-07T15:00:00Z",
+          block: 3,
+          classification: user("transfer.out", "exchange")
+        })
       ]
     }))
     const full = Ledger.report(state, input.asOf)
     const lean = Ledger.report(state, input.asOf, { rows: false })
     expect(lean.rowsIncluded).toBe(false)
     expect(lean.disposals).toEqual([])
-    expect({ ...lean, rowsIncluded: true, disposals: full.disposals, income: full.income, splits: full.splits, movements: full.movements }).toEqual(full)
+    expect({
+      ...lean,
+      rowsIncluded: true,
+      disposals: full.disposals,
+      income: full.income,
+      splits: full.splits,
+      movements: full.movements
+    }).toEqual(full)
     expect([...Ledger.disposalRows(state)]).toEqual(full.disposals)
     expect([...Ledger.movementRows(state)]).toEqual(full.movements)
     expect([...Ledger.splitRows(state)]).toEqual(full.splits)
@@ -81,7 +109,13 @@ describe("schemas and the public surface", () => {
   it("convert (decimal strings) and the ledger's fixed-point conversion agree", () => {
     const table: RateTable = {
       currency: "JPY",
-      rates: [{ date: "2026-01-05", rate: "157.123456", source: "ecb-via-frankfurter", rateDate: "2026-01-05", carriedForward: false }]
+      rates: [{
+        date: "2026-01-05",
+        rate: "157.123456",
+        source: "ecb-via-frankfurter",
+        rateDate: "2026-01-05",
+        carriedForward: false
+      }]
     }
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), (wad) => {

@@ -27,28 +27,42 @@ const adminRoutes = (token: string) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const given = Buffer.from(request.headers["authorization"] ?? "")
-          if (given.length !== expected.length || !timingSafeEqual(given, expected)) return json({ error: "unauthorized" }, 401)
+          if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+            return json({ error: "unauthorized" }, 401)
+          }
           return yield* handler
         }).pipe(Effect.catchAll((error) => Effect.succeed(json({ error: String(error) }, 500))))
 
-      yield* router.add("POST", "/admin/keys", authorized(Effect.gen(function*() {
-        const body = yield* HttpServerRequest.schemaBodyJson(CreateKeyBody)
-        return json(yield* keys.create(body.account), 201)
-      })))
-      yield* router.add("GET", "/admin/keys", authorized(Effect.gen(function*() {
-        const { account } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ account: Schema.String }))
-        return Option.match(yield* keys.list(account), {
-          onNone: () => json({ error: "unknown_account" }, 404),
-          onSome: (list) => json(list)
-        })
-      })))
-      yield* router.add("POST", "/admin/keys/:id/revoke", authorized(Effect.gen(function*() {
-        const { id } = yield* HttpLayerRouter.schemaParams(Schema.Struct({ id: Schema.String }))
-        return Option.match(yield* keys.revoke(id), {
-          onNone: () => json({ error: "unknown_key" }, 404),
-          onSome: (key) => json(key)
-        })
-      })))
+      yield* router.add(
+        "POST",
+        "/admin/keys",
+        authorized(Effect.gen(function*() {
+          const body = yield* HttpServerRequest.schemaBodyJson(CreateKeyBody)
+          return json(yield* keys.create(body.account), 201)
+        }))
+      )
+      yield* router.add(
+        "GET",
+        "/admin/keys",
+        authorized(Effect.gen(function*() {
+          const { account } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ account: Schema.String }))
+          return Option.match(yield* keys.list(account), {
+            onNone: () => json({ error: "unknown_account" }, 404),
+            onSome: (list) => json(list)
+          })
+        }))
+      )
+      yield* router.add(
+        "POST",
+        "/admin/keys/:id/revoke",
+        authorized(Effect.gen(function*() {
+          const { id } = yield* HttpLayerRouter.schemaParams(Schema.Struct({ id: Schema.String }))
+          return Option.match(yield* keys.revoke(id), {
+            onNone: () => json({ error: "unknown_key" }, 404),
+            onSome: (key) => json(key)
+          })
+        }))
+      )
     })
   )
 
@@ -61,7 +75,9 @@ const advertise = (token: string) =>
     const file = adminFilePath(dataDir)
     yield* Effect.acquireRelease(
       Effect.sync(() =>
-        Fs.writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${address.port}`, token, pid: process.pid }), { mode: 0o600 })
+        Fs.writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${address.port}`, token, pid: process.pid }), {
+          mode: 0o600
+        })
       ),
       () => Effect.sync(() => Fs.rmSync(file, { force: true }))
     )

@@ -34,7 +34,16 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
     const secret = yield* KeyHashSecret
     const hash = (key: string) => createHmac("sha256", Redacted.value(secret)).update(key).digest("hex")
 
-    const info = (row: { id: string; accountName: string; lookup: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null }): KeyInfo => ({
+    const info = (
+      row: {
+        id: string
+        accountName: string
+        lookup: string
+        createdAt: Date
+        lastUsedAt: Date | null
+        revokedAt: Date | null
+      }
+    ): KeyInfo => ({
       keyId: row.id,
       account: row.accountName,
       prefix: row.lookup,

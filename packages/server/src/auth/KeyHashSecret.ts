@@ -5,7 +5,9 @@ import * as Path from "node:path"
 import { DataDir, KeyHashSecretConfig } from "../Config.js"
 
 /** The server secret API keys are hashed with (HMAC-SHA256). */
-export class KeyHashSecret extends Context.Tag("@scaledger/server/KeyHashSecret")<KeyHashSecret, Redacted.Redacted<string>>() {}
+export class KeyHashSecret
+  extends Context.Tag("@scaledger/server/KeyHashSecret")<KeyHashSecret, Redacted.Redacted<string>>()
+{}
 
 /**
  * `KEY_HASH_SECRET` when set; otherwise a secret generated once and kept (mode 0600) in the data folder, so keys

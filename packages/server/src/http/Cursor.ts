@@ -5,12 +5,17 @@ import { Effect } from "effect"
 export const encodeCursor = (kind: string, position: string): string =>
   Buffer.from(`${kind}:${position}`, "utf8").toString("base64url")
 
-export const decodeCursor = (kind: string, cursor: string | undefined): Effect.Effect<string | undefined, InvalidRequest> => {
+export const decodeCursor = (
+  kind: string,
+  cursor: string | undefined
+): Effect.Effect<string | undefined, InvalidRequest> => {
   if (cursor === undefined) return Effect.succeed(undefined)
   const decoded = Buffer.from(cursor, "base64url").toString("utf8")
   const prefix = `${kind}:`
   const position = decoded.startsWith(prefix) ? decoded.slice(prefix.length) : ""
   return /^\d+$/.test(position)
     ? Effect.succeed(position)
-    : Effect.fail(new InvalidRequest({ message: "The cursor is not one this list issued.", details: { field: "cursor" } }))
+    : Effect.fail(
+      new InvalidRequest({ message: "The cursor is not one this list issued.", details: { field: "cursor" } })
+    )
 }

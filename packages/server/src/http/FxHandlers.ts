@@ -39,7 +39,10 @@ export const FxHandlers = HttpApiBuilder.group(ScaledgerApi, "fx", (handlers) =>
     return handlers.handle("quote", ({ path }) =>
       Effect.gen(function*() {
         const today = utcDateOf(yield* Clock.currentTimeMillis)
-        const valid = yield* Either.mapLeft(validateQuoteRequest({ currency: path.currency, date: path.date, today }), requestError)
+        const valid = yield* Either.mapLeft(
+          validateQuoteRequest({ currency: path.currency, date: path.date, today }),
+          requestError
+        )
         const day = yield* rates.latestWith(valid.quote, valid.date)
         const quote = quoteFromDay(valid, day)
         if (Either.isLeft(quote)) {

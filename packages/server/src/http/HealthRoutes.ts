@@ -3,7 +3,6 @@ import { SqlClient } from "@effect/sql"
 import { Database } from "@scaledger/db"
 import { Effect, Layer } from "effect"
 
-
 /** `/healthz`: the process answers. `/readyz`: the database answers and every migration has run. No auth. */
 export const HealthRoutes = Layer.mergeAll(
   HttpLayerRouter.add("GET", "/healthz", Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }))),
@@ -18,12 +17,14 @@ export const HealthRoutes = Layer.mergeAll(
           Effect.map((applied) =>
             applied >= Database.migrationCount
               ? HttpServerResponse.unsafeJson({ status: "ready", migrations: applied })
-              : HttpServerResponse.unsafeJson({ status: "migrating", migrations: applied }, { status: 503 })),
+              : HttpServerResponse.unsafeJson({ status: "migrating", migrations: applied }, { status: 503 })
+          ),
           Effect.catchAll((error) =>
             Effect.as(
               Effect.logWarning("readiness check failed", error),
               HttpServerResponse.unsafeJson({ status: "database_unreachable" }, { status: 503 })
-            ))
+            )
+          )
         )
       )
     })

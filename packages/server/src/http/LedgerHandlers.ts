@@ -15,8 +15,8 @@ import {
   ServiceUnavailable
 } from "@scaledger/domain"
 import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
-import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
+import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import { Effect, Either, Option } from "effect"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
 import {
@@ -35,7 +35,12 @@ export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "in
 const validDate = (field: string, value: string | undefined) =>
   value === undefined || isIsoDate(value)
     ? Effect.succeed(value)
-    : Effect.fail(new InvalidDate({ message: `${field} must be a date, YYYY-MM-DD: ${value}`, details: { field, reason: "malformed" } }))
+    : Effect.fail(
+      new InvalidDate({
+        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
+        details: { field, reason: "malformed" }
+      })
+    )
 
 export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (handlers) =>
   Effect.gen(function*() {
@@ -58,7 +63,9 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
           })
         }
         if (state.value.status === "failed") {
-          return yield* new ServiceUnavailable({ message: `The account's ledger could not be built: ${state.value.error}` })
+          return yield* new ServiceUnavailable({
+            message: `The account's ledger could not be built: ${state.value.error}`
+          })
         }
         return Option.map(yield* store.report(accountId), (report) => report as StoredReport)
       })
@@ -67,7 +74,10 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
       Option.match(report, { onNone: () => "USD", onSome: (r) => r.currency })
 
     const asOfOf = (report: Option.Option<StoredReport>) =>
-      Option.match(report, { onNone: () => new Date().toISOString(), onSome: (r) => new Date(r.asOf * 1000).toISOString() })
+      Option.match(report, {
+        onNone: () => new Date().toISOString(),
+        onSome: (r) => new Date(r.asOf * 1000).toISOString()
+      })
 
     return handlers
       .handle("positions", ({ urlParams }) =>
@@ -89,7 +99,9 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             }
             const key = address.toLowerCase()
             rows = rows.filter((p) =>
-              p.wallet?.toLowerCase() === key || (p.wallet === null && p.holdings.some((h) => h.wallet.toLowerCase() === key)))
+              p.wallet?.toLowerCase() === key ||
+              (p.wallet === null && p.holdings.some((h) => h.wallet.toLowerCase() === key))
+            )
           }
           return { positions: rows.map(positionView), currency: currencyOf(report), asOf: asOfOf(report) }
         }).pipe(orUnavailable))
@@ -102,7 +114,8 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
           const tokens = Option.match(report, { onNone: () => [], onSome: (r) => r.tokens })
           const wanted = urlParams.token?.toUpperCase()
           const chosen = tokens.filter((t) =>
-            wanted === undefined || t.token.toUpperCase() === wanted || t.tokenAddress.toUpperCase() === wanted)
+            wanted === undefined || t.token.toUpperCase() === wanted || t.tokenAddress.toUpperCase() === wanted
+          )
           if (wanted !== undefined && chosen.length === 0) {
             return yield* new NotFound({ message: `No basis record for token ${urlParams.token}.` })
           }
@@ -157,15 +170,20 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
           const report = yield* settledReport(account.id)
           const currency = currencyOf(report)
           const positions = (yield* store.positions(account.id)) as ReadonlyArray<Position>
-          const recent = (yield* store.recentEvents(account.id, 10)) as ReadonlyArray<Movement | IncomeEvent | SplitEvent>
+          const recent = (yield* store.recentEvents(account.id, 10)) as ReadonlyArray<
+            Movement | IncomeEvent | SplitEvent
+          >
           const needingReview = yield* store.countNeedingReview(account.id)
-          const alerts: Array<{ kind: string; severity: "info" | "warning" | "critical"; title: string; detail: string }> = []
+          const alerts: Array<
+            { kind: string; severity: "info" | "warning" | "critical"; title: string; detail: string }
+          > = []
           if (needingReview > 0) {
             alerts.push({
               kind: "unlabeled_transfers",
               severity: "warning",
               title: "Transfers await review",
-              detail: `${needingReview} movement(s) to addresses of unknown relationship are counted as disposals until labelled.`
+              detail:
+                `${needingReview} movement(s) to addresses of unknown relationship are counted as disposals until labelled.`
             })
           }
           const incomplete = positions.filter((p) => p.issues.some((issue) => issue.kind === "incomplete_history"))
@@ -174,7 +192,9 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
               kind: "incomplete_history",
               severity: "warning",
               title: "History incomplete",
-              detail: `${incomplete.map((p) => p.token).join(", ")}: more left an address than its recorded history holds.`
+              detail: `${
+                incomplete.map((p) => p.token).join(", ")
+              }: more left an address than its recorded history holds.`
             })
           }
           const unpriced = positions.filter((p) => p.value.usd === null)
@@ -186,7 +206,9 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
               detail: `${unpriced.map((p) => p.token).join(", ")} have no price feed round; their value is unknown.`
             })
           }
-          const gapped = (yield* wallets.listAll(account.id)).filter((w) => w.backfillStatus === "partial" || w.backfillStatus === "failed")
+          const gapped = (yield* wallets.listAll(account.id)).filter((w) =>
+            w.backfillStatus === "partial" || w.backfillStatus === "failed"
+          )
           if (gapped.length > 0) {
             alerts.push({
               kind: "coverage_gaps",
@@ -207,7 +229,13 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
           return {
             asOf: asOfOf(report),
             summary: Option.match(report, {
-              onNone: () => ({ valueUsd: "0", positionCount: 0, pricedPositions: 0, positionsWithBasis: 0, fxCurrency: currency }),
+              onNone: () => ({
+                valueUsd: "0",
+                positionCount: 0,
+                pricedPositions: 0,
+                positionsWithBasis: 0,
+                fxCurrency: currency
+              }),
               onSome: (r) => ({
                 valueUsd: r.summary.valueUsd,
                 positionCount: r.summary.positionCount,
@@ -219,7 +247,13 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             alerts,
             positions: positions.map(positionView),
             totals: Option.match(report, {
-              onNone: () => ({ value: zero, costBasis: zero, unrealisedGain: zero, realisedGainThisYear: zero, incomeThisYear: zero }),
+              onNone: () => ({
+                value: zero,
+                costBasis: zero,
+                unrealisedGain: zero,
+                realisedGainThisYear: zero,
+                incomeThisYear: zero
+              }),
               onSome: (r) => ({
                 value: totalView(r.totals.value, currency),
                 costBasis: totalView(r.totals.costBasis, currency),

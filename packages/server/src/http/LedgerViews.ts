@@ -1,6 +1,4 @@
-import { BigNumber } from "bignumber.js"
 import { formatMoney, type ReportingCurrency } from "@scaledger/domain"
-import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
 import type { Converted } from "@scaledger/domain/ledger/Convert"
 import type {
   Disposal,
@@ -13,6 +11,8 @@ import type {
   SplitEvent,
   Total
 } from "@scaledger/domain/ledger/LedgerReport"
+import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
+import { BigNumber } from "bignumber.js"
 
 /** The stored summary of a build: the report without the rows kept in their own tables. */
 export type StoredReport = Omit<LedgerReport, "disposals" | "income" | "lots" | "movements" | "positions" | "splits">
@@ -33,7 +33,9 @@ const sumOrNull = (values: ReadonlyArray<string | null>): string | null => {
 }
 
 export const priceView = (price: PriceProvenance | null) =>
-  price === null ? null : { feed: price.feed, roundId: price.roundId, updatedAt: iso(price.updatedAt), answer: price.answer }
+  price === null
+    ? null
+    : { feed: price.feed, roundId: price.roundId, updatedAt: iso(price.updatedAt), answer: price.answer }
 
 export const positionView = (position: Position): PositionView => ({
   token: position.token,

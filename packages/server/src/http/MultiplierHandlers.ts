@@ -14,7 +14,12 @@ const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
 const validDate = (field: string, value: string | undefined) =>
   value === undefined || isIsoDate(value)
     ? Effect.succeed(value)
-    : Effect.fail(new InvalidDate({ message: `${field} must be a date, YYYY-MM-DD: ${value}`, details: { field, reason: "malformed" } }))
+    : Effect.fail(
+      new InvalidDate({
+        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
+        details: { field, reason: "malformed" }
+      })
+    )
 
 /**
  * The multiplier in force at the end of `date`. Announcements are complete from `coverage.from` on, so between
@@ -36,53 +41,57 @@ const valueAt = (
   return coverage.value.startMultiplier === null ? null : formatWad(coverage.value.startMultiplier)
 }
 
-export const MultiplierHandlers = HttpApiBuilder.group(ScaledgerApi, "multiplier", (handlers) =>
-  Effect.gen(function*() {
-    const chain = yield* ChainStore
-    const chainId = yield* ChainId
-    return handlers.handle("history", ({ urlParams }) =>
-      Effect.gen(function*() {
-        const at = yield* validDate("at", urlParams.at)
-        const from = yield* validDate("from", urlParams.from)
-        const token = yield* chain.findToken(chainId, urlParams.token)
-        if (Option.isNone(token)) return yield* new NotFound({ message: `Unknown token ${urlParams.token}.` })
-        const address = token.value.address
-        const [changes, coverage, gaps] = yield* Effect.all([
-          chain.changesOf(chainId, address),
-          chain.coverageOf(chainId, address),
-          chain.gapsOfToken(chainId, address)
-        ])
-        const history: MultiplierHistory = {
-          token: token.value.symbol ?? address,
-          address,
-          changes: changes
-            .filter((change) => change.status === "active" && change.block !== null && change.blockTime !== null)
-            .filter((change) => from === undefined || dateOf(change.blockTime!) >= from)
-            .map((change) => ({
-              block: change.block!,
-              date: dateOf(change.blockTime!),
-              from: formatWad(change.oldMultiplier),
-              to: formatWad(change.newMultiplier),
-              source: change.source ?? "event_log",
-              announcedAt: change.announcedAt?.toISOString() ?? null,
-              effectiveAt: change.effectiveAt.toISOString(),
-              kind: change.kind
-            })),
-          pending: changes
-            .filter((change) => change.status === "pending")
-            .map((change) => ({
-              from: formatWad(change.oldMultiplier),
-              to: formatWad(change.newMultiplier),
-              announcedAt: change.announcedAt?.toISOString() ?? null,
-              effectiveAt: change.effectiveAt.toISOString(),
-              kind: change.kind
-            })),
-          coverage: {
-            from: Option.match(coverage, { onNone: () => null, onSome: (c) => dateOf(c.fromTime) }),
-            gaps
-          },
-          ...(at === undefined ? {} : { at: { date: at, multiplier: valueAt(at, changes, coverage) } })
-        }
-        return history
-      }).pipe(orUnavailable))
-  }))
+export const MultiplierHandlers = HttpApiBuilder.group(
+  ScaledgerApi,
+  "multiplier",
+  (handlers) =>
+    Effect.gen(function*() {
+      const chain = yield* ChainStore
+      const chainId = yield* ChainId
+      return handlers.handle("history", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const at = yield* validDate("at", urlParams.at)
+          const from = yield* validDate("from", urlParams.from)
+          const token = yield* chain.findToken(chainId, urlParams.token)
+          if (Option.isNone(token)) return yield* new NotFound({ message: `Unknown token ${urlParams.token}.` })
+          const address = token.value.address
+          const [changes, coverage, gaps] = yield* Effect.all([
+            chain.changesOf(chainId, address),
+            chain.coverageOf(chainId, address),
+            chain.gapsOfToken(chainId, address)
+          ])
+          const history: MultiplierHistory = {
+            token: token.value.symbol ?? address,
+            address,
+            changes: changes
+              .filter((change) => change.status === "active" && change.block !== null && change.blockTime !== null)
+              .filter((change) => from === undefined || dateOf(change.blockTime!) >= from)
+              .map((change) => ({
+                block: change.block!,
+                date: dateOf(change.blockTime!),
+                from: formatWad(change.oldMultiplier),
+                to: formatWad(change.newMultiplier),
+                source: change.source ?? "event_log",
+                announcedAt: change.announcedAt?.toISOString() ?? null,
+                effectiveAt: change.effectiveAt.toISOString(),
+                kind: change.kind
+              })),
+            pending: changes
+              .filter((change) => change.status === "pending")
+              .map((change) => ({
+                from: formatWad(change.oldMultiplier),
+                to: formatWad(change.newMultiplier),
+                announcedAt: change.announcedAt?.toISOString() ?? null,
+                effectiveAt: change.effectiveAt.toISOString(),
+                kind: change.kind
+              })),
+            coverage: {
+              from: Option.match(coverage, { onNone: () => null, onSome: (c) => dateOf(c.fromTime) }),
+              gaps
+            },
+            ...(at === undefined ? {} : { at: { date: at, multiplier: valueAt(at, changes, coverage) } })
+          }
+          return history
+        }).pipe(orUnavailable))
+    })
+)

@@ -1,16 +1,18 @@
 import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { HttpIncomingMessage } from "@effect/platform"
 import { Ids } from "@scaledger/db"
-import { CurrentRequest, type ErrorCode, ErrorCatalog, errorBody } from "@scaledger/domain"
+import { CurrentRequest, errorBody, ErrorCatalog, type ErrorCode } from "@scaledger/domain"
 import { Cause, Chunk, Effect, Option } from "effect"
-import { HttpConfig } from "../Config.js"
 import { bearerToken } from "../auth/AuthenticationLive.js"
+import { HttpConfig } from "../Config.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
 export const errorResponse = (code: ErrorCode, message: string, details?: unknown) =>
-  Effect.flatMap(errorBody(code, message, details), (body) =>
-    HttpServerResponse.json(body, { status: ErrorCatalog[code].status }).pipe(Effect.orDie))
+  Effect.flatMap(
+    errorBody(code, message, details),
+    (body) => HttpServerResponse.json(body, { status: ErrorCatalog[code].status }).pipe(Effect.orDie)
+  )
 
 const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
   const host = request.headers["host"] ?? "localhost"
@@ -64,7 +66,8 @@ export const RequestEnvelope = HttpLayerRouter.middleware(
           : httpEffect.pipe(
             HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
             Effect.catchAllCause((cause) =>
-              Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : fromCause(cause, request, requestId))
+              Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : fromCause(cause, request, requestId)
+            )
           )).pipe(Effect.locally(CurrentRequest, context))
         const withId = HttpServerResponse.setHeaders(response, {
           "request-id": requestId,

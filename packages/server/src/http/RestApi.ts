@@ -22,5 +22,12 @@ const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/o
 
 /** Every route of the REST server, needing only the database, the key secret and an HTTP server. */
 export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, RequestEnvelope).pipe(
-  Layer.provide([WalletsRepo.Default, SettingsRepo.Default, ChainStore.Default, LedgerStore.Default, ApiKeys.Default, FxRates.Default])
+  Layer.provide([
+    WalletsRepo.Default,
+    SettingsRepo.Default,
+    ChainStore.Default,
+    LedgerStore.Default,
+    ApiKeys.Default,
+    FxRates.Default
+  ])
 )

@@ -8,8 +8,8 @@ import {
   InvalidRequest,
   isReportingCurrency,
   lotScopeOf,
-  type ReportingCurrency,
   ReportingCurrencies,
+  type ReportingCurrency,
   ScaledgerApi,
   type Settings,
   UnsupportedCurrency
@@ -27,7 +27,12 @@ const view = (row: SettingsRow): Settings => ({
 const validCountry = (input: string) =>
   (Countries as ReadonlyArray<string>).includes(input.toUpperCase())
     ? Effect.succeed(input.toUpperCase() as Country)
-    : Effect.fail(new InvalidRequest({ message: `Unsupported country ${input}.`, details: { field: "country", supported: Countries } }))
+    : Effect.fail(
+      new InvalidRequest({
+        message: `Unsupported country ${input}.`,
+        details: { field: "country", supported: Countries }
+      })
+    )
 
 const validCurrency = (input: string) => {
   const code = input.toUpperCase()

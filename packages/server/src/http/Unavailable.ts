@@ -3,7 +3,9 @@ import { ServiceUnavailable } from "@scaledger/domain"
 import { Effect } from "effect"
 
 /** A database failure is an outage, not the caller's fault: 503, logged with its cause. */
-export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
+export const orUnavailable = <A, E, R>(
+  effect: Effect.Effect<A, E | SqlError, R>
+): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   Effect.catchIf(
     effect,
     (error): error is SqlError => (error as { _tag?: string })._tag === "SqlError",

@@ -69,19 +69,23 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
           const address = yield* validAddress(payload.address)
           const watchingFrom = yield* nextRecordedBlock
           // A new address changes whose transfers are own: the account's history is rebuilt (a replay).
-          const { created, wallet } = yield* sql.withTransaction(Effect.tap(wallets.insert({
-            accountId: account.id,
-            address,
-            label: payload.label ?? "",
-            self: payload.self ?? true,
-            watchingFromBlock: watchingFrom.block,
-            watchingFromAt: watchingFrom.at,
-            chainId
-          }), ({ created }) => created ? requestReplay(account.id) : Effect.void))
+          const { created, wallet } = yield* sql.withTransaction(Effect.tap(
+            wallets.insert({
+              accountId: account.id,
+              address,
+              label: payload.label ?? "",
+              self: payload.self ?? true,
+              watchingFromBlock: watchingFrom.block,
+              watchingFromAt: watchingFrom.at,
+              chainId
+            }),
+            ({ created }) => created ? requestReplay(account.id) : Effect.void
+          ))
           const shown = yield* view(wallet)
           if (created) return shown
           // Already watched: the existing wallet, 200 rather than the 201 of a creation.
-          return yield* Effect.flatMap(encodeWallet(shown), (body) => HttpServerResponse.json(body, { status: 200 })).pipe(Effect.orDie)
+          return yield* Effect.flatMap(encodeWallet(shown), (body) => HttpServerResponse.json(body, { status: 200 }))
+            .pipe(Effect.orDie)
         }).pipe(orUnavailable))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {

@@ -5,11 +5,11 @@
  * bundled one for 4663 by default). A token that is not listed but answers `supportsInterface(0xa60bf13d)` counts
  * as a stock token too.
  */
-import { readFile } from "node:fs/promises"
-import { fileURLToPath } from "node:url"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import type { BlockNotFound, RequestError, StateUnavailable } from "@scaledger/domain/chain/ChainErrors"
 import { Config, type ConfigError, Context, Effect, Layer, Option, Schema } from "effect"
+import { readFile } from "node:fs/promises"
+import { fileURLToPath } from "node:url"
 import { getAddress, isAddress } from "viem"
 
 export class TokenListError extends Schema.TaggedError<TokenListError>()("TokenListError", {
@@ -110,8 +110,7 @@ const readSource = (source: string): Effect.Effect<unknown, TokenListError> =>
       }
       return JSON.parse(await readFile(source, "utf8")) as unknown
     },
-    catch: (error) =>
-      new TokenListError({ source, message: error instanceof Error ? error.message : String(error) })
+    catch: (error) => new TokenListError({ source, message: error instanceof Error ? error.message : String(error) })
   })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, source: string, input: unknown) =>
@@ -201,7 +200,9 @@ const makeService = (chainId: number, tokens: ReadonlyArray<TokenInfo>) =>
           if (Option.isSome(listed)) return Effect.succeed(listed)
           if (!isAddress(address, { strict: false })) return Effect.succeed(Option.none())
           const normalized = getAddress(address)
-          if (knownStock.has(normalized)) return Effect.succeed(Option.some({ listed: false as const, address: normalized }))
+          if (knownStock.has(normalized)) {
+            return Effect.succeed(Option.some({ listed: false as const, address: normalized }))
+          }
           return chain.isStockToken(normalized, block).pipe(
             Effect.map((isStock) => {
               if (!isStock) return Option.none()

@@ -2,6 +2,19 @@
  * `ChainClient` over viem transports. viem only moves bytes (its own retries off); retries, fallback between
  * endpoints, the concurrency cap, time-outs and `eth_getLogs` chunking are done here, in Effect.
  */
+import { ChainClient, StockInterfaceId, StockTopics } from "@scaledger/domain/chain/ChainClient"
+import type {
+  BlockHeader,
+  ChainClientService,
+  LogChunk,
+  LogFilter,
+  PauseKind,
+  RawLog,
+  RoundData,
+  StockEvent,
+  StockState,
+  TransactionReceipt
+} from "@scaledger/domain/chain/ChainClient"
 import {
   AllEndpointsFailed,
   BlockNotFound,
@@ -16,33 +29,8 @@ import {
   StateUnavailable
 } from "@scaledger/domain/chain/ChainErrors"
 import type { ReadError, RequestError, RetryableRpcError } from "@scaledger/domain/chain/ChainErrors"
-import {
-  ChainClient,
-  StockInterfaceId,
-  StockTopics
-} from "@scaledger/domain/chain/ChainClient"
-import type {
-  BlockHeader,
-  ChainClientService,
-  LogChunk,
-  LogFilter,
-  PauseKind,
-  RawLog,
-  RoundData,
-  StockEvent,
-  StockState,
-  TransactionReceipt
-} from "@scaledger/domain/chain/ChainClient"
 import { Chunk, Duration, Effect, Layer, Option, Redacted, Schedule, Stream } from "effect"
-import {
-  decodeEventLog,
-  decodeFunctionResult,
-  encodeFunctionData,
-  getAddress,
-  type Hex,
-  http,
-  webSocket
-} from "viem"
+import { decodeEventLog, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, http, webSocket } from "viem"
 import { aggregatorV3Abi, draftMultiplierEventAbi, stockAbi } from "./abi.js"
 import { ChainConfig, type ChainConfigShape } from "./ChainConfig.js"
 
@@ -390,7 +378,11 @@ export const make = Effect.gen(function*() {
     Schedule.whileInput((error: Failure) => isRetryable(error))
   )
 
-  const attemptOn = (index: number, method: string, params: ReadonlyArray<unknown>): Effect.Effect<unknown, Failure> => {
+  const attemptOn = (
+    index: number,
+    method: string,
+    params: ReadonlyArray<unknown>
+  ): Effect.Effect<unknown, Failure> => {
     const endpoint = endpoints[index]!
     return Effect.tryPromise({
       try: () => endpoint.request({ method, params }),
@@ -485,16 +477,21 @@ export const make = Effect.gen(function*() {
     Effect.map((hex) => Number(hex)),
     Effect.tap((n) => Effect.sync(() => noteHead(n))),
     Effect.catchTags({
-      StateUnavailable: (e) => Effect.fail(new RpcError({ endpoint: e.endpoint, method: e.method, code: -1, message: e.message })),
-      BlockNotFound: (e) => Effect.fail(new RpcError({ endpoint: "", method: "eth_blockNumber", code: -1, message: e.message }))
+      StateUnavailable: (e) =>
+        Effect.fail(new RpcError({ endpoint: e.endpoint, method: e.method, code: -1, message: e.message })),
+      BlockNotFound: (e) =>
+        Effect.fail(new RpcError({ endpoint: "", method: "eth_blockNumber", code: -1, message: e.message }))
     })
   )
 
   const asRequestError = <A>(
     effect: Effect.Effect<A, SendError>
   ): Effect.Effect<A, RequestError | BlockNotFound> =>
-    Effect.catchTag(effect, "StateUnavailable", (e) =>
-      Effect.fail(new RpcError({ endpoint: e.endpoint, method: e.method, code: -1, message: e.message })))
+    Effect.catchTag(
+      effect,
+      "StateUnavailable",
+      (e) => Effect.fail(new RpcError({ endpoint: e.endpoint, method: e.method, code: -1, message: e.message }))
+    )
 
   const getBlock = (tag: string, label: number | string): Effect.Effect<BlockHeader, RequestError | BlockNotFound> =>
     asRequestError(send<RpcBlock | null>("eth_getBlockByNumber", [tag, false])).pipe(
@@ -553,7 +550,8 @@ export const make = Effect.gen(function*() {
         return [{ fromBlock: from, toBlock: to, logs: sorted }, Math.max(grown, 1)] as const
       }),
       Effect.catchTags({
-        BlockNotFound: (e) => Effect.fail(new RpcError({ endpoint: "", method: "eth_getLogs", code: -1, message: e.message })),
+        BlockNotFound: (e) =>
+          Effect.fail(new RpcError({ endpoint: "", method: "eth_getLogs", code: -1, message: e.message })),
         RpcError: (error) => {
           const advice = rangeAdvice(error.message)
           if (advice === undefined) return Effect.fail(error)
@@ -591,7 +589,12 @@ export const make = Effect.gen(function*() {
   }
 
   const stockEvents: ChainClientService["stockEvents"] = (filter) =>
-    logs({ addresses: filter.tokens, topics: [filter.topics ?? STOCK_TOPICS], fromBlock: filter.fromBlock, toBlock: filter.toBlock }).pipe(
+    logs({
+      addresses: filter.tokens,
+      topics: [filter.topics ?? STOCK_TOPICS],
+      fromBlock: filter.fromBlock,
+      toBlock: filter.toBlock
+    }).pipe(
       Stream.map((chunk) => ({
         fromBlock: chunk.fromBlock,
         toBlock: chunk.toBlock,
@@ -629,7 +632,8 @@ export const make = Effect.gen(function*() {
             })
           )
           : Effect.try({
-            try: () => decode(result),
+            try: () =>
+              decode(result),
             catch: (e) =>
               new ChainDecodeError({ what: `${functionName} at ${address}`, message: errorFacts(e).message })
           })
@@ -745,7 +749,8 @@ export const make = Effect.gen(function*() {
   const receipt = (txHash: string): Effect.Effect<TransactionReceipt, RequestError | ReceiptNotFound> =>
     send<RpcReceipt | null>("eth_getTransactionReceipt", [txHash]).pipe(
       Effect.catchTags({
-        StateUnavailable: (e) => Effect.fail(new RpcError({ endpoint: e.endpoint, method: e.method, code: -1, message: e.message })),
+        StateUnavailable: (e) =>
+          Effect.fail(new RpcError({ endpoint: e.endpoint, method: e.method, code: -1, message: e.message })),
         BlockNotFound: () => Effect.succeed(null)
       }),
       Effect.flatMap((r) =>
@@ -785,7 +790,8 @@ export const make = Effect.gen(function*() {
         }
         return Option.some([Chunk.fromIterable(out), { last: out.at(-1) ?? last, first: false }] as const)
       }).pipe(
-        Effect.catchTag("BlockNotFound", () => Effect.succeed(Option.some([Chunk.empty<BlockHeader>(), { ...state, first: false }] as const)))
+        Effect.catchTag("BlockNotFound", () =>
+          Effect.succeed(Option.some([Chunk.empty<BlockHeader>(), { ...state, first: false }] as const)))
       )
   )
 
@@ -805,12 +811,20 @@ export const make = Effect.gen(function*() {
               },
               onError: (error) => {
                 void emit.fail(
-                  new RpcTransportError({ endpoint: endpoint.label, method: "eth_subscribe", message: errorFacts(error).message })
+                  new RpcTransportError({
+                    endpoint: endpoint.label,
+                    method: "eth_subscribe",
+                    message: errorFacts(error).message
+                  })
                 )
               }
             }),
           catch: (error) =>
-            new RpcTransportError({ endpoint: endpoint.label, method: "eth_subscribe", message: errorFacts(error).message })
+            new RpcTransportError({
+              endpoint: endpoint.label,
+              method: "eth_subscribe",
+              message: errorFacts(error).message
+            })
         }),
         (subscription) =>
           Effect.promise(() => subscription.unsubscribe()).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)

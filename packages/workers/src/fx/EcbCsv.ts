@@ -5,7 +5,9 @@ import { FxParseError } from "./FxErrors.js"
 import { canonicalRate } from "./Rates.js"
 
 const fail = (detail: string, line?: number) =>
-  Either.left(new FxParseError(line === undefined ? { format: "ecb-csv", detail } : { format: "ecb-csv", detail, line }))
+  Either.left(
+    new FxParseError(line === undefined ? { format: "ecb-csv", detail } : { format: "ecb-csv", detail, line })
+  )
 
 const currencyCode = /^[A-Z]{3}$/
 
@@ -21,7 +23,9 @@ export const parseEcbCsv = (text: string): Either.Either<Array<DayRates>, FxPars
   while (lines.length > 0 && lines[lines.length - 1]!.trim() === "") lines.pop()
   if (lines.length === 0) return fail("empty body")
   const header = lines[0]!.split(",").map((cell) => cell.trim())
-  if (header[0] !== "Date") return fail(`header must start with "Date", got ${JSON.stringify(lines[0]!.slice(0, 40))}`, 1)
+  if (header[0] !== "Date") {
+    return fail(`header must start with "Date", got ${JSON.stringify(lines[0]!.slice(0, 40))}`, 1)
+  }
   const width = header.length
   const trailingEmpty = header[width - 1] === ""
   const codes = header.slice(1, trailingEmpty ? width - 1 : width)

@@ -161,7 +161,9 @@ class Parser {
           if (token.name !== name) throw new XmlError(`unexpected </${token.name}>`, token.offset)
           return undefined
         case "open":
-          if (token.tag.name !== name) throw new XmlError(`unexpected <${token.tag.name}> inside ${name}`, token.tag.offset)
+          if (token.tag.name !== name) {
+            throw new XmlError(`unexpected <${token.tag.name}> inside ${name}`, token.tag.offset)
+          }
           return token.tag
       }
     }
@@ -274,8 +276,13 @@ class Parser {
 
 const decodeEntities = (value: string, offset: number): string => {
   if (!value.includes("&")) return value
-  const decoded = value.replace(entityPattern, (_, named: string | undefined, dec: string | undefined, hex: string | undefined) =>
-    named !== undefined ? namedEntities[named]! : String.fromCodePoint(dec !== undefined ? Number(dec) : parseInt(hex!, 16)))
+  const decoded = value.replace(
+    entityPattern,
+    (_, named: string | undefined, dec: string | undefined, hex: string | undefined) =>
+      named !== undefined
+        ? namedEntities[named]!
+        : String.fromCodePoint(dec !== undefined ? Number(dec) : parseInt(hex!, 16))
+  )
   if (decoded.includes("&") && value.replace(entityPattern, "").includes("&")) {
     throw new XmlError("bad entity in attribute", offset)
   }

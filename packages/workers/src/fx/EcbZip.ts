@@ -13,10 +13,14 @@ export const unzipEcbHistory = (bytes: Uint8Array): Either.Either<string, FxPars
     return Either.left(new FxParseError({ format: "ecb-zip", detail: `not a readable zip: ${String(e)}` }))
   }
   const names = Object.keys(entries)
-  const name = names.find((n) => n.split("/").pop() === "eurofxref-hist.csv") ?? (names.length === 1 ? names[0] : undefined)
+  const name = names.find((n) => n.split("/").pop() === "eurofxref-hist.csv") ??
+    (names.length === 1 ? names[0] : undefined)
   if (name === undefined) {
     return Either.left(
-      new FxParseError({ format: "ecb-zip", detail: `expected eurofxref-hist.csv in the zip, found [${names.join(", ")}]` })
+      new FxParseError({
+        format: "ecb-zip",
+        detail: `expected eurofxref-hist.csv in the zip, found [${names.join(", ")}]`
+      })
     )
   }
   try {

@@ -36,7 +36,9 @@ export class FxProviderError extends Schema.TaggedError<FxProviderError>()("FxPr
   cause: Schema.optional(Schema.Defect)
 }) {
   override get message(): string {
-    return `${this.source} ${this.reason}${this.status === undefined ? "" : ` ${this.status}`}: ${this.detail} (${this.url})`
+    return `${this.source} ${this.reason}${
+      this.status === undefined ? "" : ` ${this.status}`
+    }: ${this.detail} (${this.url})`
   }
 
   get transient(): boolean {

@@ -6,8 +6,8 @@ import { Clock, Config, Context, Duration, Effect, Either, Layer, Option, Schedu
 import { parseEcbCsv } from "./EcbCsv.js"
 import { parseEcbXml } from "./EcbXml.js"
 import { unzipEcbHistory } from "./EcbZip.js"
-import { type FxParseError, FxProviderError } from "./FxErrors.js"
 import { parseFrankfurterDay, parseFrankfurterRange, parseJson } from "./FrankfurterJson.js"
+import { type FxParseError, FxProviderError } from "./FxErrors.js"
 
 /** Fetches ECB reference-rate publication days from one place. Days come back oldest first, as published. */
 export interface FxProviderShape {
@@ -77,7 +77,8 @@ const makeFetcher = (source: FxSource, client: HttpClient.HttpClient, policy: Ht
     Schedule.modifyDelay(([, error], delay) =>
       error.retryAfterMs === undefined
         ? delay
-        : Duration.max(delay, Duration.min(Duration.millis(error.retryAfterMs), policy.maxRetryAfter)))
+        : Duration.max(delay, Duration.min(Duration.millis(error.retryAfterMs), policy.maxRetryAfter))
+    )
   )
 
   const fail = (
@@ -85,8 +86,7 @@ const makeFetcher = (source: FxSource, client: HttpClient.HttpClient, policy: Ht
     reason: FxProviderError["reason"],
     detail: string,
     extra: { readonly status?: number; readonly retryAfterMs?: number; readonly cause?: unknown } = {}
-  ) =>
-    new FxProviderError({ source, reason, url, detail, ...extra })
+  ) => new FxProviderError({ source, reason, url, detail, ...extra })
 
   const attempt = <A>(
     url: string,
@@ -185,8 +185,10 @@ export const makeEcbProvider = (
     const fullHistory = (): Effect.Effect<Array<DayRates>, FxProviderError> => {
       if (options.fullHistory === "xml") return xml("eurofxref-hist.xml")
       const url = `${base}/eurofxref-hist.zip`
-      return Effect.flatMap(fetcher.bytes(url), (bytes) =>
-        fetcher.parsed(url, Either.flatMap(unzipEcbHistory(bytes), parseEcbCsv)))
+      return Effect.flatMap(
+        fetcher.bytes(url),
+        (bytes) => fetcher.parsed(url, Either.flatMap(unzipEcbHistory(bytes), parseEcbCsv))
+      )
     }
 
     const reachesBack = (days: ReadonlyArray<DayRates>, date: string): boolean => {
@@ -235,7 +237,8 @@ export const makeFrankfurterProvider = (
       const url = `${base}/v1/${start}..${end}?base=EUR`
       return Effect.flatMap(fetcher.json(url, [404]), ({ json, status }) => {
         if (status !== 404) return fetcher.parsed(url, parseFrankfurterRange(json))
-        const notFound = typeof json === "object" && json !== null && (json as { message?: unknown }).message === "not found"
+        const notFound = typeof json === "object" && json !== null &&
+          (json as { message?: unknown }).message === "not found"
         return notFound
           ? Effect.succeed<Array<DayRates>>([])
           : Effect.fail(new FxProviderError({ source, reason: "http-status", url, status, detail: "404" }))

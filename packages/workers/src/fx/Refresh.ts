@@ -5,7 +5,13 @@ import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"
 import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
 import type { FxProviderError } from "./FxErrors.js"
 import { FxProvider } from "./FxProvider.js"
-import { berlinDateOf, DEFAULT_REFRESH_TIME, expectedNewestDay, nextRefreshAt, type TimeOfDay } from "./RefreshSchedule.js"
+import {
+  berlinDateOf,
+  DEFAULT_REFRESH_TIME,
+  expectedNewestDay,
+  nextRefreshAt,
+  type TimeOfDay
+} from "./RefreshSchedule.js"
 
 export interface RefreshResult {
   readonly source: FxSource
@@ -105,8 +111,10 @@ export const runDailyRefresh = (
     if (Exit.isFailure(exit)) yield* Effect.logError(`fx refresh failed after its retries: ${failureText(exit.cause)}`)
     yield* onRun(exit).pipe(Effect.catchAllCause((cause) => Effect.logError("fx refresh onRun failed", cause)))
   })
-  const waitForNextRun = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.sleep(Duration.millis(nextRefreshAt(now, at) - now)))
+  const waitForNextRun = Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) => Effect.sleep(Duration.millis(nextRefreshAt(now, at) - now))
+  )
   return Effect.gen(function*() {
     if (options.runAtStart ?? true) yield* run
     for (;;) {

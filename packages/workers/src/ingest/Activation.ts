@@ -63,7 +63,12 @@ export interface Activation {
  */
 export const activate = (
   change: ChangeRow,
-  options: { readonly searchFrom: number; readonly head: number; readonly walletId: string | null; readonly readFloor?: number }
+  options: {
+    readonly searchFrom: number
+    readonly head: number
+    readonly walletId: string | null
+    readonly readFloor?: number
+  }
 ) =>
   Effect.gen(function*() {
     const chain = yield* ChainClient
@@ -84,7 +89,9 @@ export const activate = (
       })
     })
     // Below the oldest block the node still serves state for, a read would only fail.
-    if (options.readFloor !== undefined && block < options.readFloor) return Option.some(fromEvent("archive_unavailable"))
+    if (options.readFloor !== undefined && block < options.readFloor) {
+      return Option.some(fromEvent("archive_unavailable"))
+    }
     return yield* chain.uiMultiplier(change.token, block).pipe(
       Effect.map((value): Activation => ({
         change: {
@@ -103,7 +110,8 @@ export const activate = (
         Effect.as(
           Effect.logWarning(`reading ${change.token} uiMultiplier at block ${block} failed: ${error.message}`),
           fromEvent("rpc_error")
-        )),
+        )
+      ),
       Effect.map(Option.some)
     )
   })

@@ -1,5 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import { type AnnouncementRow, type BackfillJob, Backfills, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
+import {
+  type AnnouncementRow,
+  type BackfillJob,
+  Backfills,
+  ChainStore,
+  type ChangeRow,
+  type GapRow,
+  type PauseRow
+} from "@scaledger/db"
 import { ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
 import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
@@ -35,7 +43,8 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     /** Runs `write` in a transaction after checking, under a row lock, that the job is still ours. */
     const checkpoint = <A, E, R>(write: Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql`SELECT 1 FROM wallet_backfills WHERE wallet_id = ${job.walletId} AND lease_owner = ${owner} FOR UPDATE`
+        const rows =
+          yield* sql`SELECT 1 FROM wallet_backfills WHERE wallet_id = ${job.walletId} AND lease_owner = ${owner} FOR UPDATE`
         if (rows.length === 0) return yield* new BackfillAbandoned({ walletId: job.walletId })
         return yield* write
       }))
@@ -53,7 +62,8 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       yield* checkpoint(backfills.start(job.walletId, fromBlock, target))
       yield* Effect.logInfo(`backfill ${job.address}: blocks ${fromBlock} to ${target}`)
     }
-    const finalThrough = () => Effect.map(chain.headNumber, (head) => head - finalityDepth)
+    const finalThrough = () =>
+      Effect.map(chain.headNumber, (head) => head - finalityDepth)
 
     if (job.phase === "transfers") {
       while (next <= target) {
@@ -82,7 +92,14 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       const time = yield* chain.blockTimestamp(event.block)
       if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, time))
       if (event._tag === "Pause") {
-        pauses.push({ txHash: event.txHash, logIndex: event.logIndex, block: event.block, time: new Date(time * 1000), token: event.token, kind: event.kind })
+        pauses.push({
+          txHash: event.txHash,
+          logIndex: event.logIndex,
+          block: event.block,
+          time: new Date(time * 1000),
+          token: event.token,
+          kind: event.kind
+        })
       }
     }
     const changes = announcements.map(pendingChange)
@@ -107,7 +124,9 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
 
     const existing = new Map<string, ChangeRow>()
     for (const token of tokens) {
-      for (const change of yield* store.changesOf(chainId, token)) existing.set(`${change.token}:${change.effectiveAt.getTime()}`, change)
+      for (const change of yield* store.changesOf(chainId, token)) {
+        existing.set(`${change.token}:${change.effectiveAt.getTime()}`, change)
+      }
     }
     const activations: Array<ChangeRow> = []
     const seen = new Set<string>()
@@ -126,7 +145,9 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       activations.push(activation.value.change)
       const gap = activation.value.gap
       // Inside a span already reported as unreadable, the change's own date adds nothing.
-      if (Option.isSome(gap) && !(floor !== undefined && gap.value.reason === "archive_unavailable")) gaps.push(gap.value)
+      if (Option.isSome(gap) && !(floor !== undefined && gap.value.reason === "archive_unavailable")) {
+        gaps.push(gap.value)
+      }
     }
 
     const finalizedThrough = yield* finalThrough()

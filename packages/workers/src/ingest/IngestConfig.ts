@@ -79,7 +79,9 @@ export const ingestConfig: Config.Config<IngestConfigShape> = Config.all({
   priceBatchRounds: positive("PRICE_BATCH_ROUNDS", ingestConfigDefaults.priceBatchRounds)
 })
 
-export class IngestConfig extends Context.Tag("@scaledger/workers/ingest/IngestConfig")<IngestConfig, IngestConfigShape>() {
+export class IngestConfig
+  extends Context.Tag("@scaledger/workers/ingest/IngestConfig")<IngestConfig, IngestConfigShape>()
+{
   static readonly Live = Layer.effect(IngestConfig, ingestConfig)
   static readonly layer = (settings: Partial<IngestConfigShape> = {}) =>
     Layer.succeed(IngestConfig, { ...ingestConfigDefaults, ...settings })

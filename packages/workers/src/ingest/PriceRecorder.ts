@@ -1,4 +1,4 @@
-import { type FeedProgress, PriceRounds, type PriceRoundRow } from "@scaledger/db"
+import { type FeedProgress, type PriceRoundRow, PriceRounds } from "@scaledger/db"
 import { ChainClient, type RoundData } from "@scaledger/domain/chain/ChainClient"
 import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
@@ -61,7 +61,13 @@ export const makePriceRecorder = Effect.gen(function*() {
       registry.tokens.flatMap((token) =>
         token.feed === undefined
           ? []
-          : [[token.feed.address.toLowerCase(), { feed: token.feed.address, token: token.address, symbol: token.symbol }] as const]
+          : [
+            [token.feed.address.toLowerCase(), {
+              feed: token.feed.address,
+              token: token.address,
+              symbol: token.symbol
+            }] as const
+          ]
       )
     ).values()
   ]
@@ -163,7 +169,10 @@ export const makePriceRecorder = Effect.gen(function*() {
         }
         let count = BigInt(Math.min(READ_WINDOW, size - found.length))
         if (count > aggregatorRound) count = aggregatorRound
-        if (limits.floor !== null && phaseOf(limits.floor) === phase && count > aggregatorRound - aggregatorRoundOf(limits.floor)) {
+        if (
+          limits.floor !== null && phaseOf(limits.floor) === phase &&
+          count > aggregatorRound - aggregatorRoundOf(limits.floor)
+        ) {
           count = aggregatorRound - aggregatorRoundOf(limits.floor)
         }
         const ids = Array.from({ length: Number(count) }, (_, i) => next - BigInt(i))
@@ -220,7 +229,12 @@ export const makePriceRecorder = Effect.gen(function*() {
           yield* rounds.store(chainId, [row(target, progress.decimals, latest)], progress)
         }
         const fill = progress.fill!
-        const batch = yield* walkDown(target.feed, fill.next, { floor: progress.newestRoundId, bound: null }, config.priceBatchRounds)
+        const batch = yield* walkDown(
+          target.feed,
+          fill.next,
+          { floor: progress.newestRoundId, bound: null },
+          config.priceBatchRounds
+        )
         progress = batch.end === null
           ? { ...progress, fill: { top: fill.top, next: batch.next } }
           : { ...progress, newestRoundId: fill.top, fill: null }
@@ -232,7 +246,12 @@ export const makePriceRecorder = Effect.gen(function*() {
   const walkHistory = (target: PriceFeedTarget, progress: FeedProgress, bound: number | null) =>
     Effect.gen(function*() {
       if (progress.historyStart || bound === null || progress.oldestUpdatedAt <= bound) return false
-      const batch = yield* walkDown(target.feed, progress.oldestRoundId - 1n, { floor: null, bound }, config.priceBatchRounds)
+      const batch = yield* walkDown(
+        target.feed,
+        progress.oldestRoundId - 1n,
+        { floor: null, bound },
+        config.priceBatchRounds
+      )
       const oldest = batch.rounds.at(-1)
       yield* rounds.store(
         chainId,
@@ -246,7 +265,9 @@ export const makePriceRecorder = Effect.gen(function*() {
       if (batch.end !== null) {
         const reached = new Date((oldest?.updatedAt ?? progress.oldestUpdatedAt) * 1000).toISOString()
         yield* Effect.logInfo(
-          `prices: ${target.symbol}: history walked back to ${reached}${batch.end === "start" ? " (the feed's first round)" : ""}`
+          `prices: ${target.symbol}: history walked back to ${reached}${
+            batch.end === "start" ? " (the feed's first round)" : ""
+          }`
         )
       }
       return batch.end === null
@@ -293,11 +314,24 @@ export const makePriceRecorder = Effect.gen(function*() {
           Effect.retry({ schedule: retry, while: retryable }),
           Effect.catchAll((error) =>
             error._tag === "ContractReverted"
-              ? Effect.as(warnOnce(target.feed, `prices: feed ${target.feed} (${target.symbol}) gives no rounds: ${error.message}`), false)
-              : Effect.as(Effect.logWarning(`prices: ${target.symbol} (feed ${target.feed}) failed, next try in the next pass: ${error.message}`), false)
+              ? Effect.as(
+                warnOnce(
+                  target.feed,
+                  `prices: feed ${target.feed} (${target.symbol}) gives no rounds: ${error.message}`
+                ),
+                false
+              )
+              : Effect.as(
+                Effect.logWarning(
+                  `prices: ${target.symbol} (feed ${target.feed}) failed, next try in the next pass: ${error.message}`
+                ),
+                false
+              )
           )
         ), { concurrency: config.priceConcurrency })
-      return feeds.filter((_, i) => more[i])
+      return feeds.filter((_, i) =>
+        more[i]
+      )
     })
 
   /** Every feed up to date and every history walked to its bound. */

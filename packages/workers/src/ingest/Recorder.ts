@@ -1,6 +1,18 @@
 import { SqlClient } from "@effect/sql"
-import { type AnnouncementRow, type BlockRow, ChainStore, type ChangeRow, type GapRow, type PauseRow } from "@scaledger/db"
-import { type BlockHeader, ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
+import {
+  type AnnouncementRow,
+  type BlockRow,
+  ChainStore,
+  type ChangeRow,
+  type GapRow,
+  type PauseRow
+} from "@scaledger/db"
+import {
+  type BlockHeader,
+  ChainClient,
+  type StockEvent,
+  StockLifecycleTopics
+} from "@scaledger/domain/chain/ChainClient"
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
 import { Chunk, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
@@ -47,7 +59,11 @@ export const makeRecorder = Effect.gen(function*() {
         ]).pipe(
           Effect.map(([inForce, next, effectiveAt]) => Option.some({ token, inForce, next, effectiveAt })),
           Effect.catchAll((error) =>
-            Effect.as(Effect.logWarning(`could not read the multiplier state of ${token}: ${error.message}`), Option.none()))
+            Effect.as(
+              Effect.logWarning(`could not read the multiplier state of ${token}: ${error.message}`),
+              Option.none()
+            )
+          )
         ), { concurrency: 4 })
       const known = states.flatMap(Option.toArray)
       const scheduled = known
@@ -122,7 +138,9 @@ export const makeRecorder = Effect.gen(function*() {
       const announcements: Array<AnnouncementRow> = []
       const pauses: Array<PauseRow> = []
       for (const event of events) {
-        if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, yield* timeOf(event.block)))
+        if (event._tag === "MultiplierAnnouncement") {
+          announcements.push(announcementRow(event, yield* timeOf(event.block)))
+        }
         if (event._tag === "Pause") {
           pauses.push({
             txHash: event.txHash,
@@ -148,7 +166,7 @@ export const makeRecorder = Effect.gen(function*() {
         const activation = yield* activate(change, { searchFrom: startedBlock, head: to.number, walletId: null })
         if (Option.isSome(activation)) {
           activations.push(activation.value.change)
-          gaps.push(...Option.toArray(activation.value.gap))
+          if (Option.isSome(activation.value.gap)) gaps.push(activation.value.gap.value)
         }
       }
 
@@ -197,9 +215,12 @@ export const makeRecorder = Effect.gen(function*() {
       Stream.filterMap(Chunk.last),
       Stream.mapEffect((head) =>
         step(head).pipe(
-          Effect.tapError((error) => Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`)),
+          Effect.tapError((error) =>
+            Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`)
+          ),
           Effect.retry(retry)
-        )),
+        )
+      ),
       Stream.runDrain,
       Effect.tapErrorCause((cause) => Effect.logWarning("recorder: head subscription failed; resubscribing", cause)),
       Effect.retry(retry)
@@ -210,4 +231,6 @@ export const makeRecorder = Effect.gen(function*() {
 })
 
 /** The recorder as a fiber owned by the layer's scope: shutdown interrupts it. */
-export const RecorderLive = Layer.scopedDiscard(Effect.flatMap(makeRecorder, (recorder) => Effect.forkScoped(recorder.run)))
+export const RecorderLive = Layer.scopedDiscard(
+  Effect.flatMap(makeRecorder, (recorder) => Effect.forkScoped(recorder.run))
+)

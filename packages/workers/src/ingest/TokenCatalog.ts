@@ -36,8 +36,10 @@ export class TokenCatalog extends Effect.Service<TokenCatalog>()("@scaledger/wor
     })
 
     /** Addresses of every known stock token. */
-    const stockTokens = Effect.map(Ref.get(known), (map) =>
-      [...map.entries()].filter(([, isStock]) => isStock).map(([address]) => address))
+    const stockTokens = Effect.map(
+      Ref.get(known),
+      (map) => [...map.entries()].filter(([, isStock]) => isStock).map(([address]) => address)
+    )
 
     /** Whether the contract is a stock token; asks the chain once for a contract no list names. */
     const isStock = (address: string) =>

@@ -1,5 +1,12 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { type AccountLedgerInputs, type EventRecord, LedgerInputs, type LedgerToken, LedgerStore, PriceRounds } from "@scaledger/db"
+import {
+  type AccountLedgerInputs,
+  type EventRecord,
+  LedgerInputs,
+  LedgerStore,
+  type LedgerToken,
+  PriceRounds
+} from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import type { ReportingCurrency } from "@scaledger/domain"
 import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
@@ -38,14 +45,20 @@ const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
     const rates = [...quotes.entries()].flatMap(([date, quote]) =>
       Option.match(quote, {
         onNone: () => [],
-        onSome: (q) => [{ date, rate: q.rate, source: q.source, rateDate: q.rateDate, carriedForward: q.carriedForward }]
+        onSome: (
+          q
+        ) => [{ date, rate: q.rate, source: q.source, rateDate: q.rateDate, carriedForward: q.carriedForward }]
       })
     )
     return { currency: currency as ReportingCurrency, rates } satisfies RateTable
   })
 
 /** Merges multiplier events into a chain-ordered page of transfers: (block, logIndex), multipliers at logIndex -1. */
-const mergeInto = (pending: Array<MultiplierEvent>, page: ReadonlyArray<LedgerEvent>, last: boolean): Array<LedgerEvent> => {
+const mergeInto = (
+  pending: Array<MultiplierEvent>,
+  page: ReadonlyArray<LedgerEvent>,
+  last: boolean
+): Array<LedgerEvent> => {
   const lastTransfer = page[page.length - 1]
   const merged: Array<LedgerEvent> = []
   let i = 0
@@ -125,7 +138,8 @@ export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
       Stream.runForEach((chunk) =>
         Effect.map(Ledger.apply(state, mergeInto(pending, [...chunk], false)), (next) => {
           state = next
-        }))
+        })
+      )
     )
     if (pending.length > 0) state = yield* Ledger.apply(state, mergeInto(pending, [], true))
     return { state, report: Ledger.report(state, asOf, { rows: false }) }
@@ -165,7 +179,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         Effect.zipRight(
           Effect.logWarning(`ledger build of ${accountId} failed; retrying later`, cause),
           Effect.ignore(store.release(accountId, owner))
-        ))
+        )
+      )
     )
 
   const poll = Effect.gen(function*() {
@@ -193,7 +208,9 @@ export const LedgerPricesLive = Layer.effect(
   LedgerPrices,
   Effect.map(PriceRounds, (rounds) => ({
     pricesFor: (chainId: number, tokens: ReadonlyArray<LedgerToken>) =>
-      Effect.map(rounds.roundsFor(chainId, tokens.map((token) => token.key)), (byKey): PriceTable =>
-        Object.fromEntries(tokens.map((token) => [token.symbol, byKey[token.key] ?? []])))
+      Effect.map(
+        rounds.roundsFor(chainId, tokens.map((token) => token.key)),
+        (byKey): PriceTable => Object.fromEntries(tokens.map((token) => [token.symbol, byKey[token.key] ?? []]))
+      )
   }))
 ).pipe(Layer.provide(PriceRounds.Default))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { isTargetBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 import { addDays } from "@scaledger/domain/fx/IsoDate"
+import { isTargetBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 import {
   bundledHistoryPath,
   canonicalRate,
@@ -46,7 +46,9 @@ describe("ECB CSV (the bundled eurofxref-hist.csv)", () => {
   it("keeps only the currencies published that day (N/A dropped, trailing comma ignored)", () => {
     const first = byDate.get("1999-01-04")!
     expect(first.perEur).toMatchObject({ USD: "1.1789", JPY: "133.73", GBP: "0.7111", CYP: "0.58231", ZAR: "6.9358" })
-    for (const code of ["CNY", "INR", "MXN", "BRL", "BGN", "RON", "TRY", "IDR"]) expect(first.perEur[code]).toBeUndefined()
+    for (const code of ["CNY", "INR", "MXN", "BRL", "BGN", "RON", "TRY", "IDR"]) {
+      expect(first.perEur[code]).toBeUndefined()
+    }
     const last = byDate.get("2025-05-09")!
     expect(last.perEur).toMatchObject({ USD: "1.1252", GBP: "0.8477", JPY: "163.36", BRL: "6.3647", INR: "96.0755" })
     for (const code of ["CYP", "EEK", "LTL", "LVL", "MTL", "ROL", "SIT", "SKK", "TRL", "HRK", "RUB"]) {
@@ -155,7 +157,9 @@ describe("ECB XML", () => {
   it("returns several days oldest first, as the history files list them newest first", () => {
     const days = history.slice(-64)
     const cubes = [...days].reverse().map((d) =>
-      `<Cube time="${d.date}">${Object.entries(d.perEur).map(([c, r]) => `<Cube currency="${c}" rate="${r}"/>`).join("")}</Cube>`
+      `<Cube time="${d.date}">${
+        Object.entries(d.perEur).map(([c, r]) => `<Cube currency="${c}" rate="${r}"/>`).join("")
+      }</Cube>`
     ).join("\n")
     expect(right(parseEcbXml(envelope(cubes)))).toEqual(days)
   })
@@ -174,15 +178,26 @@ describe("ECB XML", () => {
       [envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate='abc'/></Cube>`), "bad rate"],
       [envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate=''/></Cube>`), "bad rate"],
       [envelope(`<Cube time='2025-05-09'><Cube currency='usd' rate='1'/></Cube>`), "bad currency"],
-      [envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate='1'/><Cube currency='USD' rate='1'/></Cube>`), "repeated currency"],
-      [envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate='1'/></Cube><Cube time='2025-05-09'><Cube currency='USD' rate='1'/></Cube>`), "repeated day"],
+      [
+        envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate='1'/><Cube currency='USD' rate='1'/></Cube>`),
+        "repeated currency"
+      ],
+      [
+        envelope(
+          `<Cube time='2025-05-09'><Cube currency='USD' rate='1'/></Cube><Cube time='2025-05-09'><Cube currency='USD' rate='1'/></Cube>`
+        ),
+        "repeated day"
+      ],
       [envelope(`<Cube time='2025-05-32'><Cube currency='USD' rate='1'/></Cube>`), "bad time"],
       [envelope(`<Cube><Cube currency='USD' rate='1'/></Cube>`), "attribute time"],
       [envelope(`<Cube time='2025-05-09'></Cube>`), "no rates"],
       [envelope(`<Cube time='2025-05-09'>1.1252<Cube currency='USD' rate='1'/></Cube>`), "text inside Cube"],
       [envelope(`<Cube time='2025-05-09'><Rate currency='USD' rate='1'/></Cube>`), "unexpected <Rate>"],
       [envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate="1'/></Cube>`), "malformed tag"],
-      [envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate='1'><Cube currency='JPY' rate='1'/></Cube></Cube>`), "cannot contain"],
+      [
+        envelope(`<Cube time='2025-05-09'><Cube currency='USD' rate='1'><Cube currency='JPY' rate='1'/></Cube></Cube>`),
+        "cannot contain"
+      ],
       [`<gesmes:Envelope><gesmes:subject>x</gesmes:subject></gesmes:Envelope>`, "no Cube"],
       [`<gesmes:Envelope><Cube/><Cube/></gesmes:Envelope>`, "more than one outer Cube"],
       [`${dailyXml}<extra/>`, "content after the root"],
@@ -213,7 +228,10 @@ describe("ECB zip", () => {
     expect(parseError(parseEcbZip(strToU8("<html>Not found</html>"))).format).toBe("ecb-zip")
     const zip = zipSync({ "eurofxref-hist.csv": strToU8(csvText) }, { level: 1 })
     expect(parseError(parseEcbZip(zip.slice(0, zip.length / 2))).format).toBe("ecb-zip")
-    expect(parseError(parseEcbZip(zipSync({ "readme.txt": strToU8("x"), "other.csv": strToU8("y"), "b.csv": strToU8("z") }))).detail)
+    expect(
+      parseError(parseEcbZip(zipSync({ "readme.txt": strToU8("x"), "other.csv": strToU8("y"), "b.csv": strToU8("z") })))
+        .detail
+    )
       .toContain("expected eurofxref-hist.csv")
   })
 })
@@ -253,7 +271,13 @@ describe("Frankfurter JSON", () => {
     expect(parseError(parseFrankfurterDay({ ...day, date: "09/05/2025" })).detail).toContain("bad date")
     expect(parseError(parseFrankfurterDay([])).detail).toContain("object")
     expect(parseError(parseFrankfurterDay({ message: "not found" })).detail).toContain("base EUR")
-    const range = { amount: 1, base: "EUR", start_date: "2025-05-08", end_date: "2025-05-08", rates: { "2025-05-09": { USD: 1 } } }
+    const range = {
+      amount: 1,
+      base: "EUR",
+      start_date: "2025-05-08",
+      end_date: "2025-05-08",
+      rates: { "2025-05-09": { USD: 1 } }
+    }
     expect(parseError(parseFrankfurterRange(range)).detail).toContain("outside")
   })
 })

@@ -2,14 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import type { DayRates } from "@scaledger/domain/fx/FxQuote"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
 import {
+  bundledHistoryPath,
   FxProvider,
   FxProviderError,
   type FxProviderShape,
   parseEcbCsv,
   refreshOnce,
   type RefreshResult,
-  runDailyRefresh,
-  bundledHistoryPath
+  runDailyRefresh
 } from "@scaledger/workers/fx/index"
 import { Duration, Effect, Either, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import { readFileSync } from "node:fs"
@@ -24,7 +24,15 @@ const fakeProvider = (published: { date: string }, failures: { remaining: number
     Effect.suspend(() => {
       if (failures.remaining > 0) {
         failures.remaining--
-        return Effect.fail(new FxProviderError({ source: "ecb-via-eurofxref", reason: "http-status", url: "fake", detail: "500", status: 500 }))
+        return Effect.fail(
+          new FxProviderError({
+            source: "ecb-via-eurofxref",
+            reason: "http-status",
+            url: "fake",
+            detail: "500",
+            status: 500
+          })
+        )
       }
       return Effect.succeed(a())
     })
@@ -36,7 +44,10 @@ const fakeProvider = (published: { date: string }, failures: { remaining: number
     },
     since: (date) => {
       calls.push(`since ${date}`)
-      return failOrElse(() => ({ source: "ecb-via-eurofxref" as const, days: upTo(published.date).filter((d) => d.date >= date) }))
+      return failOrElse(() => ({
+        source: "ecb-via-eurofxref" as const,
+        days: upTo(published.date).filter((d) => d.date >= date)
+      }))
     }
   }
   return { calls, layer: Layer.succeed(FxProvider, provider) }
@@ -81,7 +92,11 @@ describe("refreshOnce", () => {
     return Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2025-05-09T14:20:00Z"))
       const result = yield* refreshOnce
-      expect(result).toMatchObject({ newestAfter: Option.some("2025-05-08"), expectedNewest: "2025-05-09", upToDate: false })
+      expect(result).toMatchObject({
+        newestAfter: Option.some("2025-05-08"),
+        expectedNewest: "2025-05-09",
+        upToDate: false
+      })
     }).pipe(Effect.provide(layer), Effect.provide(FxStore.layerInMemory(stored(upTo("2025-05-08")))))
   })
 })
