@@ -9,6 +9,7 @@ import {
   ServiceUnavailableError,
   UnsupportedCurrencyError
 } from "./Errors.js"
+import { ExportsGroup } from "./ExportsApi.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
@@ -115,6 +116,7 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(FxGroup)
     .add(MultiplierGroup)
     .add(LedgerGroup)
+    .add(ExportsGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

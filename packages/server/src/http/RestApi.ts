@@ -1,11 +1,13 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { ChainStore, LedgerStore, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
 import { ScaledgerApi } from "@scaledger/domain"
 import { Layer } from "effect"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { AuthenticationLive } from "../auth/AuthenticationLive.js"
 import { DocsRoutes } from "./DocsRoutes.js"
+import { ExportsHandlers } from "./ExportsHandlers.js"
 import { FxHandlers } from "./FxHandlers.js"
 import { HealthRoutes } from "./HealthRoutes.js"
 import { LedgerHandlers } from "./LedgerHandlers.js"
@@ -16,6 +18,7 @@ import { WalletsHandlers } from "./WalletsHandlers.js"
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers]),
+  Layer.provide(ExportsHandlers.pipe(Layer.provide(ExportStore.Default))),
   // The middleware must come in a later provide than the groups that need it.
   Layer.provide(AuthenticationLive)
 )

@@ -1,0 +1,381 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Statement } from "@effect/sql/Statement"
+import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
+import {
+  activityLine,
+  type EventRow,
+  exportFileName,
+  type ExportFormat,
+  gainLine,
+  header,
+  type Labels,
+  multiplierLine,
+  positionLine,
+  taxtoolLine
+} from "@scaledger/domain/exports/Formats"
+import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
+import { Deferred, Effect, Exit, Option, Queue, Scope, Stream, Take } from "effect"
+import { createHash } from "node:crypto"
+import { newId } from "./Ids.js"
+
+export interface ExportRequest {
+  readonly accountId: string
+  readonly format: ExportFormat
+  /** First and last day included (YYYY-MM-DD). */
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  /** A watched address of the account (checksummed). */
+  readonly wallet?: string | undefined
+}
+
+export interface ExportRecord {
+  readonly id: string
+  readonly seq: number
+  readonly format: string
+  readonly fileName: string
+  readonly from: string | null
+  readonly to: string | null
+  readonly wallet: string | null
+  readonly rows: number
+  readonly bytes: number
+  readonly sha256: string
+  readonly asOfBlock: number | null
+  readonly createdAt: Date
+}
+
+/** Why an export could not be made: a replay under way, a failed build, or the database. */
+export type ExportFailure = ReplayInProgress | ServiceUnavailable | SqlError
+
+/** A started export: its id and file name are known, its bytes follow as they are written. */
+export interface StartedExport {
+  readonly id: string
+  readonly fileName: string
+  /** The CSV bytes; the export is committed before the stream ends, and rolled back if the stream is interrupted. */
+  readonly body: Stream.Stream<Uint8Array, ExportFailure>
+}
+
+/** Rows fetched from the snapshot's cursor at a time. */
+const FETCH_ROWS = 2_000
+/** Stored chunks are about this size. */
+const CHUNK_BYTES = 1024 * 1024
+/** Batches written ahead of a slow reader (each one FETCH_ROWS rows). */
+const QUEUE_BATCHES = 4
+
+interface ExportDbRow {
+  readonly id: string
+  readonly seq: string
+  readonly format: string
+  readonly file_name: string
+  readonly from_date: string | null
+  readonly to_date: string | null
+  readonly wallet: string | null
+  readonly row_count: string
+  readonly byte_count: string
+  readonly sha256: string
+  readonly as_of_block: string | null
+  readonly created_at: Date
+}
+
+const toRecord = (row: ExportDbRow): ExportRecord => ({
+  id: row.id,
+  seq: Number(row.seq),
+  format: row.format,
+  fileName: row.file_name,
+  from: row.from_date,
+  to: row.to_date,
+  wallet: row.wallet,
+  rows: Number(row.row_count),
+  bytes: Number(row.byte_count),
+  sha256: row.sha256,
+  asOfBlock: row.as_of_block === null ? null : Number(row.as_of_block),
+  createdAt: row.created_at
+})
+
+const encoder = new TextEncoder()
+
+/**
+ * CSV exports of the derived record: each one written from one consistent snapshot (a REPEATABLE READ transaction
+ * that reads through a server-side cursor), streamed to the caller as it is written, and stored whole with its
+ * SHA-256 in that same transaction, so it is committed complete or not at all.
+ */
+export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/ExportStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Rows of `query` through a cursor of the current transaction, FETCH_ROWS at a time, to `onBatch`. */
+    const eachBatch = <A>(
+      query: Statement<unknown>,
+      onBatch: (rows: ReadonlyArray<A>) => Effect.Effect<void, SqlError>
+    ) =>
+      Effect.gen(function*() {
+        const [text, params] = query.compile()
+        yield* sql.unsafe(`DECLARE export_rows NO SCROLL CURSOR FOR ${text}`, params)
+        while (true) {
+          const rows = yield* sql.unsafe<A & object>(`FETCH ${FETCH_ROWS} FROM export_rows`)
+          if (rows.length > 0) yield* onBatch(rows)
+          if (rows.length < FETCH_ROWS) break
+        }
+        yield* sql`CLOSE export_rows`
+      })
+
+    /**
+     * Writes the export inside the snapshot transaction: `ready` is settled once the snapshot is taken and the
+     * record is known to be settled (or fails: a replay under way, a failed build), then every batch goes to `out`
+     * and to the stored chunks.
+     */
+    const write = (
+      request: ExportRequest,
+      id: string,
+      fileName: string,
+      ready: Deferred.Deferred<void, ExportFailure>,
+      out: Queue.Queue<Take.Take<Uint8Array, ExportFailure>>
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        const { accountId } = request
+        const builds = yield* sql<{
+          built_version: string
+          replay_version: string
+          status: string
+          error: string | null
+          currency: string | null
+          tokens: unknown
+        }>`SELECT built_version, replay_version, status, error, report->>'currency' AS currency,
+                  report->'tokens' AS tokens
+           FROM ledger_builds WHERE account_id = ${accountId}`
+        const build = builds[0]
+        if (build !== undefined) {
+          if (Number(build.built_version) === 0 || Number(build.replay_version) > Number(build.built_version)) {
+            return yield* new ReplayInProgress({
+              message: "The account's history is being rebuilt; retry shortly.",
+              retryAfterSeconds: 1
+            })
+          }
+          if (build.status === "failed") {
+            return yield* new ServiceUnavailable({ message: `The account's ledger could not be built: ${build.error}` })
+          }
+        }
+        const currency = build?.currency ?? "USD"
+        const labels: Labels = new Map(
+          (yield* sql<{ address_key: string; label: string }>`
+            SELECT address_key, label FROM wallets WHERE account_id = ${accountId}`).map((
+            w
+          ) => [w.address_key, w.label])
+        )
+        const [cursor] = yield* sql<{ block: string | null }>`
+          SELECT max(block) AS block FROM chain_cursors WHERE name = 'recorder'`
+        const asOfBlock = cursor?.block ?? null
+        yield* sql`INSERT INTO exports ${
+          sql.insert({
+            id,
+            account_id: accountId,
+            format: request.format,
+            file_name: fileName,
+            from_date: request.from ?? null,
+            to_date: request.to ?? null,
+            wallet: request.wallet ?? null,
+            as_of_block: asOfBlock
+          })
+        }`
+        yield* Deferred.succeed(ready, undefined)
+
+        const hash = createHash("sha256")
+        let rowCount = 0
+        let byteCount = 0
+        let chunkSeq = 0
+        let pending: Array<Uint8Array> = []
+        let pendingBytes = 0
+        const flush = Effect.suspend(() => {
+          if (pendingBytes === 0) return Effect.void
+          const data = Buffer.concat(pending, pendingBytes)
+          pending = []
+          pendingBytes = 0
+          return Effect.asVoid(
+            sql`INSERT INTO export_chunks (export_id, seq, data) VALUES (${id}, ${chunkSeq++}, ${data})`
+          )
+        })
+        const emit = (text: string, rows: number) =>
+          Effect.suspend(() => {
+            if (text === "") return Effect.void
+            const bytes = encoder.encode(text)
+            hash.update(bytes)
+            rowCount += rows
+            byteCount += bytes.length
+            pending.push(bytes)
+            pendingBytes += bytes.length
+            return Effect.zipRight(
+              out.offer(Take.of(bytes)),
+              pendingBytes >= CHUNK_BYTES ? flush : Effect.void
+            )
+          })
+
+        yield* emit(header(request.format), 0)
+        const key = request.wallet?.toLowerCase()
+        const days = sql`
+          ${request.from === undefined ? sql`` : sql`AND day >= ${request.from}`}
+          ${request.to === undefined ? sql`` : sql`AND day <= ${request.to}`}`
+
+        switch (request.format) {
+          case "positions": {
+            const rows = yield* sql<{ row: Position }>`
+              SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`
+            const chosen = rows.map((r) => r.row).filter((p) =>
+              key === undefined || p.wallet?.toLowerCase() === key ||
+              (p.wallet === null && p.holdings.some((h) => h.wallet.toLowerCase() === key))
+            )
+            yield* emit(chosen.map((p) => positionLine(p, labels)).join(""), chosen.length)
+            break
+          }
+          case "activity":
+          case "taxtool": {
+            const query = sql`
+              SELECT row FROM ledger_events WHERE account_id = ${accountId} ${days}
+              ${
+              key === undefined
+                ? sql``
+                : sql`AND (lower(row->>'wallet') = ${key}
+                           OR (type = 'transfer.self' AND lower(row->>'counterparty') = ${key}))`
+            }
+              ORDER BY ord`
+            yield* eachBatch<{ row: EventRow }>(query, (rows) => {
+              let text = ""
+              let count = 0
+              for (const { row } of rows) {
+                const written = request.format === "activity" ? activityLine(row, labels) : taxtoolLine(row, currency)
+                if (written !== null) {
+                  text += written
+                  count++
+                }
+              }
+              return emit(text, count)
+            })
+            break
+          }
+          case "gains": {
+            const query = sql`
+              SELECT row FROM ledger_disposals WHERE account_id = ${accountId} ${days}
+              ${key === undefined ? sql`` : sql`AND lower(row->>'wallet') = ${key}`}
+              ORDER BY ord`
+            yield* eachBatch<{ row: Disposal }>(query, (rows) => {
+              let text = ""
+              for (const { row } of rows) text += gainLine(row, labels)
+              return emit(text, rows.length)
+            })
+            break
+          }
+          case "multipliers": {
+            const tokenKeys = key === undefined
+              ? Array.isArray(build?.tokens)
+                ? (build.tokens as ReadonlyArray<{ tokenAddress?: string }>).flatMap((t) =>
+                  t.tokenAddress === undefined ? [] : [t.tokenAddress.toLowerCase()]
+                )
+                : []
+              : (yield* sql<{ token_key: string }>`
+                  SELECT DISTINCT lower(row->>'tokenAddress') AS token_key FROM ledger_events
+                  WHERE account_id = ${accountId} AND (lower(row->>'wallet') = ${key}
+                    OR (type = 'transfer.self' AND lower(row->>'counterparty') = ${key}))`)
+                .map((r) => r.token_key)
+            if (tokenKeys.length === 0) break
+            const changes = yield* sql<{
+              symbol: string | null
+              token_key: string
+              block: string | null
+              block_time: Date | null
+              effective_at: Date
+              announced_at: Date | null
+              old_multiplier: string
+              new_multiplier: string
+              kind: string
+              source: string | null
+            }>`
+              SELECT t.symbol, c.token_key, c.block, c.block_time, c.effective_at, c.announced_at,
+                     c.old_multiplier::text AS old_multiplier, c.new_multiplier::text AS new_multiplier, c.kind, c.source
+              FROM multiplier_changes c
+              LEFT JOIN chain_tokens t ON t.chain_id = c.chain_id AND t.address_key = c.token_key
+              WHERE c.token_key IN ${sql.in(tokenKeys)} AND c.status = 'active' AND c.block IS NOT NULL
+                ${request.from === undefined ? sql`` : sql`AND c.block_time >= ${`${request.from}T00:00:00Z`}`}
+                ${request.to === undefined ? sql`` : sql`AND c.block_time <= ${`${request.to}T23:59:59.999Z`}`}
+              ORDER BY c.effective_at, c.token_key`
+            yield* emit(
+              changes.map((c) =>
+                multiplierLine({
+                  token: c.symbol ?? c.token_key,
+                  block: c.block,
+                  blockTime: c.block_time,
+                  effectiveAt: c.effective_at,
+                  announcedAt: c.announced_at,
+                  oldMultiplier: c.old_multiplier,
+                  newMultiplier: c.new_multiplier,
+                  kind: c.kind,
+                  source: c.source
+                })
+              ).join(""),
+              changes.length
+            )
+            break
+          }
+        }
+        yield* flush
+        yield* sql`UPDATE exports SET complete = true, sha256 = ${hash.digest("hex")}, row_count = ${rowCount},
+                     byte_count = ${byteCount}
+                   WHERE id = ${id}`
+      }))
+
+    /**
+     * Starts an export. Fails (nothing stored) when the record is being replayed or its build failed; otherwise
+     * answers once the snapshot is taken, with the bytes to stream. Interrupting the stream (a client that goes
+     * away) rolls the export back: it never appears in the list half written.
+     */
+    const create = (request: ExportRequest, now: Date = new Date()) =>
+      Effect.gen(function*() {
+        const id = newId("exp")
+        const fileName = exportFileName(request.format, now)
+        const ready = yield* Deferred.make<void, ExportFailure>()
+        const out = yield* Queue.bounded<Take.Take<Uint8Array, ExportFailure>>(QUEUE_BATCHES)
+        const scope = yield* Scope.make()
+        const writer = write(request, id, fileName, ready, out).pipe(
+          Effect.matchCauseEffect({
+            onFailure: (cause) => Effect.zipRight(Deferred.failCause(ready, cause), out.offer(Take.failCause(cause))),
+            // Only after the commit: the stream's end means the export is stored.
+            onSuccess: () => out.offer(Take.end)
+          })
+        )
+        yield* Effect.forkIn(writer, scope)
+        yield* Deferred.await(ready).pipe(
+          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))
+        )
+        const body = Stream.fromQueue(out).pipe(
+          Stream.flattenTake,
+          Stream.ensuring(Scope.close(scope, Exit.void))
+        )
+        const started: StartedExport = { id, fileName, body }
+        return started
+      })
+
+    const find = (accountId: string, id: string) =>
+      Effect.map(
+        sql<ExportDbRow>`SELECT * FROM exports WHERE account_id = ${accountId} AND id = ${id} AND complete`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toRecord)
+      )
+
+    const list = (accountId: string, page: { readonly afterSeq: number | undefined; readonly limit: number }) =>
+      Effect.map(
+        sql<ExportDbRow>`
+          SELECT * FROM exports WHERE account_id = ${accountId} AND complete
+            ${page.afterSeq === undefined ? sql`` : sql`AND seq > ${page.afterSeq}`}
+          ORDER BY seq LIMIT ${page.limit + 1}`,
+        (rows) => ({ exports: rows.slice(0, page.limit).map(toRecord), hasMore: rows.length > page.limit })
+      )
+
+    /** The stored bytes of an export, one chunk at a time. */
+    const bytes = (id: string): Stream.Stream<Uint8Array, SqlError> =>
+      Stream.unfoldEffect(0, (seq) =>
+        Effect.map(
+          sql<{ data: Uint8Array }>`SELECT data FROM export_chunks WHERE export_id = ${id} AND seq = ${seq}`,
+          (rows) => Option.map(Option.fromNullable(rows[0]), (row) => [row.data, seq + 1] as const)
+        ))
+
+    return { create, find, list, bytes } as const
+  })
+}) {}

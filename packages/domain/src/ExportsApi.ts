@@ -1,0 +1,89 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { IsoDate, IsoDateTime, PageParams, strict } from "./Common.js"
+import {
+  InvalidAddressError,
+  InvalidDateError,
+  NotFoundError,
+  ReplayInProgressError,
+  UnsupportedFormatError
+} from "./Errors.js"
+
+export const CreateExport = Schema.Struct({
+  format: Schema.optional(
+    Schema.String.annotations({
+      description: "`positions` (default), `activity`, `multipliers`, `gains` or `taxtool` (Koinly universal CSV)."
+    })
+  ),
+  from: Schema.optional(Schema.String.annotations({ description: "First day included, YYYY-MM-DD." })),
+  to: Schema.optional(Schema.String.annotations({ description: "Last day included, YYYY-MM-DD." })),
+  wallet: Schema.optional(Schema.String.annotations({ description: "Limit to one watched address." }))
+}).annotations({ identifier: "CreateExport", ...strict })
+
+export const ExportView = Schema.Struct({
+  id: Schema.String,
+  format: Schema.String,
+  fileName: Schema.String,
+  from: Schema.NullOr(IsoDate),
+  to: Schema.NullOr(IsoDate),
+  wallet: Schema.NullOr(Schema.String),
+  rows: Schema.Int.annotations({ description: "Data rows, the header row not counted." }),
+  bytes: Schema.Int,
+  sha256: Schema.String.annotations({ description: "Hex SHA-256 of the bytes; the download's ETag." }),
+  asOfBlock: Schema.NullOr(Schema.Int).annotations({
+    description: "The newest block the record reflected when the export was made (null before any was recorded)."
+  }),
+  createdAt: IsoDateTime
+}).annotations({ identifier: "Export" })
+export type ExportView = typeof ExportView.Type
+
+export const ExportList = Schema.Struct({
+  exports: Schema.Array(ExportView),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ExportList" })
+
+export const ExportPath = Schema.Struct({ id: Schema.String })
+
+const Csv = HttpApiSchema.Text({ contentType: "text/csv" })
+
+export class ExportsGroup extends HttpApiGroup.make("exports")
+  .add(
+    HttpApiEndpoint.post("create", "/exports")
+      .setPayload(CreateExport)
+      .addSuccess(Csv)
+      .addError(UnsupportedFormatError)
+      .addError(InvalidDateError)
+      .addError(InvalidAddressError)
+      .addError(NotFoundError)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "Writes the record as CSV from one consistent snapshot, streamed as it is written (`content-type: text/csv; " +
+          "charset=utf-8`, `content-disposition: attachment; filename=\"scaledger-<format>-<YYYY-MM-DD>.csv\"`, " +
+          "`cache-control: no-store`, `Scaledger-Export-Id`). The export is stored whole and immutable: " +
+          "`GET /v1/exports/{id}` returns the same bytes. Columns of each format: docs/EXPORTS.md."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/exports")
+      .setUrlParams(Schema.Struct(PageParams))
+      .addSuccess(ExportList)
+      .annotate(
+        OpenApi.Description,
+        "The account's completed exports, in order of creation, paginated with `limit` and `cursor`. Exports are " +
+          "kept when the wallets behind them are deleted."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/exports/:id")
+      .setPath(ExportPath)
+      .addSuccess(Csv)
+      .addError(NotFoundError)
+      .annotate(
+        OpenApi.Description,
+        "The stored bytes of an export, unchanged, with `ETag` (the quoted SHA-256). `If-None-Match` with that " +
+          "ETag answers 304 Not Modified."
+      )
+  )
+  .annotate(OpenApi.Title, "Exports")
+{}

@@ -1,0 +1,136 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type ExportRecord, ExportStore, WalletsRepo } from "@scaledger/db"
+import {
+  Address,
+  CurrentAccount,
+  DEFAULT_PAGE_LIMIT,
+  type ExportView,
+  InvalidAddress,
+  InvalidDate,
+  NotFound,
+  ScaledgerApi,
+  UnsupportedFormat
+} from "@scaledger/domain"
+import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
+import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { Effect, Either, Option } from "effect"
+import { decodeCursor, encodeCursor } from "./Cursor.js"
+import { orUnavailable } from "./Unavailable.js"
+
+const CSV = "text/csv; charset=utf-8"
+
+const validDate = (field: string, value: string | undefined) =>
+  value === undefined || isIsoDate(value)
+    ? Effect.succeed(value)
+    : Effect.fail(
+      new InvalidDate({
+        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
+        details: { field, reason: "malformed" }
+      })
+    )
+
+const view = (record: ExportRecord): ExportView => ({
+  id: record.id,
+  format: record.format,
+  fileName: record.fileName,
+  from: record.from,
+  to: record.to,
+  wallet: record.wallet,
+  rows: record.rows,
+  bytes: record.bytes,
+  sha256: record.sha256,
+  asOfBlock: record.asOfBlock,
+  createdAt: record.createdAt.toISOString()
+})
+
+const etagOf = (record: ExportRecord) => `"${record.sha256}"`
+
+/** True when an `If-None-Match` header names this ETag (or is `*`); weak forms compare equal. */
+const matches = (header: string | undefined, etag: string): boolean =>
+  header !== undefined &&
+  header.split(",").map((tag) => tag.trim().replace(/^W\//, "")).some((tag) => tag === "*" || tag === etag)
+
+export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (handlers) =>
+  Effect.gen(function*() {
+    const store = yield* ExportStore
+    const wallets = yield* WalletsRepo
+
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const format = payload.format ?? DEFAULT_EXPORT_FORMAT
+          if (!isExportFormat(format)) {
+            return yield* new UnsupportedFormat({
+              message: `Unknown export format ${format}; use one of ${EXPORT_FORMATS.join(", ")}.`,
+              details: { format, supported: EXPORT_FORMATS }
+            })
+          }
+          const from = yield* validDate("from", payload.from)
+          const to = yield* validDate("to", payload.to)
+          if (from !== undefined && to !== undefined && from > to) {
+            return yield* new InvalidDate({
+              message: `from (${from}) is after to (${to}).`,
+              details: { field: "from", reason: "after_to" }
+            })
+          }
+          let wallet: string | undefined = undefined
+          if (payload.wallet !== undefined) {
+            const parsed = Address.parseAddress(payload.wallet)
+            if (Either.isLeft(parsed)) {
+              return yield* new InvalidAddress({
+                message: `${payload.wallet} is not a valid address.`,
+                details: { address: payload.wallet, reason: parsed.left }
+              })
+            }
+            if (Option.isNone(yield* wallets.find(account.id, parsed.right))) {
+              return yield* new NotFound({ message: `No watched wallet ${parsed.right}.` })
+            }
+            wallet = parsed.right
+          }
+          const started = yield* store.create({ accountId: account.id, format, from, to, wallet })
+          return HttpServerResponse.stream(started.body, {
+            contentType: CSV,
+            headers: {
+              "content-disposition": `attachment; filename="${started.fileName}"`,
+              "cache-control": "no-store",
+              "scaledger-export-id": started.id
+            }
+          })
+        }).pipe(orUnavailable))
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const after = yield* decodeCursor("exports", urlParams.cursor)
+          const page = yield* store.list(account.id, {
+            afterSeq: after === undefined ? undefined : Number(after),
+            limit: urlParams.limit ?? DEFAULT_PAGE_LIMIT
+          })
+          const last = page.exports[page.exports.length - 1]
+          return {
+            exports: page.exports.map(view),
+            nextCursor: page.hasMore && last !== undefined ? encodeCursor("exports", String(last.seq)) : null
+          }
+        }).pipe(orUnavailable))
+      .handle("get", ({ path }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const found = yield* store.find(account.id, path.id)
+          if (Option.isNone(found)) return yield* new NotFound({ message: `No export ${path.id}.` })
+          const record = found.value
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const headers = {
+            etag: etagOf(record),
+            "cache-control": "private, no-cache",
+            "scaledger-export-id": record.id
+          }
+          if (matches(request.headers["if-none-match"], etagOf(record))) {
+            return HttpServerResponse.empty({ status: 304, headers })
+          }
+          return HttpServerResponse.stream(store.bytes(record.id), {
+            contentType: CSV,
+            contentLength: record.bytes,
+            headers: { ...headers, "content-disposition": `attachment; filename="${record.fileName}"` }
+          })
+        }).pipe(orUnavailable))
+  }))

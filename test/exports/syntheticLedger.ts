@@ -1,0 +1,45 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export const SYNTHETIC_TOKEN = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
+export const SYNTHETIC_COUNTERPARTY = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+
+/**
+ * A settled ledger build of `count` movements (transfer.in of 1.5 AAPL each, valued at 318.66 USD) for the account,
+ * written straight into the ledger's tables the way the ledger worker stores them, in batches inside the database
+ * (generate_series): for exports of a size no chain scenario reaches.
+ */
+export const seedSyntheticLedger = (accountId: string, wallet: string, count: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO ledger_builds (account_id, requested_version, replay_version, built_version, built_at, status, report)
+      VALUES (${accountId}, 1, 1, 1, now(), 'ready', ${
+      JSON.stringify({ currency: "USD", tokens: [{ token: "AAPL", tokenAddress: SYNTHETIC_TOKEN }] })
+    })
+      ON CONFLICT (account_id) DO UPDATE SET built_version = 1, replay_version = 1, requested_version = 1,
+        status = 'ready', report = excluded.report`
+    yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId}`
+    const batch = 100_000
+    for (let start = 0; start < count; start += batch) {
+      const end = Math.min(count, start + batch) - 1
+      yield* sql`
+        INSERT INTO ledger_events (account_id, ord, id, type, token, day, needs_review, row)
+        SELECT ${accountId}, g, 'evt_' || g, 'transfer.in', 'AAPL', date '2026-01-01' + (g / 5000), false,
+          json_build_object(
+            'id', 'evt_' || g, 'type', 'transfer.in', 'relationship', 'exchange', 'classifiedBy', 'rule',
+            'confirmed', true, 'needsReview', false, 'taxable', true, 'treatment', 'acquisition', 'direction', 'in',
+            'token', 'AAPL', 'tokenAddress', ${SYNTHETIC_TOKEN}::text, 'wallet', ${wallet}::text,
+            'counterparty', ${SYNTHETIC_COUNTERPARTY}::text, 'raw', '1500000000000000000', 'qty', '1.5',
+            'shares', '1.500849120091638654', 'date', to_char(date '2026-01-01' + (g / 5000), 'YYYY-MM-DD'),
+            'timestamp', 1767225600 + g * 17, 'currency', 'USD', 'valueUsd', '318.66',
+            'value', json_build_object('currency', 'USD', 'amount', '318.66', 'rate', '1',
+              'rateDate', to_char(date '2026-01-01' + (g / 5000), 'YYYY-MM-DD'), 'source', 'identity',
+              'carriedForward', false),
+            'price', null, 'lotIds', json_build_array(), 'disposalIds', json_build_array(),
+            'nullReasons', json_build_array(),
+            'walletTransaction', json_build_object('txHash', '0x' || lpad(to_hex(g), 64, '0'), 'block', 1000000 + g,
+              'logIndex', g % 7))
+        FROM generate_series(${start}::int, ${end}::int) AS g`
+    }
+  })
