@@ -100,7 +100,9 @@ const program = Effect.gen(function*() {
     `exported ${rows.toLocaleString("en")} activity rows (${(received.bytes / MB).toFixed(1)} MiB) in ` +
       `${(ms / 1000).toFixed(2)} s: ${Math.round(rate).toLocaleString("en")} rows/s`
   )
-  console.log(`peak RSS increase during the export: ${increase.toFixed(1)} MB (baseline ${(baseline / MB).toFixed(0)} MB)`)
+  console.log(
+    `peak RSS increase during the export: ${increase.toFixed(1)} MB (baseline ${(baseline / MB).toFixed(0)} MB)`
+  )
   console.log(`stored export ${received.exportId}: SHA-256 ${ok ? "matches" : "DOES NOT match"} the bytes received`)
   const verdicts = [
     `memory ${increase < 100 ? "OK" : "OVER"} (< 100 MB)`,
