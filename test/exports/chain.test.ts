@@ -153,7 +153,7 @@ describe("exports of a known history on the local chain", () => {
           const page: Reply = yield* call("GET", `/v1/events?limit=500${cursor === null ? "" : `&cursor=${cursor}`}`, {
             key
           })
-          events.push(...page.body.events)
+          for (const event of page.body.events) events.push(event)
           cursor = page.body.nextCursor
         } while (cursor !== null)
         const byId = new Map(events.map((e) => [e.id, e]))
