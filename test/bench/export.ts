@@ -12,6 +12,7 @@ import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as Http from "node:http"
+import * as Os from "node:os"
 import { performance } from "node:perf_hooks"
 import { seedSyntheticLedger } from "../exports/syntheticLedger.js"
 import { call, newKey, restServer } from "../support/RestHarness.js"
@@ -82,8 +83,10 @@ const program = Effect.gen(function*() {
     peak = Math.max(peak, process.memoryUsage().rss)
   }, 10)
   const start = performance.now()
+  const cpuStart = process.cpuUsage()
   const received = yield* Effect.promise(() => download(port, key))
   const ms = performance.now() - start
+  const cpu = process.cpuUsage(cpuStart)
   clearInterval(sampler)
   peak = Math.max(peak, process.memoryUsage().rss)
 
@@ -99,6 +102,10 @@ const program = Effect.gen(function*() {
   console.log(
     `exported ${rows.toLocaleString("en")} activity rows (${(received.bytes / MB).toFixed(1)} MiB) in ` +
       `${(ms / 1000).toFixed(2)} s: ${Math.round(rate).toLocaleString("en")} rows/s`
+  )
+  console.log(
+    `CPU of this process (server and client) during the export: ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s; ` +
+      `load average ${Os.loadavg()[0]!.toFixed(1)} on ${Os.cpus().length} cores`
   )
   console.log(
     `peak RSS increase during the export: ${increase.toFixed(1)} MB (baseline ${(baseline / MB).toFixed(0)} MB)`
