@@ -11,6 +11,7 @@ import {
 } from "./Errors.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
+import { MarketGroup } from "./MarketApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
@@ -115,6 +116,7 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(FxGroup)
     .add(MultiplierGroup)
     .add(LedgerGroup)
+    .add(MarketGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

@@ -1,0 +1,149 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DecimalString, IsoDate, IsoDateTime } from "./Common.js"
+import { ReplayInProgressError } from "./Errors.js"
+
+const NullableDecimal = Schema.NullOr(DecimalString)
+
+/** How old the EDGAR data behind an answer is. */
+const dataAge = {
+  dataAsOf: Schema.NullOr(IsoDateTime).annotations({
+    description: "When the oldest EDGAR document behind this answer was fetched; null when none was used."
+  }),
+  dataAgeSeconds: Schema.NullOr(Schema.Int).annotations({ description: "Seconds since `dataAsOf`." })
+}
+
+export const EdgarStatus = Schema.Literal(
+  "ok",
+  "edgar_not_configured",
+  "edgar_unavailable",
+  "unknown_ticker",
+  "no_dividend_data",
+  "no_holdings"
+).annotations({
+  description: "`ok`; `edgar_not_configured` (no `EDGAR_USER_AGENT`: nothing was requested); `edgar_unavailable` " +
+    "(EDGAR did not answer and nothing is cached); `unknown_ticker` (EDGAR lists no issuer for the symbol); " +
+    "`no_dividend_data` (the issuer files no dividend-per-share facts: ETFs, foreign issuers); `no_holdings` (the " +
+    "account holds no token to look up)."
+})
+
+export const FilingView = Schema.Struct({
+  symbol: Schema.String,
+  cik: Schema.Int,
+  accessionNumber: Schema.String,
+  form: Schema.String,
+  filingDate: IsoDate,
+  reportDate: Schema.NullOr(Schema.String),
+  acceptedAt: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Filing" })
+
+export const FilingIssuer = Schema.Struct({
+  symbol: Schema.String,
+  cik: Schema.NullOr(Schema.Int),
+  name: Schema.NullOr(Schema.String),
+  status: EdgarStatus,
+  stale: Schema.Boolean.annotations({
+    description: "True when EDGAR could not be reached and older cached data is shown."
+  }),
+  ...dataAge
+}).annotations({ identifier: "FilingIssuer" })
+
+export const Filings = Schema.Struct({
+  status: EdgarStatus,
+  ...dataAge,
+  filings: Schema.NullOr(Schema.Array(FilingView)).annotations({
+    description: "Newest first across the issuers; null when EDGAR is not configured or unavailable."
+  }),
+  issuers: Schema.Array(FilingIssuer),
+  evidence: Schema.Struct({ accessionNumbers: Schema.Array(Schema.String) })
+}).annotations({ identifier: "Filings" })
+export type Filings = typeof Filings.Type
+
+export const DeclaredDividendView = Schema.Struct({
+  start: IsoDate,
+  end: IsoDate,
+  period: Schema.Literal("quarter", "half_year", "nine_months", "annual", "other"),
+  perShare: DecimalString.annotations({ description: "USD per share, gross, as declared." }),
+  form: Schema.String,
+  filed: IsoDate,
+  accessionNumber: Schema.String,
+  fiscalYear: Schema.NullOr(Schema.Int),
+  fiscalPeriod: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "DeclaredDividend" })
+
+export const WithholdingEstimate = Schema.Struct({
+  eventId: Schema.String,
+  wallet: Schema.String,
+  date: IsoDate,
+  from: DecimalString,
+  to: DecimalString,
+  sharePriceUsd: NullableDecimal,
+  paidPerShare: NullableDecimal.annotations({
+    description: "USD per share the step paid: (to / from − 1) × share price. Null without a price."
+  }),
+  declaredPerShare: NullableDecimal,
+  declaredPeriod: Schema.NullOr(Schema.Struct({ start: IsoDate, end: IsoDate })),
+  matchedBy: Schema.NullOr(Schema.Literal("containing_quarter", "previous_quarter")),
+  impliedWithholdingRate: NullableDecimal.annotations({
+    description: "1 − paid / declared (0.3 = 30 %); null where either is unknown."
+  })
+}).annotations({ identifier: "WithholdingEstimate" })
+
+export const Dividends = Schema.Struct({
+  symbol: Schema.String,
+  status: EdgarStatus,
+  cik: Schema.NullOr(Schema.Int),
+  name: Schema.NullOr(Schema.String),
+  concept: Schema.NullOr(Schema.String).annotations({
+    description:
+      "The XBRL concept read: `CommonStockDividendsPerShareDeclared`, else `CommonStockDividendsPerShareCashPaid`."
+  }),
+  stale: Schema.Boolean,
+  ...dataAge,
+  dividends: Schema.NullOr(Schema.Array(DeclaredDividendView)).annotations({
+    description: "Quarterly and annual declared dividends, one per period (a 10-K's repeated quarters deduplicated), " +
+      "oldest first; null when unknown (not configured, no such concept, unknown ticker)."
+  }),
+  withholding: Schema.Array(WithholdingEstimate).annotations({
+    description: "For each dividend step of the token the account received: declared beside paid per share."
+  }),
+  evidence: Schema.Struct({ eventIds: Schema.Array(Schema.String), accessionNumbers: Schema.Array(Schema.String) })
+}).annotations({ identifier: "Dividends" })
+export type Dividends = typeof Dividends.Type
+
+export class MarketGroup extends HttpApiGroup.make("market")
+  .add(
+    HttpApiEndpoint.get("filings", "/filings")
+      .setUrlParams(Schema.Struct({
+        symbol: Schema.optional(
+          Schema.String.annotations({ description: "A token symbol; default: every held token." })
+        ),
+        limit: Schema.optional(
+          Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+            description: "How many filings, 1 to 100 (default 20)."
+          })
+        )
+      }))
+      .addSuccess(Filings)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "Recent SEC filings of the issuers behind the account's tokens (or of `symbol`), from EDGAR. Answers 200 " +
+          "with `status: \"edgar_not_configured\"` and null filings when `EDGAR_USER_AGENT` is not set."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("dividends", "/dividends")
+      .setUrlParams(Schema.Struct({ symbol: Schema.String.annotations({ description: "A token symbol." }) }))
+      .addSuccess(Dividends)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "Declared dividends per share from the issuer's XBRL facts, and for each dividend step the account received " +
+          "the implied withholding rate. `dividends` is null for issuers without the concept (ETFs)."
+      )
+  )
+  .annotate(OpenApi.Title, "Market data")
+{}
