@@ -1,7 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DecimalString, IsoDate, IsoDateTime } from "./Common.js"
-import { ReplayInProgressError } from "./Errors.js"
+import {
+  InvalidAddressError,
+  InvalidDateError,
+  InvalidRequestError,
+  NotFoundError,
+  ReplayInProgressError
+} from "./Errors.js"
 
 const NullableDecimal = Schema.NullOr(DecimalString)
 
@@ -146,4 +152,113 @@ export class MarketGroup extends HttpApiGroup.make("market")
       )
   )
   .annotate(OpenApi.Title, "Market data")
+{}
+
+const TermTotalsView = Schema.Struct({
+  shares: DecimalString,
+  proceeds: NullableDecimal,
+  basis: NullableDecimal,
+  gain: NullableDecimal
+})
+
+export const RateInUse = Schema.Struct({
+  currency: Schema.String,
+  rate: DecimalString.annotations({ description: "Units of the reporting currency per USD." }),
+  source: Schema.String,
+  rateDate: IsoDate,
+  carriedForward: Schema.Boolean
+}).annotations({ identifier: "RateInUse" })
+
+export const SaleLotView = Schema.Struct({
+  lotId: Schema.String,
+  acquired: IsoDate,
+  wallet: Schema.NullOr(Schema.String),
+  raw: Schema.String,
+  shares: DecimalString,
+  holdingPeriod: Schema.Literal("short", "long"),
+  proceeds: NullableDecimal,
+  basis: NullableDecimal,
+  gain: NullableDecimal,
+  proceedsUsd: NullableDecimal,
+  basisUsd: NullableDecimal,
+  gainUsd: NullableDecimal,
+  longTermOn: Schema.NullOr(IsoDate).annotations({
+    description: "Short-term lots: the first sale date on which this lot is long-term (US calendar rule)."
+  }),
+  daysToLongTerm: Schema.NullOr(Schema.Int),
+  gainBecomingLongTerm: NullableDecimal.annotations({
+    description: "Short-term lots: the gain that would be long-term instead if the sale waited until `longTermOn` " +
+      "(at the same price)."
+  }),
+  unknownBecause: Schema.Array(Schema.Struct({ reason: Schema.String, eventId: Schema.String }))
+}).annotations({ identifier: "SaleLot" })
+
+export const SaleEstimateView = Schema.Struct({
+  status: Schema.Literal("ok", "no_price", "no_rate").annotations({
+    description: "`no_price`: no price given and no feed round known, so proceeds and gains are null; `no_rate`: " +
+      "no exchange rate for the date, so converted figures are null (the `…Usd` ones stay)."
+  }),
+  symbol: Schema.String,
+  wallet: Schema.NullOr(Schema.String),
+  lotScope: Schema.Literal("wallet", "account"),
+  date: IsoDate,
+  currency: Schema.String,
+  shares: DecimalString,
+  raw: Schema.String,
+  multiplier: DecimalString,
+  price: Schema.Struct({
+    usdPerShare: NullableDecimal,
+    source: Schema.Literal("given", "feed", "none"),
+    round: Schema.NullOr(Schema.Struct({
+      feed: Schema.String,
+      roundId: Schema.String,
+      updatedAt: IsoDateTime,
+      answer: DecimalString
+    }))
+  }),
+  rate: Schema.NullOr(RateInUse),
+  proceeds: NullableDecimal,
+  basis: NullableDecimal,
+  gain: NullableDecimal,
+  proceedsUsd: NullableDecimal,
+  basisUsd: NullableDecimal,
+  gainUsd: NullableDecimal,
+  shortTerm: TermTotalsView,
+  longTerm: TermTotalsView,
+  ifWaited: Schema.NullOr(Schema.Struct({ date: IsoDate, gainBecomingLongTerm: NullableDecimal })),
+  lots: Schema.Array(SaleLotView),
+  evidence: Schema.Struct({ lotIds: Schema.Array(Schema.String), eventIds: Schema.Array(Schema.String) })
+}).annotations({ identifier: "SaleEstimate" })
+export type SaleEstimateView = typeof SaleEstimateView.Type
+
+export class EstimatesGroup extends HttpApiGroup.make("estimates")
+  .add(
+    HttpApiEndpoint.get("sale", "/estimates/sale")
+      .setUrlParams(Schema.Struct({
+        symbol: Schema.String.annotations({ description: "Token symbol." }),
+        shares: Schema.String.annotations({ description: "Share units to sell (raw × multiplier), a decimal." }),
+        price: Schema.optional(Schema.String.annotations({
+          description: "USD per share; default the latest feed price of the position."
+        })),
+        date: Schema.optional(
+          Schema.String.annotations({ description: "Sale date, YYYY-MM-DD; default today (UTC)." })
+        ),
+        wallet: Schema.optional(Schema.String.annotations({
+          description: "The address selling (wallet lot scope); needed when several wallets hold the token."
+        }))
+      }))
+      .addSuccess(SaleEstimateView)
+      .addError(InvalidRequestError)
+      .addError(InvalidDateError)
+      .addError(InvalidAddressError)
+      .addError(NotFoundError)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "What selling `shares` would look like under FIFO: the lots consumed, proceeds, basis and gain in the " +
+          "reporting currency (and USD), split into short and long term by the US calendar rule, and for each " +
+          "short-term lot the date it turns long-term. Nothing is recorded."
+      )
+  )
+  .annotate(OpenApi.Title, "Estimates")
 {}

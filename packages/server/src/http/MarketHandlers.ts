@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
+import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
 import { Effect, Layer } from "effect"
 import { orUnavailable } from "./Unavailable.js"
 
@@ -21,5 +22,22 @@ export const MarketHandlersWith = HttpApiBuilder.group(ScaledgerApi, "market", (
         }).pipe(orUnavailable))
   }))
 
-/** The market group with its services built from configuration (`EDGAR_USER_AGENT`, `EDGAR_BASE_URL`). */
-export const MarketHandlers = MarketHandlersWith.pipe(Layer.provide(EdgarReads.Live))
+export const EstimatesHandlersWith = HttpApiBuilder.group(
+  ScaledgerApi,
+  "estimates",
+  (handlers) =>
+    Effect.gen(function*() {
+      const estimator = yield* SaleEstimator
+      return handlers.handle("sale", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* estimator.estimate(account.id, urlParams)
+        }).pipe(orUnavailable))
+    })
+)
+
+/** The market groups with their services built from configuration (`EDGAR_USER_AGENT`, `EDGAR_BASE_URL`). */
+export const MarketHandlers = Layer.mergeAll(
+  MarketHandlersWith.pipe(Layer.provide(EdgarReads.Live)),
+  EstimatesHandlersWith.pipe(Layer.provide(SaleEstimator.Live))
+)
