@@ -11,7 +11,7 @@ import {
 } from "./Errors.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
-import { EstimatesGroup, MarketGroup } from "./MarketApi.js"
+import { EstimatesGroup, ExposureGroup, MarketGroup } from "./MarketApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
@@ -118,6 +118,7 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(LedgerGroup)
     .add(MarketGroup)
     .add(EstimatesGroup)
+    .add(ExposureGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

@@ -262,3 +262,76 @@ export class EstimatesGroup extends HttpApiGroup.make("estimates")
   )
   .annotate(OpenApi.Title, "Estimates")
 {}
+
+export const RoundView = Schema.Struct({
+  feed: Schema.String,
+  roundId: Schema.String,
+  updatedAt: IsoDateTime,
+  answer: DecimalString.annotations({ description: "USD per token (the multiplier already included)." })
+}).annotations({ identifier: "FeedRound" })
+
+export const PauseView = Schema.Struct({
+  paused: Schema.Boolean,
+  since: Schema.NullOr(IsoDateTime).annotations({ description: "Time of the block of the latest pause event." }),
+  block: Schema.NullOr(Schema.Int),
+  provisional: Schema.Boolean
+}).annotations({ identifier: "PauseState" })
+
+export const ExposureStatus = Schema.Literal(
+  "ok",
+  "market_open",
+  "no_feed",
+  "no_round_at_close",
+  "feed_stale",
+  "token_paused"
+).annotations({
+  description: "`ok`: the market is closed and both prices are known; `market_open`: a regular session is under way " +
+    "(the drift is the session's move so far); `no_feed`: no price feed is recorded for the token (every figure " +
+    "null); `no_round_at_close`: the feed's recorded history starts after the last close; `feed_stale`: the round " +
+    "in force at the close is more than a heartbeat (24 h) older than the close, so it is no close price (drift " +
+    "null); `token_paused`: the issuer paused the token (figures shown, trading halted)."
+})
+
+export const TokenExposure = Schema.Struct({
+  symbol: Schema.String,
+  tokenAddress: Schema.String,
+  balance: DecimalString.annotations({ description: "Tokens held over all own wallets." }),
+  sharesEquivalent: DecimalString,
+  status: ExposureStatus,
+  lastClose: Schema.Struct({ at: IsoDateTime, round: Schema.NullOr(RoundView) }),
+  current: Schema.NullOr(RoundView),
+  driftPercent: NullableDecimal.annotations({ description: "(current / close − 1) × 100, 4 decimals." }),
+  driftUsd: NullableDecimal.annotations({ description: "balance × (current − close)." }),
+  drift: NullableDecimal.annotations({ description: "`driftUsd` in the reporting currency." }),
+  paused: PauseView,
+  oraclePaused: PauseView
+}).annotations({ identifier: "TokenExposure" })
+
+export const WeekendExposure = Schema.Struct({
+  asOf: IsoDateTime,
+  marketOpen: Schema.Boolean,
+  lastClose: IsoDateTime.annotations({ description: "The last regular NYSE close at or before `asOf`." }),
+  nextOpen: IsoDateTime,
+  currency: Schema.String,
+  rate: Schema.NullOr(RateInUse),
+  tokens: Schema.Array(TokenExposure),
+  evidence: Schema.Struct({ rounds: Schema.Array(Schema.String) })
+}).annotations({ identifier: "WeekendExposure" })
+export type WeekendExposure = typeof WeekendExposure.Type
+
+export class ExposureGroup extends HttpApiGroup.make("exposure")
+  .add(
+    HttpApiEndpoint.get("weekend", "/exposure/weekend")
+      .setUrlParams(Schema.Struct({ symbol: Schema.optional(Schema.String) }))
+      .addSuccess(WeekendExposure)
+      .addError(NotFoundError)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "Per held token: the archived last close (the feed round in force at the last regular NYSE close), the " +
+          "current price (latest round), and the drift in % and in money for the holding, each price with its round " +
+          "as evidence; `status` explains any missing figure."
+      )
+  )
+  .annotate(OpenApi.Title, "Exposure")
+{}

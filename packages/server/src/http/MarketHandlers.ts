@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
 import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
+import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
 import { Effect, Layer } from "effect"
 import { orUnavailable } from "./Unavailable.js"
 
@@ -36,8 +37,23 @@ export const EstimatesHandlersWith = HttpApiBuilder.group(
     })
 )
 
+export const ExposureHandlersWith = HttpApiBuilder.group(
+  ScaledgerApi,
+  "exposure",
+  (handlers) =>
+    Effect.gen(function*() {
+      const reads = yield* WeekendExposureReads
+      return handlers.handle("weekend", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* reads.exposure(account.id, urlParams)
+        }).pipe(orUnavailable))
+    })
+)
+
 /** The market groups with their services built from configuration (`EDGAR_USER_AGENT`, `EDGAR_BASE_URL`). */
 export const MarketHandlers = Layer.mergeAll(
   MarketHandlersWith.pipe(Layer.provide(EdgarReads.Live)),
-  EstimatesHandlersWith.pipe(Layer.provide(SaleEstimator.Live))
+  EstimatesHandlersWith.pipe(Layer.provide(SaleEstimator.Live)),
+  ExposureHandlersWith.pipe(Layer.provide(WeekendExposureReads.Live))
 )
