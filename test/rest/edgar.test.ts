@@ -2,7 +2,8 @@ import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { makeEdgarHttp } from "@scaledger/workers/market/EdgarHttp"
-import { ConfigProvider, Context, Duration, Effect, Layer } from "effect"
+import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
+import { ConfigProvider, Context, Duration, Effect, Layer, Option } from "effect"
 import { type EdgarServer, edgarServer } from "../support/EdgarServer.js"
 import { call, newKey, restServer } from "../support/RestHarness.js"
 
@@ -238,4 +239,49 @@ describe("EDGAR rate limit", () => {
         expect(elapsed).toBeGreaterThan(Duration.toMillis("2 seconds"))
       })))
   })
+})
+
+// The service itself on the embedded database (PGlite), refreshing everything at once (refresh interval 0).
+const onPglite = Layer.unwrapScoped(Effect.gen(function*() {
+  const edgar = yield* edgarServer
+  const source = yield* makeEdgarHttp({
+    userAgent: USER_AGENT,
+    baseUrl: edgar.baseUrl,
+    retryBaseDelay: Duration.millis(10)
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+  return Layer.merge(EdgarReads.withSource(Option.some(source), 0), Layer.succeed(Edgar, edgar))
+})).pipe(Layer.provide(TestDatabase.pglite))
+
+layer(onPglite, { timeout: 60_000, excludeTestServices: true })("EDGAR cache on PGlite", (it) => {
+  it.effect("caches what it read, and the refresh fetches again what is due", () =>
+    Effect.gen(function*() {
+      const edgar = yield* Edgar
+      const reads = yield* EdgarReads
+      const filings = yield* reads.filings("acct_pglite", { symbol: "AAPL" })
+      expect(filings.status).toBe("ok")
+      expect(filings.filings).toHaveLength(4)
+      const dividends = yield* reads.dividends("acct_pglite", "AAPL")
+      expect(dividends.dividends).toHaveLength(10)
+      expect(edgar.requests.map((r) => r.path)).toEqual([
+        "/files/company_tickers.json",
+        "/submissions/CIK0000320193.json",
+        "/files/company_tickers.json",
+        "/api/xbrl/companyfacts/CIK0000320193.json"
+      ])
+      // Everything is due at once with a refresh interval of 0: three documents fetched again.
+      const before = edgar.requests.length
+      expect(yield* reads.refreshDue).toBe(3)
+      expect(edgar.requests.slice(before).map((r) => r.path).sort()).toEqual([
+        "/api/xbrl/companyfacts/CIK0000320193.json",
+        "/files/company_tickers.json",
+        "/submissions/CIK0000320193.json"
+      ])
+      // EDGAR down: the stale copy is served and says so.
+      edgar.failAlways("/submissions/CIK0000320193.json", 503)
+      edgar.failAlways("/files/company_tickers.json", 503)
+      const stale = yield* reads.filings("acct_pglite", { symbol: "AAPL" })
+      expect(stale.status).toBe("ok")
+      expect(stale.issuers[0]!.stale).toBe(true)
+      expect(stale.filings).toHaveLength(4)
+    }))
 })
