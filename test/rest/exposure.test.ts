@@ -34,6 +34,10 @@ const buy = (block: number, symbol: keyof typeof TOKENS, tokens: number) => ({
 const input: LedgerInput = {
   wallets: [{ address: WALLET, self: true }],
   country: "US",
+  // Only AAPL is priced in the ledger's own table ($200 since 1 November): the other figures stay unknown.
+  prices: {
+    AAPL: [{ roundId: "1", answer: "20000000000", updatedAt: unix("2026-11-01T00:00:00Z"), feed: addr(0xf1) }]
+  },
   events: [buy(1, "AAPL", 10), buy(2, "TSLA", 2), buy(3, "F", 100), buy(4, "CRWD", 1), buy(5, "MU", 3)],
   asOf: unix("2026-11-20T12:00:00Z")
 }
@@ -66,10 +70,11 @@ const seed = (accountName: string) =>
     const sql = yield* SqlClient.SqlClient
     const account = Option.getOrThrow(yield* (yield* AccountsRepo).findByName(accountName))
     const report = Either.getOrThrow(Ledger.run(input))
+    const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
     yield* sql`INSERT INTO ledger_builds (account_id, requested_version, lease_owner, lease_until)
                VALUES (${account.id}, 1, 'test', now() + interval '1 hour')`
     yield* (yield* LedgerStore).store(account.id, "test", 1, {
-      report: {},
+      report: summary,
       positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
       lots: [],
       disposals: [],
@@ -190,4 +195,45 @@ layer(server, { timeout: 60_000 })("GET /v1/exposure/weekend", (it) => {
         expect(missing.body.error.code).toBe("not_found")
       }))
   })
+})
+
+layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary", (it) => {
+  it.effect("value, basis, gain, accrued income, the rate in use, paused tokens and whether the market is open", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+                 VALUES (${ROBINHOOD_CHAIN_ID}, ${"0x" + "cd".repeat(32)}, 0, 777, ${new Date("2026-11-23T01:00:00Z")},
+                         ${TOKENS.TSLA}, 'Paused')`
+      const { key } = yield* newKey("sum-monday")
+      yield* seed("sum-monday")
+      yield* TestClock.setTime(Date.parse("2026-11-23T12:00:00Z"))
+      const reply = yield* call("GET", "/v1/portfolio/summary", { key })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.body).toMatchObject({
+        asOf: "2026-11-20T12:00:00.000Z",
+        currency: "USD",
+        marketOpen: false,
+        lastClose: "2026-11-20T21:00:00.000Z",
+        nextOpen: "2026-11-23T14:30:00.000Z",
+        positionCount: 5,
+        rate: { currency: "USD", rate: "1", source: "identity", carriedForward: false },
+        pausedTokens: [{ symbol: "TSLA", since: "2026-11-23T01:00:00.000Z", block: 777 }]
+      })
+      // Only AAPL is priced: 10 × $200. The four others make the totals unknown, never a silent partial sum.
+      expect(reply.body.value).toEqual({
+        amount: null,
+        formatted: null,
+        usd: null,
+        knownAmount: "2000",
+        unknownCount: 4
+      })
+      expect(reply.body.costBasis).toMatchObject({ amount: null, knownAmount: "2000", unknownCount: 4 })
+      expect(reply.body.accruedDividendIncome).toMatchObject({ amount: "0", formatted: "$0.00", unknownCount: 0 })
+      expect(reply.body.evidence.rounds).toEqual([`${addr(0xf1)}:1`])
+      yield* TestClock.setTime(Date.parse("2026-11-23T15:00:00Z"))
+      const open = yield* call("GET", "/v1/portfolio/summary", { key })
+      expect(open.body.marketOpen).toBe(true)
+      const noKey = yield* call("GET", "/v1/portfolio/summary")
+      expect(noKey.status).toBe(401)
+    }))
 })

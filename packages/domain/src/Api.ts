@@ -11,7 +11,7 @@ import {
 } from "./Errors.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
-import { EstimatesGroup, ExposureGroup, MarketGroup } from "./MarketApi.js"
+import { EstimatesGroup, ExposureGroup, MarketGroup, SummaryGroup } from "./MarketApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
@@ -119,6 +119,7 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(MarketGroup)
     .add(EstimatesGroup)
     .add(ExposureGroup)
+    .add(SummaryGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

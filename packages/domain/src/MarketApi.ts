@@ -335,3 +335,48 @@ export class ExposureGroup extends HttpApiGroup.make("exposure")
   )
   .annotate(OpenApi.Title, "Exposure")
 {}
+
+export const SummaryTotal = Schema.Struct({
+  amount: NullableDecimal.annotations({ description: "Reporting currency; null as soon as one item is unknown." }),
+  formatted: Schema.NullOr(Schema.String),
+  usd: NullableDecimal,
+  knownAmount: DecimalString,
+  unknownCount: Schema.Int
+}).annotations({ identifier: "SummaryTotal" })
+
+export const PortfolioSummary = Schema.Struct({
+  asOf: IsoDateTime.annotations({ description: "When the ledger build behind the figures was made." }),
+  currency: Schema.String,
+  value: SummaryTotal,
+  costBasis: SummaryTotal,
+  unrealisedGain: SummaryTotal,
+  accruedDividendIncome: SummaryTotal.annotations({
+    description: "Income from dividend steps (multiplier growth) this calendar year, which no wallet transaction shows."
+  }),
+  rate: Schema.NullOr(RateInUse).annotations({
+    description: "The rate the current value is converted at, with its provenance (identity for USD)."
+  }),
+  marketOpen: Schema.Boolean.annotations({ description: "Whether a regular NYSE session is under way now." }),
+  lastClose: IsoDateTime,
+  nextOpen: IsoDateTime,
+  positionCount: Schema.Int,
+  pausedTokens: Schema.Array(
+    Schema.Struct({ symbol: Schema.String, since: Schema.NullOr(IsoDateTime), block: Schema.NullOr(Schema.Int) })
+  ),
+  evidence: Schema.Struct({ rounds: Schema.Array(Schema.String), incomeEventIds: Schema.Array(Schema.String) })
+}).annotations({ identifier: "PortfolioSummary" })
+export type PortfolioSummary = typeof PortfolioSummary.Type
+
+export class SummaryGroup extends HttpApiGroup.make("summary")
+  .add(
+    HttpApiEndpoint.get("summary", "/portfolio/summary")
+      .addSuccess(PortfolioSummary)
+      .addError(ReplayInProgressError)
+      .annotate(
+        OpenApi.Description,
+        "The portfolio in one answer (the MCP tool get_portfolio_summary): value, cost basis, unrealised gain, " +
+          "accrued dividend income, the rate in use with its provenance, paused tokens, and whether US markets are open."
+      )
+  )
+  .annotate(OpenApi.Title, "Portfolio summary")
+{}

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
+import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"
 import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
 import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
 import { Effect, Layer } from "effect"
@@ -51,9 +52,20 @@ export const ExposureHandlersWith = HttpApiBuilder.group(
     })
 )
 
+export const SummaryHandlersWith = HttpApiBuilder.group(ScaledgerApi, "summary", (handlers) =>
+  Effect.gen(function*() {
+    const reads = yield* PortfolioSummaryReads
+    return handlers.handle("summary", () =>
+      Effect.gen(function*() {
+        const account = yield* CurrentAccount
+        return yield* reads.summary(account.id)
+      }).pipe(orUnavailable))
+  }))
+
 /** The market groups with their services built from configuration (`EDGAR_USER_AGENT`, `EDGAR_BASE_URL`). */
 export const MarketHandlers = Layer.mergeAll(
   MarketHandlersWith.pipe(Layer.provide(EdgarReads.Live)),
   EstimatesHandlersWith.pipe(Layer.provide(SaleEstimator.Live)),
-  ExposureHandlersWith.pipe(Layer.provide(WeekendExposureReads.Live))
+  ExposureHandlersWith.pipe(Layer.provide(WeekendExposureReads.Live)),
+  SummaryHandlersWith.pipe(Layer.provide(PortfolioSummaryReads.Live))
 )
