@@ -93,6 +93,9 @@ layer(
       const { key } = yield* newKey("edgar-multi")
       const jnj = yield* call("GET", "/v1/filings?symbol=JNJ", { key })
       expect(jnj.body.filings.map((f: any) => f.filingDate)).toEqual(["2024-10-25", "2024-10-15"])
+      // Without a symbol: the account's held tokens; this account holds none.
+      const none = yield* call("GET", "/v1/filings", { key })
+      expect(none.body).toMatchObject({ status: "no_holdings", filings: [], issuers: [] })
       const unknown = yield* call("GET", "/v1/filings?symbol=NOPE", { key })
       expect(unknown.status).toBe(200)
       expect(unknown.body.status).toBe("unknown_ticker")

@@ -42,6 +42,13 @@ const retryAfterMillis = (header: string | undefined, now: number): number | und
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
+/**
+ * One pace for the whole process: the REST reads and the refresh worker each build their own adapter, and the SEC's
+ * limit counts them together. (Separate processes — `--api` and `--workers` on different machines — each keep their
+ * own pace; give them `EDGAR_MAX_REQUESTS_PER_SECOND` summing to at most 10.)
+ */
+const processPace = { gate: Effect.unsafeMakeSemaphore(1), nextSlot: 0 }
+
 interface Retryable {
   readonly error: EdgarError
   readonly retryAfterMs?: number
@@ -60,13 +67,11 @@ export const makeEdgarHttp = (options: EdgarHttpOptions) =>
     const rps = options.maxRequestsPerSecond ?? 10
     // 10 % slack, so that network jitter cannot bring rps + 1 arrivals into one second at the other end.
     const intervalMs = Math.ceil((1000 / rps) * 1.1)
-    const gate = yield* Effect.makeSemaphore(1)
-    let nextSlot = 0
-    const pace = gate.withPermits(1)(
+    const pace = processPace.gate.withPermits(1)(
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        if (nextSlot > now) yield* Effect.sleep(Duration.millis(nextSlot - now))
-        nextSlot = Math.max(now, nextSlot) + intervalMs
+        if (processPace.nextSlot > now) yield* Effect.sleep(Duration.millis(processPace.nextSlot - now))
+        processPace.nextSlot = Math.max(now, processPace.nextSlot) + intervalMs
       })
     )
     const timeout = options.timeout ?? Duration.seconds(30)
