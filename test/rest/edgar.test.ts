@@ -1,9 +1,12 @@
 import { FetchHttpClient } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
+import { AccountsRepo, LedgerStore } from "@scaledger/db"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { Ledger } from "@scaledger/domain/ledger/index"
 import { makeEdgarHttp } from "@scaledger/workers/market/EdgarHttp"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
-import { ConfigProvider, Context, Duration, Effect, Layer, Option } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { type EdgarServer, edgarServer } from "../support/EdgarServer.js"
 import { call, newKey, restServer } from "../support/RestHarness.js"
 
@@ -18,11 +21,86 @@ const withEdgar = (settings: (baseUrl: string) => ReadonlyArray<readonly [string
     const provider = ConfigProvider.fromMap(new Map(settings(edgar.baseUrl))).pipe(
       ConfigProvider.orElse(() => ConfigProvider.fromEnv())
     )
+    const database = TestDatabase.postgres
     return Layer.merge(
-      restServer(TestDatabase.postgres).pipe(Layer.provide(Layer.setConfigProvider(provider))),
+      restServer(database).pipe(
+        Layer.provide(Layer.setConfigProvider(provider)),
+        Layer.provideMerge(LedgerStore.Default),
+        Layer.provideMerge(database)
+      ),
       Layer.succeed(Edgar, edgar)
     )
   }))
+
+const unix = (iso: string) => Date.parse(iso) / 1000
+const hex = (n: number, width: number) => `0x${n.toString(16).padStart(width, "0")}`
+
+/**
+ * Stores a real ledger build for the account: 10 AAPL bought 1 May 2024 at $180, then a dividend step on
+ * 16 May 2024 from 1 to 1.00095 with the feed at $190 (paid per share 0.00095 × 190 = 0.1805).
+ */
+const seedDividendStep = (accountName: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { account } = yield* (yield* AccountsRepo).findOrCreate(accountName)
+    const wallet = hex(1, 40)
+    const token = hex(0xaa, 40)
+    const feed = hex(0xfeed, 40)
+    const report = Either.getOrThrow(Ledger.run({
+      wallets: [{ address: wallet, self: true }],
+      country: "US",
+      prices: {
+        AAPL: [
+          { roundId: "1", answer: "18000000000", updatedAt: unix("2024-05-01T14:00:00Z"), feed },
+          { roundId: "2", answer: "19000000000", updatedAt: unix("2024-05-15T20:00:00Z"), feed }
+        ]
+      },
+      events: [
+        {
+          id: "buy",
+          kind: "transfer",
+          token: "AAPL",
+          tokenAddress: token,
+          from: hex(0x99, 40),
+          to: wallet,
+          raw: (10n * 10n ** 18n).toString(),
+          block: 1,
+          logIndex: 0,
+          txHash: hex(1, 64),
+          timestamp: unix("2024-05-01T15:00:00Z")
+        },
+        {
+          id: "step",
+          kind: "multiplier",
+          token: "AAPL",
+          tokenAddress: token,
+          from: "1000000000000000000",
+          to: "1000950000000000000",
+          effectiveAt: unix("2024-05-16T15:10:00Z"),
+          block: 2,
+          logIndex: -1,
+          stepKind: "dividend"
+        }
+      ],
+      asOf: unix("2024-06-01T00:00:00Z")
+    }))
+    yield* sql`INSERT INTO ledger_builds (account_id, requested_version, lease_owner, lease_until)
+               VALUES (${account.id}, 1, 'test', now() + interval '1 hour')`
+    yield* (yield* LedgerStore).store(account.id, "test", 1, {
+      report: {},
+      positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
+      lots: [],
+      disposals: [],
+      events: report.income.map((row) => ({
+        id: row.id,
+        type: row.type,
+        token: row.token,
+        day: row.date,
+        needsReview: row.needsReview,
+        row
+      }))
+    })
+  })
 
 const AAPL_QUARTERS_AND_YEARS = [
   ["2022-09-25", "2022-12-31", "quarter", "0.23"],
@@ -129,6 +207,33 @@ layer(
         fiscalPeriod: "FY"
       })
       expect(reply.body.dataAgeSeconds).toBeGreaterThanOrEqual(0)
+    }))
+
+  it.effect("the withholding estimate: a dividend step the account received beside the declared dividend", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("edgar-withholding")
+      yield* seedDividendStep("edgar-withholding")
+      const reply = yield* call("GET", "/v1/dividends?symbol=AAPL", { key })
+      expect(reply.status, reply.text).toBe(200)
+      // Declared 0.25 for the quarter 2024-03-31..2024-06-29 containing the step; paid 0.1805: 1 − 0.1805 / 0.25.
+      expect(reply.body.withholding).toEqual([{
+        eventId: "step",
+        wallet: hex(1, 40),
+        date: "2024-05-16",
+        from: "1",
+        to: "1.00095",
+        sharePriceUsd: "190",
+        paidPerShare: "0.1805",
+        declaredPerShare: "0.25",
+        declaredPeriod: { start: "2024-03-31", end: "2024-06-29" },
+        matchedBy: "containing_quarter",
+        impliedWithholdingRate: "0.278"
+      }])
+      expect(reply.body.evidence.eventIds).toEqual(["step"])
+      // The account holds AAPL: GET /v1/filings without a symbol looks it up.
+      const held = yield* call("GET", "/v1/filings", { key })
+      expect(held.body.issuers.map((i: any) => i.symbol)).toEqual(["AAPL"])
+      expect(held.body.status).toBe("ok")
     }))
 
   it.effect("falls back to CommonStockDividendsPerShareCashPaid; an ETF (no concept, or no facts at all) is null", () =>
