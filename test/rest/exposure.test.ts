@@ -82,120 +82,123 @@ const seed = (accountName: string) =>
     })
   })
 
-const database = TestDatabase.postgres
-const server = restServer(database).pipe(
-  Layer.provideMerge(Layer.mergeAll(LedgerStore.Default, PriceRounds.Default)),
-  Layer.provideMerge(database)
-)
+const serverOn = (database: Layer.Layer<SqlClient.SqlClient>) =>
+  restServer(database).pipe(
+    Layer.provideMerge(Layer.mergeAll(LedgerStore.Default, PriceRounds.Default)),
+    Layer.provideMerge(database)
+  )
+const server = serverOn(TestDatabase.postgres)
 
-layer(server, { timeout: 60_000 })("GET /v1/exposure/weekend", (it) => {
-  const setup = Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const existing = yield* sql`SELECT 1 FROM price_rounds LIMIT 1`
-    if (existing.length === 0) {
-      yield* (yield* PriceRounds).store(ROBINHOOD_CHAIN_ID, ROUNDS)
-      // TSLA paused by its issuer early Monday, as the recorder stores the Paused() log.
-      yield* sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+for (const [engine, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite", TestDatabase.pglite]] as const) {
+  layer(serverOn(database), { timeout: 60_000 })(`GET /v1/exposure/weekend (${engine})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const existing = yield* sql`SELECT 1 FROM price_rounds LIMIT 1`
+      if (existing.length === 0) {
+        yield* (yield* PriceRounds).store(ROBINHOOD_CHAIN_ID, ROUNDS)
+        // TSLA paused by its issuer early Monday, as the recorder stores the Paused() log.
+        yield* sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
                  VALUES (${ROBINHOOD_CHAIN_ID}, ${"0x" + "ab".repeat(32)}, 0, 777, ${new Date("2026-11-23T01:00:00Z")},
                          ${TOKENS.TSLA}, 'Paused')`
-    }
+      }
+    })
+
+    describe("over a weekend", () => {
+      it.effect("Saturday: Friday's close round against the overnight round, every status explained", () =>
+        Effect.gen(function*() {
+          yield* setup
+          const { key } = yield* newKey("exp-saturday")
+          yield* seed("exp-saturday")
+          yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
+          const reply = yield* call("GET", "/v1/exposure/weekend", { key })
+          expect(reply.status, reply.text).toBe(200)
+          expect(reply.body).toMatchObject({
+            asOf: "2026-11-21T12:00:00.000Z",
+            marketOpen: false,
+            lastClose: "2026-11-20T21:00:00.000Z",
+            nextOpen: "2026-11-23T14:30:00.000Z",
+            currency: "USD",
+            rate: { rate: "1", source: "identity" }
+          })
+          const bySymbol = Object.fromEntries(reply.body.tokens.map((t: any) => [t.symbol, t]))
+          expect(Object.keys(bySymbol).sort()).toEqual(["AAPL", "CRWD", "F", "MU", "TSLA"])
+          expect(bySymbol.AAPL).toMatchObject({
+            status: "ok",
+            balance: "10",
+            lastClose: {
+              at: "2026-11-20T21:00:00.000Z",
+              round: { feed: FEEDS.AAPL, roundId: "10", updatedAt: "2026-11-20T20:59:30.000Z", answer: "230" }
+            },
+            current: { roundId: "11", answer: "231" },
+            // 10 × (231 − 230) = 10; 1 / 230 = 0.43478…%
+            driftUsd: "10",
+            drift: "10",
+            driftPercent: "0.4348",
+            paused: { paused: false, since: null }
+          })
+          expect(bySymbol.F).toMatchObject({
+            status: "no_feed",
+            current: null,
+            driftUsd: null,
+            lastClose: { round: null }
+          })
+          expect(bySymbol.CRWD).toMatchObject({
+            status: "no_round_at_close",
+            lastClose: { round: null },
+            current: { roundId: "40" },
+            driftUsd: null
+          })
+          expect(bySymbol.MU).toMatchObject({
+            status: "feed_stale",
+            lastClose: { round: { roundId: "50", updatedAt: "2026-11-18T20:00:00.000Z" } },
+            driftUsd: null,
+            driftPercent: null
+          })
+          // Not paused yet on Saturday (the pause event comes Monday 01:00 UTC): drift 0 from the same round.
+          expect(bySymbol.TSLA).toMatchObject({ status: "ok", driftUsd: "0", driftPercent: "0" })
+          expect(reply.body.evidence.rounds).toContain(`${FEEDS.AAPL}:10`)
+        }))
+
+      it.effect("Monday before the open: the Monday round moves the drift; a paused token says so", () =>
+        Effect.gen(function*() {
+          yield* setup
+          const { key } = yield* newKey("exp-monday")
+          yield* seed("exp-monday")
+          yield* TestClock.setTime(Date.parse("2026-11-23T12:00:00Z"))
+          const reply = yield* call("GET", "/v1/exposure/weekend", { key })
+          const bySymbol = Object.fromEntries(reply.body.tokens.map((t: any) => [t.symbol, t]))
+          // 10 × (235 − 230) = 50; 5 / 230 = 2.17391…%
+          expect(bySymbol.AAPL).toMatchObject({ status: "ok", current: { roundId: "12" }, driftUsd: "50" })
+          expect(bySymbol.AAPL.driftPercent).toBe("2.1739")
+          // 2 × (380 − 400) = −40, −5 %.
+          expect(bySymbol.TSLA).toMatchObject({
+            status: "token_paused",
+            driftUsd: "-40",
+            driftPercent: "-5",
+            paused: { paused: true, since: "2026-11-23T01:00:00.000Z", block: 777 }
+          })
+          // But the stored event, not a guess: the oracle was never paused.
+          expect(bySymbol.TSLA.oraclePaused.paused).toBe(false)
+        }))
+
+      it.effect("Monday during the session: market_open, still measured from Friday's close; one symbol", () =>
+        Effect.gen(function*() {
+          yield* setup
+          const { key } = yield* newKey("exp-open")
+          yield* seed("exp-open")
+          yield* TestClock.setTime(Date.parse("2026-11-23T15:00:00Z"))
+          const reply = yield* call("GET", "/v1/exposure/weekend?symbol=aapl", { key })
+          expect(reply.body.marketOpen).toBe(true)
+          expect(reply.body.lastClose).toBe("2026-11-20T21:00:00.000Z")
+          expect(reply.body.tokens).toHaveLength(1)
+          expect(reply.body.tokens[0]).toMatchObject({ symbol: "AAPL", status: "market_open", driftUsd: "50" })
+          const missing = yield* call("GET", "/v1/exposure/weekend?symbol=NVDA", { key })
+          expect(missing.status).toBe(404)
+          expect(missing.body.error.code).toBe("not_found")
+        }))
+    })
   })
-
-  describe("over a weekend", () => {
-    it.effect("Saturday: Friday's close round against the overnight round, every status explained", () =>
-      Effect.gen(function*() {
-        yield* setup
-        const { key } = yield* newKey("exp-saturday")
-        yield* seed("exp-saturday")
-        yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
-        const reply = yield* call("GET", "/v1/exposure/weekend", { key })
-        expect(reply.status, reply.text).toBe(200)
-        expect(reply.body).toMatchObject({
-          asOf: "2026-11-21T12:00:00.000Z",
-          marketOpen: false,
-          lastClose: "2026-11-20T21:00:00.000Z",
-          nextOpen: "2026-11-23T14:30:00.000Z",
-          currency: "USD",
-          rate: { rate: "1", source: "identity" }
-        })
-        const bySymbol = Object.fromEntries(reply.body.tokens.map((t: any) => [t.symbol, t]))
-        expect(Object.keys(bySymbol).sort()).toEqual(["AAPL", "CRWD", "F", "MU", "TSLA"])
-        expect(bySymbol.AAPL).toMatchObject({
-          status: "ok",
-          balance: "10",
-          lastClose: {
-            at: "2026-11-20T21:00:00.000Z",
-            round: { feed: FEEDS.AAPL, roundId: "10", updatedAt: "2026-11-20T20:59:30.000Z", answer: "230" }
-          },
-          current: { roundId: "11", answer: "231" },
-          // 10 × (231 − 230) = 10; 1 / 230 = 0.43478…%
-          driftUsd: "10",
-          drift: "10",
-          driftPercent: "0.4348",
-          paused: { paused: false, since: null }
-        })
-        expect(bySymbol.F).toMatchObject({
-          status: "no_feed",
-          current: null,
-          driftUsd: null,
-          lastClose: { round: null }
-        })
-        expect(bySymbol.CRWD).toMatchObject({
-          status: "no_round_at_close",
-          lastClose: { round: null },
-          current: { roundId: "40" },
-          driftUsd: null
-        })
-        expect(bySymbol.MU).toMatchObject({
-          status: "feed_stale",
-          lastClose: { round: { roundId: "50", updatedAt: "2026-11-18T20:00:00.000Z" } },
-          driftUsd: null,
-          driftPercent: null
-        })
-        // Not paused yet on Saturday (the pause event comes Monday 01:00 UTC): drift 0 from the same round.
-        expect(bySymbol.TSLA).toMatchObject({ status: "ok", driftUsd: "0", driftPercent: "0" })
-        expect(reply.body.evidence.rounds).toContain(`${FEEDS.AAPL}:10`)
-      }))
-
-    it.effect("Monday before the open: the Monday round moves the drift; a paused token says so", () =>
-      Effect.gen(function*() {
-        yield* setup
-        const { key } = yield* newKey("exp-monday")
-        yield* seed("exp-monday")
-        yield* TestClock.setTime(Date.parse("2026-11-23T12:00:00Z"))
-        const reply = yield* call("GET", "/v1/exposure/weekend", { key })
-        const bySymbol = Object.fromEntries(reply.body.tokens.map((t: any) => [t.symbol, t]))
-        // 10 × (235 − 230) = 50; 5 / 230 = 2.17391…%
-        expect(bySymbol.AAPL).toMatchObject({ status: "ok", current: { roundId: "12" }, driftUsd: "50" })
-        expect(bySymbol.AAPL.driftPercent).toBe("2.1739")
-        // 2 × (380 − 400) = −40, −5 %.
-        expect(bySymbol.TSLA).toMatchObject({
-          status: "token_paused",
-          driftUsd: "-40",
-          driftPercent: "-5",
-          paused: { paused: true, since: "2026-11-23T01:00:00.000Z", block: 777 }
-        })
-        // But the stored event, not a guess: the oracle was never paused.
-        expect(bySymbol.TSLA.oraclePaused.paused).toBe(false)
-      }))
-
-    it.effect("Monday during the session: market_open, still measured from Friday's close; one symbol", () =>
-      Effect.gen(function*() {
-        yield* setup
-        const { key } = yield* newKey("exp-open")
-        yield* seed("exp-open")
-        yield* TestClock.setTime(Date.parse("2026-11-23T15:00:00Z"))
-        const reply = yield* call("GET", "/v1/exposure/weekend?symbol=aapl", { key })
-        expect(reply.body.marketOpen).toBe(true)
-        expect(reply.body.lastClose).toBe("2026-11-20T21:00:00.000Z")
-        expect(reply.body.tokens).toHaveLength(1)
-        expect(reply.body.tokens[0]).toMatchObject({ symbol: "AAPL", status: "market_open", driftUsd: "50" })
-        const missing = yield* call("GET", "/v1/exposure/weekend?symbol=NVDA", { key })
-        expect(missing.status).toBe(404)
-        expect(missing.body.error.code).toBe("not_found")
-      }))
-  })
-})
+}
 
 layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary", (it) => {
   it.effect("value, basis, gain, accrued income, the rate in use, paused tokens and whether the market is open", () =>
