@@ -4,9 +4,9 @@ import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo, LedgerStore } from "@scaledger/db"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import { makeEdgarHttp } from "@scaledger/workers/market/EdgarHttp"
+import { EdgarConfig, makeEdgarHttp } from "@scaledger/workers/market/EdgarHttp"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
-import { ConfigProvider, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Either, Exit, Layer, Option } from "effect"
 import { type EdgarServer, edgarServer } from "../support/EdgarServer.js"
 import { call, newKey, restServer } from "../support/RestHarness.js"
 
@@ -329,6 +329,22 @@ layer(
 
 describe("EDGAR rate limit", () => {
   layer(Layer.empty, { excludeTestServices: true })((it) => {
+    it.effect("a pace above the SEC's 10 per second is a configuration error", () =>
+      Effect.gen(function*() {
+        const read = (value: string) =>
+          Effect.exit(
+            Effect.withConfigProvider(
+              EdgarConfig,
+              ConfigProvider.fromMap(new Map([["EDGAR_MAX_REQUESTS_PER_SECOND", value]]))
+            )
+          )
+        expect(Exit.isFailure(yield* read("20"))).toBe(true)
+        expect(Exit.isFailure(yield* read("0"))).toBe(true)
+        const ok = yield* read("5")
+        expect(Exit.isSuccess(ok) && ok.value.maxRequestsPerSecond).toBe(5)
+        expect(Exit.isSuccess(ok) && Option.isNone(ok.value.userAgent)).toBe(true)
+      }))
+
     it.effect("25 concurrent requests start at most 10 in any one second", () =>
       Effect.scoped(Effect.gen(function*() {
         const edgar = yield* edgarServer

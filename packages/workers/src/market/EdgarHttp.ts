@@ -13,9 +13,18 @@ export const EdgarConfig = Config.all({
   userAgent: Config.option(Config.redacted("EDGAR_USER_AGENT")),
   baseUrl: Config.option(Config.string("EDGAR_BASE_URL")),
   /** Requests per second across the whole process; the SEC's limit is 10. */
-  maxRequestsPerSecond: Config.number("EDGAR_MAX_REQUESTS_PER_SECOND").pipe(Config.withDefault(10)),
+  maxRequestsPerSecond: Config.number("EDGAR_MAX_REQUESTS_PER_SECOND").pipe(
+    Config.withDefault(10),
+    Config.validate({
+      message: "EDGAR_MAX_REQUESTS_PER_SECOND must be more than 0 and at most 10 (the SEC's limit)",
+      validation: (n) => n > 0 && n <= 10
+    })
+  ),
   /** Cached documents older than this are fetched again (daily refresh). */
-  refreshHours: Config.number("EDGAR_REFRESH_HOURS").pipe(Config.withDefault(24)),
+  refreshHours: Config.number("EDGAR_REFRESH_HOURS").pipe(
+    Config.withDefault(24),
+    Config.validate({ message: "EDGAR_REFRESH_HOURS must be zero or more", validation: (n) => n >= 0 })
+  ),
   /** First back-off delay of a retry (doubling, jittered). */
   retryBaseDelayMs: Config.integer("EDGAR_RETRY_BASE_MS").pipe(Config.withDefault(1_000))
 })
