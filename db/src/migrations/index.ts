@@ -6,6 +6,7 @@ import fxRates from "./0003_fx_rates.js"
 import ledger from "./0004_ledger.js"
 import priceRounds from "./0005_price_rounds.js"
 import exportsTables from "./0008_exports.js"
+import market from "./0010_market.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -14,5 +15,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_fx_rates": fxRates,
   "0004_ledger": ledger,
   "0005_price_rounds": priceRounds,
-  "0008_exports": exportsTables
+  "0008_exports": exportsTables,
+  "0010_market": market
 }

@@ -12,6 +12,7 @@ import {
 import { ExportsGroup } from "./ExportsApi.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
+import { EstimatesGroup, ExposureGroup, MarketGroup, SummaryGroup } from "./MarketApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
@@ -117,6 +118,10 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(MultiplierGroup)
     .add(LedgerGroup)
     .add(ExportsGroup)
+    .add(MarketGroup)
+    .add(EstimatesGroup)
+    .add(ExposureGroup)
+    .add(SummaryGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

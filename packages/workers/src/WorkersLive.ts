@@ -3,6 +3,7 @@ import { ChainConfig } from "./chain/ChainConfig.js"
 import { FxWorkerLive } from "./fx/FxWorker.js"
 import { IngestLive } from "./ingest/IngestLive.js"
 import { LedgerBuilderLive, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
+import { EdgarRefreshLive } from "./market/EdgarRefresh.js"
 
 /**
  * Every background worker, each a fiber owned by this layer's scope: releasing the layer (shutdown) interrupts
@@ -11,5 +12,6 @@ import { LedgerBuilderLive, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
 export const WorkersLive = Layer.mergeAll(
   IngestLive,
   FxWorkerLive,
-  LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live))
+  LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live)),
+  EdgarRefreshLive
 )

@@ -11,13 +11,14 @@ import { ExportsHandlers } from "./ExportsHandlers.js"
 import { FxHandlers } from "./FxHandlers.js"
 import { HealthRoutes } from "./HealthRoutes.js"
 import { LedgerHandlers } from "./LedgerHandlers.js"
+import { MarketHandlers } from "./MarketHandlers.js"
 import { MultiplierHandlers } from "./MultiplierHandlers.js"
 import { RequestEnvelope } from "./RequestEnvelope.js"
 import { SettingsHandlers } from "./SettingsHandlers.js"
 import { WalletsHandlers } from "./WalletsHandlers.js"
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/openapi.json" }).pipe(
-  Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers]),
+  Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers, MarketHandlers]),
   Layer.provide(ExportsHandlers.pipe(Layer.provide(ExportStore.Default))),
   // The middleware must come in a later provide than the groups that need it.
   Layer.provide(AuthenticationLive)

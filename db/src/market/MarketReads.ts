@@ -1,0 +1,88 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { toLedgerAnswer } from "../chain/PriceRounds.js"
+
+/** A stored feed round, its answer rescaled to 8 decimals (USD per token, the multiplier included). */
+export interface StoredRound {
+  readonly feed: string
+  readonly roundId: string
+  /** 8 decimals. */
+  readonly answer: bigint
+  readonly updatedAt: Date
+}
+
+/** The latest pause event of each kind for a token (the recorder stores them in `token_pause_events`). */
+export interface PauseState {
+  readonly paused: boolean
+  readonly since: Date | null
+  readonly block: number | null
+  readonly provisional: boolean
+}
+
+const key = (address: string) => address.toLowerCase()
+
+/** Reads of the chain record the market reads need: feed rounds around the close, pause events. */
+export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/MarketReads", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    type RoundRow = { feed_address: string; round_id: string; answer: string; decimals: number; updated_at: Date }
+    const toRound = (row: RoundRow): StoredRound => ({
+      feed: row.feed_address,
+      roundId: row.round_id,
+      answer: toLedgerAnswer(BigInt(row.answer), row.decimals),
+      updatedAt: row.updated_at
+    })
+
+    /** True when a feed is recorded for the token (rounds or progress). */
+    const hasFeed = (chainId: number, token: string) =>
+      Effect.map(
+        sql<{ n: string | number }>`
+          SELECT (SELECT count(*) FROM price_feed_progress WHERE chain_id = ${chainId} AND token_key = ${key(token)})
+               + (SELECT count(*) FROM (SELECT 1 FROM price_rounds WHERE chain_id = ${chainId}
+                                        AND token_key = ${key(token)} LIMIT 1) r) AS n`,
+        (rows) => Number(rows[0]?.n ?? 0) > 0
+      )
+
+    /** The round in force at `at`: the newest with `updated_at <= at`. */
+    const roundAt = (chainId: number, token: string, at: Date) =>
+      Effect.map(
+        sql<RoundRow>`
+          SELECT feed_address, round_id, answer, decimals, updated_at FROM price_rounds
+          WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND updated_at <= ${at}
+          ORDER BY updated_at DESC, round_id DESC LIMIT 1`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toRound)
+      )
+
+    const pauseOf = (chainId: number, token: string, at: Date, kinds: readonly [string, string]) =>
+      Effect.map(
+        sql<{ kind: string; block: string | number; block_time: Date; provisional: boolean }>`
+          SELECT kind, block, block_time, provisional FROM token_pause_events
+          WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND kind IN (${kinds[0]}, ${kinds[1]})
+            AND block_time <= ${at}
+          ORDER BY block DESC, log_index DESC LIMIT 1`,
+        (rows): PauseState => {
+          const row = rows[0]
+          if (row === undefined) return { paused: false, since: null, block: null, provisional: false }
+          return {
+            paused: row.kind === kinds[0],
+            since: row.block_time,
+            block: Number(row.block),
+            provisional: row.provisional
+          }
+        }
+      )
+
+    /**
+     * The token's trading pause (`Paused`/`Unpaused`) and oracle pause (`OraclePaused`/`OracleUnpaused`) in force at
+     * `at`: the latest event of each pair in a block at or before it.
+     */
+    const pauses = (chainId: number, token: string, at: Date) =>
+      Effect.all({
+        token: pauseOf(chainId, token, at, ["Paused", "Unpaused"]),
+        oracle: pauseOf(chainId, token, at, ["OraclePaused", "OracleUnpaused"])
+      })
+
+    return { hasFeed, roundAt, pauses } as const
+  })
+}) {}

@@ -1,0 +1,75 @@
+/**
+ * The one place the market reads use the pure ledger (so that a rewrite of the ledger core has one adapter to
+ * follow). It calls, from `ledger/Lots.ts`: `newQueue`, `insertLot`, `takeFifo`, `sliceUsd` (the FIFO queue and the
+ * pro-rata slicing of basis components); and re-exports the ledger's fixed-point helpers (`ledger/Fixed.ts`:
+ * `parseFixed`, `formatFixed`, `divRound`, `WAD`), its conversion (`ledger/Convert.ts`: `applyRate`, `rateOn`) and
+ * its holding-period rule (`ledger/HoldingPeriod.ts`: `holdingPeriod`, `oneYearHeldOn`). No matching rule is
+ * written here.
+ */
+import { parseFixed } from "../ledger/Fixed.js"
+import type { LedgerReport } from "../ledger/LedgerReport.js"
+
+export { applyRate, rateOn, type RateQuote } from "../ledger/Convert.js"
+export { divRound, formatFixed, parseFixed, WAD } from "../ledger/Fixed.js"
+export { holdingPeriod, oneYearHeldOn } from "../ledger/HoldingPeriod.js"
+import type { LotRecord } from "../ledger/LedgerState.js"
+import { insertLot, newQueue, sliceUsd, takeFifo } from "../ledger/Lots.js"
+
+export type Lot = LedgerReport["lots"][number]
+
+export interface FifoSlice {
+  /** The stored lot the slice comes from. */
+  readonly lot: Lot
+  /** Raw token units taken from it. */
+  readonly raw: bigint
+  /** The slice's basis in attoUSD (USD × 1e18); null when any part of it is unknown. */
+  readonly basisUsd: bigint | null
+  /** The slice's basis in the reporting currency × 1e18, each component at its own date's rate; null if unknown. */
+  readonly basisConverted: bigint | null
+}
+
+const sum = (parts: ReadonlyArray<bigint | null>): bigint | null => {
+  let total = 0n
+  for (const part of parts) {
+    if (part === null) return null
+    total += part
+  }
+  return total
+}
+
+const recordOf = (lot: Lot, seq: number, amounts: ReadonlyArray<bigint | null>): LotRecord => ({
+  id: lot.id,
+  seq,
+  acquiredAt: lot.acquiredAt,
+  raw: BigInt(lot.raw),
+  multiplier: parseFixed(lot.multiplierAtAcquisition, 18),
+  meta: lot.components.map((c) => ({ kind: c.kind, eventId: c.eventId, at: c.at, price: null })),
+  usd: amounts,
+  basis: sum(amounts),
+  sourceEventId: lot.sourceEventId,
+  nullReasons: lot.nullReasons
+})
+
+/**
+ * The slices FIFO takes from `lots` (one pool's open lots, as a ledger build stored them) to dispose of `raw`
+ * units, at most the pool's total. The stored order is re-established by the ledger's own queue.
+ */
+export const fifoSlices = (lots: ReadonlyArray<Lot>, raw: bigint): Array<FifoSlice> => {
+  const queue = newQueue()
+  const byId = new Map<string, { readonly lot: Lot; readonly converted: LotRecord }>()
+  lots.forEach((lot, seq) => {
+    const usd = lot.components.map((c) => (c.usd === null ? null : parseFixed(c.usd, 18)))
+    const converted = lot.components.map((c) => (c.converted === null ? null : parseFixed(c.converted.amount, 18)))
+    insertLot(queue, recordOf(lot, seq, usd))
+    byId.set(lot.id, { lot, converted: recordOf(lot, seq, converted) })
+  })
+  return takeFifo(queue, raw).map((slice) => {
+    const { converted, lot } = byId.get(slice.lot.id)!
+    return {
+      lot,
+      raw: slice.raw,
+      basisUsd: sum(sliceUsd(slice.lot, slice.raw)),
+      basisConverted: sum(sliceUsd(converted, slice.raw))
+    }
+  })
+}

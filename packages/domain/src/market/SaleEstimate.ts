@@ -1,0 +1,190 @@
+/**
+ * estimate_sale: what selling `shares` of a token on `date` at `price` would look like under FIFO, before doing it.
+ *
+ * Pure. The lots come from the account's stored ledger build and are matched by the ledger's own FIFO
+ * (`LedgerFifo.ts`); holding periods use the ledger's US calendar rule (`ledger/HoldingPeriod.ts`).
+ */
+import { addDays, daysBetween } from "../fx/IsoDate.js"
+import {
+  applyRate,
+  divRound,
+  fifoSlices,
+  formatFixed,
+  holdingPeriod,
+  type Lot,
+  oneYearHeldOn,
+  parseFixed,
+  type RateQuote,
+  WAD
+} from "./LedgerFifo.js"
+
+export interface SaleRequest {
+  /** One pool's open lots (a wallet's under wallet lot scope, the account's under account scope). */
+  readonly lots: ReadonlyArray<Lot>
+  /** The multiplier in force now (18-decimal string): shares = raw × multiplier. */
+  readonly multiplier: string
+  /** Share units to sell (decimal string, at most 18 decimals). */
+  readonly shares: string
+  /** USD per share (decimal string), null when no price is known. */
+  readonly priceUsd: string | null
+  /** The sale date, `YYYY-MM-DD` (UTC). */
+  readonly date: string
+  /** The rate proceeds are converted at (the sale date's, with provenance), null when there is none. */
+  readonly rate: RateQuote | null
+}
+
+export interface SaleLot {
+  readonly lotId: string
+  readonly acquired: string
+  readonly wallet: string | null
+  readonly raw: string
+  readonly shares: string
+  readonly holdingPeriod: "short" | "long"
+  readonly proceeds: string | null
+  readonly basis: string | null
+  readonly gain: string | null
+  readonly proceedsUsd: string | null
+  readonly basisUsd: string | null
+  readonly gainUsd: string | null
+  /** Short-term lots: the first date a sale is long-term, and how many days away that is. Null for long-term. */
+  readonly longTermOn: string | null
+  readonly daysToLongTerm: number | null
+  /** Short-term lots: the gain (reporting currency) that would be long-term instead if the sale waited. */
+  readonly gainBecomingLongTerm: string | null
+  readonly unknownBecause: ReadonlyArray<{ readonly reason: string; readonly eventId: string }>
+  readonly eventIds: ReadonlyArray<string>
+}
+
+export interface TermTotals {
+  readonly shares: string
+  readonly proceeds: string | null
+  readonly basis: string | null
+  readonly gain: string | null
+}
+
+export interface SaleEstimate {
+  readonly shares: string
+  readonly raw: string
+  readonly proceeds: string | null
+  readonly basis: string | null
+  readonly gain: string | null
+  readonly proceedsUsd: string | null
+  readonly basisUsd: string | null
+  readonly gainUsd: string | null
+  readonly shortTerm: TermTotals
+  readonly longTerm: TermTotals
+  /** If the sale waited until every short-term lot turned long-term: the date and the gain that would move. */
+  readonly ifWaited: { readonly date: string; readonly gainBecomingLongTerm: string | null } | null
+  readonly lots: ReadonlyArray<SaleLot>
+}
+
+export type SaleEstimateError =
+  | { readonly _tag: "InvalidShares"; readonly message: string }
+  | { readonly _tag: "InsufficientShares"; readonly held: string; readonly requested: string }
+
+const fmt = (value: bigint | null): string | null => (value === null ? null : formatFixed(value, 18))
+
+const add = (a: bigint | null, b: bigint | null): bigint | null => (a === null || b === null ? null : a + b)
+const sub = (a: bigint | null, b: bigint | null): bigint | null => (a === null || b === null ? null : a - b)
+
+const parseDecimal = (text: string): bigint | null => {
+  try {
+    return parseFixed(text, 18)
+  } catch {
+    return null
+  }
+}
+
+/** Computes the estimate, or says why it cannot (bad share count, more than the pool holds). */
+export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { error: SaleEstimateError } => {
+  const sharesWad = parseDecimal(request.shares)
+  if (sharesWad === null || sharesWad <= 0n) {
+    return { error: { _tag: "InvalidShares", message: `shares must be a positive decimal (at most 18 decimals)` } }
+  }
+  const multiplier = parseFixed(request.multiplier, 18)
+  const raw = divRound(sharesWad * WAD, multiplier)
+  const held = request.lots.reduce((total, lot) => total + BigInt(lot.raw), 0n)
+  if (raw > held || raw === 0n) {
+    return {
+      error: {
+        _tag: "InsufficientShares",
+        held: formatFixed(divRound(held * multiplier, WAD), 18),
+        requested: request.shares
+      }
+    }
+  }
+  const price = request.priceUsd === null ? null : parseFixed(request.priceUsd, 18)
+  const convert = (usd: bigint | null): bigint | null =>
+    usd === null || request.rate === null ? null : applyRate(usd, request.rate)
+
+  const totals = {
+    short: { shares: 0n, proceeds: 0n as bigint | null, basis: 0n as bigint | null },
+    long: { shares: 0n, proceeds: 0n as bigint | null, basis: 0n as bigint | null }
+  }
+  let proceedsUsdTotal: bigint | null = 0n
+  let basisUsdTotal: bigint | null = 0n
+  let waitUntil: string | null = null
+  let becomingLong: bigint | null = 0n
+  const lots: Array<SaleLot> = fifoSlices(request.lots, raw).map((slice) => {
+    const shares = divRound(slice.raw * multiplier, WAD)
+    const proceedsUsd = price === null ? null : divRound(shares * price, WAD)
+    const proceeds = convert(proceedsUsd)
+    const basis = slice.basisConverted
+    const gain = sub(proceeds, basis)
+    const term = holdingPeriod(slice.lot.acquired, request.date)
+    const longTermOn = term === "short" ? addDays(oneYearHeldOn(slice.lot.acquired), 1) : null
+    const bucket = term === "short" ? totals.short : totals.long
+    bucket.shares += shares
+    bucket.proceeds = add(bucket.proceeds, proceeds)
+    bucket.basis = add(bucket.basis, basis)
+    proceedsUsdTotal = add(proceedsUsdTotal, proceedsUsd)
+    basisUsdTotal = add(basisUsdTotal, slice.basisUsd)
+    if (longTermOn !== null) {
+      if (waitUntil === null || longTermOn > waitUntil) waitUntil = longTermOn
+      becomingLong = add(becomingLong, gain)
+    }
+    return {
+      lotId: slice.lot.id,
+      acquired: slice.lot.acquired,
+      wallet: slice.lot.wallet,
+      raw: slice.raw.toString(),
+      shares: formatFixed(shares, 18),
+      holdingPeriod: term,
+      proceeds: fmt(proceeds),
+      basis: fmt(basis),
+      gain: fmt(gain),
+      proceedsUsd: fmt(proceedsUsd),
+      basisUsd: fmt(slice.basisUsd),
+      gainUsd: fmt(sub(proceedsUsd, slice.basisUsd)),
+      longTermOn,
+      daysToLongTerm: longTermOn === null ? null : daysBetween(request.date, longTermOn),
+      gainBecomingLongTerm: longTermOn === null ? null : fmt(gain),
+      unknownBecause: slice.lot.nullReasons,
+      eventIds: slice.lot.components.map((c) => c.eventId)
+    }
+  })
+  const term = (t: typeof totals.short): TermTotals => ({
+    shares: formatFixed(t.shares, 18),
+    proceeds: fmt(t.proceeds),
+    basis: fmt(t.basis),
+    gain: fmt(sub(t.proceeds, t.basis))
+  })
+  const proceeds = add(totals.short.proceeds, totals.long.proceeds)
+  const basis = add(totals.short.basis, totals.long.basis)
+  return {
+    ok: {
+      shares: formatFixed(totals.short.shares + totals.long.shares, 18),
+      raw: raw.toString(),
+      proceeds: fmt(proceeds),
+      basis: fmt(basis),
+      gain: fmt(sub(proceeds, basis)),
+      proceedsUsd: fmt(proceedsUsdTotal),
+      basisUsd: fmt(basisUsdTotal),
+      gainUsd: fmt(sub(proceedsUsdTotal, basisUsdTotal)),
+      shortTerm: term(totals.short),
+      longTerm: term(totals.long),
+      ifWaited: waitUntil === null ? null : { date: waitUntil, gainBecomingLongTerm: fmt(becomingLong) },
+      lots
+    }
+  }
+}

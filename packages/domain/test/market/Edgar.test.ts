@@ -1,0 +1,118 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  type DeclaredDividend,
+  declaredFor,
+  edgarTicker,
+  impliedWithholding,
+  padCik,
+  parseCompanyTickers,
+  parseDeclaredDividends,
+  parseRecentFilings,
+  periodKind
+} from "@scaledger/domain/market/Edgar"
+import { readFileSync } from "node:fs"
+
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../../../../test/fixtures/edgar/${name}`, import.meta.url), "utf8"))
+
+const quarter = (start: string, end: string, perShare: string): DeclaredDividend => ({
+  start,
+  end,
+  period: periodKind(start, end),
+  perShare,
+  form: "10-Q",
+  filed: end,
+  accessionNumber: `acc-${start}`,
+  fiscalYear: null,
+  fiscalPeriod: null
+})
+
+describe("EDGAR formats", () => {
+  it("maps tickers to CIKs, pads CIKs to 10 digits and writes class shares with a dash", () => {
+    const map = parseCompanyTickers(fixture("company_tickers.json"))
+    expect(map.get("AAPL")).toEqual({ cik: 320193, ticker: "AAPL", name: "Apple Inc." })
+    expect(map.get(edgarTicker("brk.b"))?.cik).toBe(1067983)
+    expect(padCik(320193)).toBe("0000320193")
+    expect(() => parseCompanyTickers({ "0": { ticker: "X" } })).toThrow()
+  })
+
+  it("turns the columnar filings.recent into records, newest first", () => {
+    const { filings, name } = parseRecentFilings(fixture("CIK0000320193.submissions.json"))
+    expect(name).toBe("Apple Inc.")
+    expect(filings.map((f) => f.filingDate)).toEqual(["2024-11-01", "2024-10-31", "2024-10-16", "2024-08-02"])
+    expect(filings[3]).toEqual({
+      accessionNumber: "0000320193-24-000081",
+      form: "10-Q",
+      filingDate: "2024-08-02",
+      reportDate: "2024-06-29",
+      acceptedAt: "2024-08-02T06:01:32.000Z",
+      primaryDocument: "aapl-20240629.htm",
+      description: "10-Q"
+    })
+    expect(() => parseRecentFilings({ filings: {} })).toThrow()
+  })
+
+  it("classifies periods by length", () => {
+    expect(periodKind("2022-09-25", "2022-12-31")).toBe("quarter") // a 14-week quarter
+    expect(periodKind("2023-10-01", "2024-03-30")).toBe("half_year")
+    expect(periodKind("2023-10-01", "2024-09-28")).toBe("annual")
+    expect(periodKind("2024-01-01", "2024-01-31")).toBe("other")
+  })
+
+  it("keeps one row per period, the latest filed, and answers null without either concept", () => {
+    const parsed = parseDeclaredDividends(fixture("CIK0000320193.companyfacts.json"))!
+    expect(parsed.concept).toBe("CommonStockDividendsPerShareDeclared")
+    // 21 rows: 10 quarters and years, 2 year-to-date sums, the rest repeats.
+    expect(parsed.dividends).toHaveLength(12)
+    expect(parsed.dividends.filter((d) => d.period === "half_year").map((d) => d.perShare)).toEqual(["0.46", "0.48"])
+    expect(parsed.dividends[0]).toMatchObject({ start: "2022-09-25", end: "2022-12-31", filed: "2024-11-01" })
+    expect(parseDeclaredDividends(fixture("CIK0000884394.companyfacts.json"))).toBeNull()
+    expect(parseDeclaredDividends({ facts: { "us-gaap": { CommonStockDividendsPerShareDeclared: { units: {} } } } }))
+      .toBeNull()
+    expect(parseDeclaredDividends(fixture("CIK0000200406.companyfacts.json"))?.concept).toBe(
+      "CommonStockDividendsPerShareCashPaid"
+    )
+  })
+})
+
+describe("withholding estimate", () => {
+  const declared = [
+    quarter("2024-03-31", "2024-06-29", "0.25"),
+    quarter("2024-06-30", "2024-09-28", "0.25"),
+    quarter("2023-10-01", "2024-09-28", "0.98") // annual: never matched to a step
+  ]
+
+  it("matches a step to the quarter containing it, else the latest quarter before it (200 days)", () => {
+    expect(declaredFor(declared, "2024-05-16")).toMatchObject({
+      matchedBy: "containing_quarter",
+      dividend: { start: "2024-03-31" }
+    })
+    expect(declaredFor(declared, "2024-11-14")).toMatchObject({
+      matchedBy: "previous_quarter",
+      dividend: { start: "2024-06-30" }
+    })
+    expect(declaredFor(declared, "2025-06-01")).toBeNull()
+    expect(declaredFor([], "2024-05-16")).toBeNull()
+  })
+
+  it("computes paid per share from the step and the implied rate by hand", () => {
+    // (1.001 / 1 − 1) × 200 = 0.2 paid against 0.25 declared: 20 % withheld.
+    expect(impliedWithholding({ from: "1", to: "1.001", sharePriceUsd: "200" }, "0.25")).toEqual({
+      paidPerShare: "0.2",
+      rate: "0.2"
+    })
+    // (2.0035 / 2 − 1) × 100 = 0.175 against 0.25: 30 %.
+    expect(impliedWithholding({ from: "2", to: "2.0035", sharePriceUsd: "100" }, "0.25")).toEqual({
+      paidPerShare: "0.175",
+      rate: "0.3"
+    })
+    expect(impliedWithholding({ from: "1", to: "1.001", sharePriceUsd: null }, "0.25")).toEqual({
+      paidPerShare: null,
+      rate: null
+    })
+    expect(impliedWithholding({ from: "1", to: "1.001", sharePriceUsd: "200" }, null)).toEqual({
+      paidPerShare: "0.2",
+      rate: null
+    })
+  })
+})

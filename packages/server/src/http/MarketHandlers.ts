@@ -1,0 +1,71 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
+import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
+import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"
+import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
+import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
+import { Effect, Layer } from "effect"
+import { orUnavailable } from "./Unavailable.js"
+
+/** The market reads: thin, each calls one service (the same one the MCP tools call). */
+export const MarketHandlersWith = HttpApiBuilder.group(ScaledgerApi, "market", (handlers) =>
+  Effect.gen(function*() {
+    const edgar = yield* EdgarReads
+    return handlers
+      .handle("filings", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* edgar.filings(account.id, urlParams)
+        }).pipe(orUnavailable))
+      .handle("dividends", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* edgar.dividends(account.id, urlParams.symbol)
+        }).pipe(orUnavailable))
+  }))
+
+export const EstimatesHandlersWith = HttpApiBuilder.group(
+  ScaledgerApi,
+  "estimates",
+  (handlers) =>
+    Effect.gen(function*() {
+      const estimator = yield* SaleEstimator
+      return handlers.handle("sale", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* estimator.estimate(account.id, urlParams)
+        }).pipe(orUnavailable))
+    })
+)
+
+export const ExposureHandlersWith = HttpApiBuilder.group(
+  ScaledgerApi,
+  "exposure",
+  (handlers) =>
+    Effect.gen(function*() {
+      const reads = yield* WeekendExposureReads
+      return handlers.handle("weekend", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* reads.exposure(account.id, urlParams)
+        }).pipe(orUnavailable))
+    })
+)
+
+export const SummaryHandlersWith = HttpApiBuilder.group(ScaledgerApi, "summary", (handlers) =>
+  Effect.gen(function*() {
+    const reads = yield* PortfolioSummaryReads
+    return handlers.handle("summary", () =>
+      Effect.gen(function*() {
+        const account = yield* CurrentAccount
+        return yield* reads.summary(account.id)
+      }).pipe(orUnavailable))
+  }))
+
+/** The market groups with their services built from configuration (`EDGAR_USER_AGENT`, `EDGAR_BASE_URL`). */
+export const MarketHandlers = Layer.mergeAll(
+  MarketHandlersWith.pipe(Layer.provide(EdgarReads.Live)),
+  EstimatesHandlersWith.pipe(Layer.provide(SaleEstimator.Live)),
+  ExposureHandlersWith.pipe(Layer.provide(WeekendExposureReads.Live)),
+  SummaryHandlersWith.pipe(Layer.provide(PortfolioSummaryReads.Live))
+)

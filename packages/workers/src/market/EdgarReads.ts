@@ -1,0 +1,346 @@
+import { FetchHttpClient } from "@effect/platform"
+import { LedgerStore } from "@scaledger/db"
+import { EdgarCache, type EdgarDocument, type EdgarDocumentKind } from "@scaledger/db/market/EdgarCache"
+import {
+  type DeclaredDividend,
+  declaredFor,
+  EdgarError,
+  type EdgarNotFound,
+  type EdgarSourceShape,
+  edgarTicker,
+  type Filing,
+  impliedWithholding,
+  type Issuer,
+  parseCompanyTickers,
+  parseDeclaredDividends,
+  parseRecentFilings
+} from "@scaledger/domain/market/Edgar"
+import type { Dividends, Filings } from "@scaledger/domain/MarketApi"
+import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { incomeEventsOf, positionsOf, settledLedger } from "./AccountLedger.js"
+import { EdgarConfig, edgarSourceFromConfig } from "./EdgarHttp.js"
+
+type EdgarSourceOption = Option.Option<EdgarSourceShape>
+
+interface Cached<A> {
+  readonly value: A | null
+  readonly fetchedAt: Date
+  readonly stale: boolean
+}
+
+const DEFAULT_FILINGS_LIMIT = 20
+
+/** At most this many filings are kept per issuer in the cache (the newest). */
+const FILINGS_KEPT = 200
+
+const oldest = (dates: ReadonlyArray<Date>): Date | null =>
+  dates.length === 0 ? null : new Date(Math.min(...dates.map((d) => d.getTime())))
+
+/**
+ * The EDGAR reads (`GET /v1/filings`, `GET /v1/dividends`, and the MCP tools `get_recent_filings`,
+ * `get_dividend_history`): the cache first, EDGAR when the cached document is missing or older than the refresh
+ * interval, the stale copy when EDGAR fails. Without `EDGAR_USER_AGENT` nothing is requested and every answer says
+ * `edgar_not_configured`.
+ */
+export type EdgarReadsShape = Effect.Effect.Success<ReturnType<typeof makeEdgarReads>>
+
+export class EdgarReads extends Context.Tag("@scaledger/workers/market/EdgarReads")<EdgarReads, EdgarReadsShape>() {
+  /** From `EDGAR_USER_AGENT` / `EDGAR_BASE_URL`; needs the database. */
+  static readonly Live = Layer.effect(
+    EdgarReads,
+    Effect.gen(function*() {
+      const config = yield* EdgarConfig
+      const source: EdgarSourceOption = yield* edgarSourceFromConfig(config)
+      return yield* makeEdgarReads(source, config.refreshHours)
+    })
+  ).pipe(Layer.provide([EdgarCache.Default, LedgerStore.Default, FetchHttpClient.layer]))
+
+  /** With a given source (tests, embedders); `Option.none()` = not configured. */
+  static readonly withSource = (source: EdgarSourceOption, refreshHours = 24) =>
+    Layer.effect(EdgarReads, makeEdgarReads(source, refreshHours)).pipe(
+      Layer.provide([EdgarCache.Default, LedgerStore.Default])
+    )
+}
+
+export const makeEdgarReads = (source: EdgarSourceOption, refreshHours: number) =>
+  Effect.gen(function*() {
+    const cache = yield* EdgarCache
+    const store = yield* LedgerStore
+    const maxAgeMs = Duration.toMillis(Duration.hours(refreshHours))
+
+    /** A cached document, fetched (and stored) when missing or due; the stale copy when EDGAR fails. */
+    const document = <A>(
+      kind: EdgarDocumentKind,
+      cik: number,
+      fetch: Effect.Effect<unknown, EdgarError | EdgarNotFound>,
+      extract: (json: unknown) => A
+    ): Effect.Effect<Either.Either<Cached<A>, EdgarError>, never> =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const cached = yield* Effect.orElseSucceed(cache.get(kind, cik), () => Option.none<EdgarDocument>())
+        const asCached = (doc: EdgarDocument, stale: boolean): Cached<A> => ({
+          value: doc.status === "ok" ? (doc.body as A) : null,
+          fetchedAt: doc.fetchedAt,
+          stale
+        })
+        if (Option.isSome(cached) && now - cached.value.fetchedAt.getTime() < maxAgeMs) {
+          return Either.right(asCached(cached.value, false))
+        }
+        const fetched = yield* fetch.pipe(
+          Effect.flatMap((json) =>
+            Effect.try({
+              try: () => ({ status: "ok" as const, body: extract(json) as unknown }),
+              catch: (e) => new EdgarError({ reason: "parse", url: `${kind}/${cik}`, detail: String(e).slice(0, 300) })
+            })
+          ),
+          Effect.catchTag("EdgarNotFound", () => Effect.succeed({ status: "not_found" as const, body: null })),
+          Effect.either
+        )
+        if (Either.isLeft(fetched)) {
+          yield* Effect.logWarning(`EDGAR ${kind} ${cik}: ${fetched.left.detail}`)
+          return Option.isSome(cached) ? Either.right(asCached(cached.value, true)) : Either.left(fetched.left)
+        }
+        const doc: EdgarDocument = { kind, cik, ...fetched.right, fetchedAt: new Date(now) }
+        yield* Effect.ignoreLogged(cache.put(doc))
+        return Either.right(asCached(doc, false))
+      })
+
+    type TickerMap = Record<string, Issuer>
+    const tickers = (edgar: EdgarSourceShape) =>
+      document(
+        "tickers",
+        0,
+        edgar.companyTickers(),
+        (json): TickerMap => Object.fromEntries(parseCompanyTickers(json))
+      )
+
+    const ageOf = (now: number, dates: ReadonlyArray<Date>) => {
+      const at = oldest(dates)
+      return {
+        dataAsOf: at === null ? null : at.toISOString(),
+        dataAgeSeconds: at === null ? null : Math.max(0, Math.floor((now - at.getTime()) / 1000))
+      }
+    }
+
+    const heldSymbols = (accountId: string) =>
+      Effect.gen(function*() {
+        const positions = yield* positionsOf(store, accountId)
+        const symbols = new Set<string>()
+        for (const p of positions) if (p.raw !== "0") symbols.add(p.token.toUpperCase())
+        return [...symbols].sort()
+      })
+
+    const filings = (
+      accountId: string,
+      params: { readonly symbol?: string | undefined; readonly limit?: number | undefined }
+    ) =>
+      Effect.gen(function*() {
+        yield* settledLedger(store, accountId)
+        const symbols = params.symbol === undefined ? yield* heldSymbols(accountId) : [params.symbol.toUpperCase()]
+        const limit = params.limit ?? DEFAULT_FILINGS_LIMIT
+        const notConfigured = (status: Filings["status"]): Filings => ({
+          status,
+          dataAsOf: null,
+          dataAgeSeconds: null,
+          filings: null,
+          issuers: symbols.map((symbol) => ({
+            symbol,
+            cik: null,
+            name: null,
+            status,
+            stale: false,
+            dataAsOf: null,
+            dataAgeSeconds: null
+          })),
+          evidence: { accessionNumbers: [] }
+        })
+        if (Option.isNone(source)) return notConfigured("edgar_not_configured")
+        const edgar = source.value
+        if (symbols.length === 0) {
+          return { ...notConfigured("no_holdings"), filings: [] }
+        }
+        const map = yield* tickers(edgar)
+        if (Either.isLeft(map) || map.right.value === null) return notConfigured("edgar_unavailable")
+        const tickerMap = map.right.value
+        const now = yield* Clock.currentTimeMillis
+        const used: Array<Date> = [map.right.fetchedAt]
+        const issuers: Array<Filings["issuers"][number]> = []
+        const all: Array<NonNullable<Filings["filings"]>[number]> = []
+        for (const symbol of symbols) {
+          const issuer = tickerMap[edgarTicker(symbol)]
+          if (issuer === undefined) {
+            issuers.push({
+              symbol,
+              cik: null,
+              name: null,
+              status: "unknown_ticker",
+              stale: map.right.stale,
+              ...ageOf(now, [map.right.fetchedAt])
+            })
+            continue
+          }
+          const doc = yield* document(
+            "submissions",
+            issuer.cik,
+            edgar.submissions(issuer.cik),
+            (json) => parseRecentFilings(json).filings.slice(0, FILINGS_KEPT)
+          )
+          if (Either.isLeft(doc)) {
+            issuers.push({
+              symbol,
+              cik: issuer.cik,
+              name: issuer.name,
+              status: "edgar_unavailable",
+              stale: false,
+              dataAsOf: null,
+              dataAgeSeconds: null
+            })
+            continue
+          }
+          used.push(doc.right.fetchedAt)
+          issuers.push({
+            symbol,
+            cik: issuer.cik,
+            name: issuer.name,
+            status: "ok",
+            stale: doc.right.stale || map.right.stale,
+            ...ageOf(now, [doc.right.fetchedAt])
+          })
+          for (const filing of (doc.right.value ?? []) as ReadonlyArray<Filing>) {
+            all.push({
+              symbol,
+              cik: issuer.cik,
+              accessionNumber: filing.accessionNumber,
+              form: filing.form,
+              filingDate: filing.filingDate,
+              reportDate: filing.reportDate,
+              acceptedAt: filing.acceptedAt,
+              description: filing.description,
+              url: filing.primaryDocument === null
+                ? null
+                : edgar.documentUrl(issuer.cik, filing.accessionNumber, filing.primaryDocument)
+            })
+          }
+        }
+        all.sort((a, b) =>
+          a.filingDate !== b.filingDate
+            ? (a.filingDate < b.filingDate ? 1 : -1)
+            : (b.acceptedAt ?? "").localeCompare(a.acceptedAt ?? "")
+        )
+        const shown = all.slice(0, limit)
+        const anyOk = issuers.some((i) => i.status === "ok")
+        const status: Filings["status"] = anyOk
+          ? "ok"
+          : issuers.every((i) => i.status === "unknown_ticker")
+          ? "unknown_ticker"
+          : "edgar_unavailable"
+        return {
+          status,
+          ...ageOf(now, used),
+          filings: anyOk ? shown : null,
+          issuers,
+          evidence: { accessionNumbers: shown.map((f) => f.accessionNumber) }
+        } satisfies Filings
+      })
+
+    const dividends = (accountId: string, symbolParam: string) =>
+      Effect.gen(function*() {
+        yield* settledLedger(store, accountId)
+        const symbol = symbolParam.toUpperCase()
+        const steps = yield* incomeEventsOf(store, accountId, symbol)
+        const now = yield* Clock.currentTimeMillis
+        const answer = (fields: {
+          readonly status: Dividends["status"]
+          readonly cik?: number | null
+          readonly name?: string | null
+          readonly concept?: string | null
+          readonly stale?: boolean
+          readonly used?: ReadonlyArray<Date>
+          readonly declared?: ReadonlyArray<DeclaredDividend> | null
+        }): Dividends => {
+          const declared = fields.declared ?? null
+          const withholding = steps.map((step) => {
+            const match = declared === null ? null : declaredFor(declared, step.date)
+            const declaredPerShare = match?.dividend.perShare ?? null
+            const implied = impliedWithholding(step, declaredPerShare)
+            return {
+              eventId: step.eventId,
+              wallet: step.wallet,
+              date: step.date,
+              from: step.from,
+              to: step.to,
+              sharePriceUsd: step.sharePriceUsd,
+              paidPerShare: implied.paidPerShare,
+              declaredPerShare,
+              declaredPeriod: match === null ? null : { start: match.dividend.start, end: match.dividend.end },
+              matchedBy: match?.matchedBy ?? null,
+              impliedWithholdingRate: implied.rate
+            }
+          })
+          const used = fields.used ?? []
+          return {
+            symbol,
+            status: fields.status,
+            cik: fields.cik ?? null,
+            name: fields.name ?? null,
+            concept: fields.concept ?? null,
+            stale: fields.stale ?? false,
+            ...ageOf(now, used),
+            dividends: declared === null
+              ? null
+              : declared.filter((d) => d.period === "quarter" || d.period === "annual"),
+            withholding,
+            evidence: {
+              eventIds: steps.map((s) => s.eventId),
+              accessionNumbers: declared === null ? [] : [...new Set(declared.map((d) => d.accessionNumber))]
+            }
+          }
+        }
+        if (Option.isNone(source)) return answer({ status: "edgar_not_configured" })
+        const edgar = source.value
+        const map = yield* tickers(edgar)
+        if (Either.isLeft(map) || map.right.value === null) return answer({ status: "edgar_unavailable" })
+        const issuer = map.right.value[edgarTicker(symbol)]
+        if (issuer === undefined) {
+          return answer({ status: "unknown_ticker", stale: map.right.stale, used: [map.right.fetchedAt] })
+        }
+        const doc = yield* document(
+          "dividends",
+          issuer.cik,
+          edgar.companyFacts(issuer.cik),
+          (json) => parseDeclaredDividends(json)
+        )
+        if (Either.isLeft(doc)) {
+          return answer({ status: "edgar_unavailable", cik: issuer.cik, name: issuer.name })
+        }
+        const facts = doc.right.value as ReturnType<typeof parseDeclaredDividends>
+        return answer({
+          status: facts === null ? "no_dividend_data" : "ok",
+          cik: issuer.cik,
+          name: issuer.name,
+          concept: facts?.concept ?? null,
+          stale: doc.right.stale || map.right.stale,
+          used: [map.right.fetchedAt, doc.right.fetchedAt],
+          declared: facts?.dividends ?? null
+        })
+      })
+
+    /** Fetches again every cached document older than the refresh interval (the daily refresh). */
+    const refreshDue = Effect.gen(function*() {
+      if (Option.isNone(source)) return 0
+      const edgar = source.value
+      const now = yield* Clock.currentTimeMillis
+      const due = yield* cache.staleBefore(new Date(now - maxAgeMs), 500)
+      for (const { cik, kind } of due) {
+        if (kind === "tickers") yield* tickers(edgar)
+        else if (kind === "submissions") {
+          yield* document(kind, cik, edgar.submissions(cik), (json) =>
+            parseRecentFilings(json).filings.slice(0, FILINGS_KEPT))
+        } else {yield* document(kind, cik, edgar.companyFacts(cik), (json) =>
+            parseDeclaredDividends(json))}
+      }
+      return due.length
+    })
+
+    return { filings, dividends, refreshDue, configured: Option.isSome(source) } as const
+  })

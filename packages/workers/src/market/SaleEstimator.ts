@@ -1,0 +1,194 @@
+import { LedgerStore } from "@scaledger/db"
+import { FxRates } from "@scaledger/db/FxRates"
+import {
+  Address,
+  InvalidAddress,
+  InvalidDate,
+  InvalidRequest,
+  NotFound,
+  type ReportingCurrency
+} from "@scaledger/domain"
+import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import type { Position } from "@scaledger/domain/ledger/LedgerReport"
+import { rateOn } from "@scaledger/domain/market/LedgerFifo"
+import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
+import type { SaleEstimateView } from "@scaledger/domain/MarketApi"
+import { BigNumber } from "bignumber.js"
+import { Clock, Context, Effect, Either, Layer, Option } from "effect"
+import { openLotsOf, positionsOf, settledLedger } from "./AccountLedger.js"
+
+export interface SaleParams {
+  readonly symbol: string
+  readonly shares: string
+  readonly price?: string | undefined
+  readonly date?: string | undefined
+  readonly wallet?: string | undefined
+}
+
+const decimalPattern = /^\d+(\.\d+)?$/
+
+const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
+
+export const makeSaleEstimator = Effect.gen(function*() {
+  const store = yield* LedgerStore
+  const fx = yield* FxRates
+
+  /** The position whose pool sells: the wallet's (wallet lot scope) or the account's (account lot scope). */
+  const choosePosition = (positions: ReadonlyArray<Position>, params: SaleParams) =>
+    Effect.gen(function*() {
+      const symbol = params.symbol.toUpperCase()
+      const held = positions.filter((p) => p.token.toUpperCase() === symbol && BigInt(p.raw) > 0n)
+      if (held.length === 0) return yield* new NotFound({ message: `The account holds no ${params.symbol}.` })
+      let wallet: string | undefined
+      if (params.wallet !== undefined) {
+        const parsed = Address.parseAddress(params.wallet)
+        if (Either.isLeft(parsed)) {
+          return yield* new InvalidAddress({
+            message: `${params.wallet} is not a valid address.`,
+            details: { address: params.wallet, reason: parsed.left }
+          })
+        }
+        wallet = parsed.right.toLowerCase()
+      }
+      if (held[0]!.scope === "account") {
+        const position = held[0]!
+        if (wallet !== undefined && !position.holdings.some((h) => h.wallet.toLowerCase() === wallet)) {
+          return yield* new NotFound({ message: `${params.wallet} holds no ${params.symbol}.` })
+        }
+        return position
+      }
+      if (wallet !== undefined) {
+        const position = held.find((p) => p.wallet?.toLowerCase() === wallet)
+        if (position === undefined) {
+          return yield* new NotFound({ message: `${params.wallet} holds no ${params.symbol}.` })
+        }
+        return position
+      }
+      if (held.length > 1) {
+        return yield* new InvalidRequest({
+          message: `Several wallets hold ${params.symbol}: say which one sells with \`wallet\`.`,
+          details: { field: "wallet", wallets: held.map((p) => p.wallet) }
+        })
+      }
+      return held[0]!
+    })
+
+  const rateFor = (currency: ReportingCurrency, date: string) =>
+    Effect.gen(function*() {
+      if (currency === "USD") return rateOn(date, undefined)
+      const quotes = yield* fx.ratesOn(currency, [date])
+      const quote = Option.flatten(Option.fromNullable(quotes.get(date)))
+      if (Option.isNone(quote)) return null
+      return rateOn(date, { currency, rates: [{ date, ...quote.value }] })
+    })
+
+  const estimate = (accountId: string, params: SaleParams) =>
+    Effect.gen(function*() {
+      if (!decimalPattern.test(params.shares)) {
+        return yield* new InvalidRequest({
+          message: `shares must be a positive decimal: ${params.shares}`,
+          details: { field: "shares" }
+        })
+      }
+      if (params.price !== undefined && (!decimalPattern.test(params.price) || new BigNumber(params.price).lte(0))) {
+        return yield* new InvalidRequest({
+          message: `price must be a positive decimal (USD per share): ${params.price}`,
+          details: { field: "price" }
+        })
+      }
+      if (params.date !== undefined && !isIsoDate(params.date)) {
+        return yield* new InvalidDate({
+          message: `date must be a date, YYYY-MM-DD: ${params.date}`,
+          details: { field: "date", reason: "malformed" }
+        })
+      }
+      yield* settledLedger(store, accountId)
+      const position = yield* choosePosition(yield* positionsOf(store, accountId), params)
+      const walletKey = position.wallet?.toLowerCase()
+      const lots = (yield* openLotsOf(store, accountId, position.token)).filter((lot) =>
+        position.scope === "account" ? lot.location === "account" : lot.location === "wallet" &&
+          lot.wallet?.toLowerCase() === walletKey
+      )
+      const date = params.date ?? utcDateOf(yield* Clock.currentTimeMillis)
+      const newest = lots.reduce((max, lot) => (lot.acquired > max ? lot.acquired : max), "")
+      if (date < newest) {
+        return yield* new InvalidDate({
+          message: `date ${date} is before the newest lot the sale would draw from (${newest}).`,
+          details: { field: "date", reason: "before_holdings", earliest: newest }
+        })
+      }
+      const multiplier = position.multiplier.at
+      const round = position.value.price
+      const priceUsd = params.price !== undefined
+        ? params.price
+        : round === null
+        ? null
+        : new BigNumber(round.answer).div(multiplier).decimalPlaces(18, BigNumber.ROUND_HALF_EVEN).toFixed()
+      const rate = yield* rateFor(position.currency, date)
+      const result = estimateSale({ lots, multiplier, shares: params.shares, priceUsd, date, rate })
+      if ("error" in result) {
+        const error = result.error
+        return yield* error._tag === "InvalidShares"
+          ? new InvalidRequest({ message: error.message, details: { field: "shares" } })
+          : new InvalidRequest({
+            message: `The sale exceeds the holding: ${error.requested} shares asked, ${error.held} held.`,
+            details: { field: "shares", reason: "exceeds_holding", held: error.held }
+          })
+      }
+      const sale = result.ok
+      const view: SaleEstimateView = {
+        status: priceUsd === null ? "no_price" : rate === null ? "no_rate" : "ok",
+        symbol: position.token,
+        wallet: position.wallet,
+        lotScope: position.scope,
+        date,
+        currency: position.currency,
+        shares: sale.shares,
+        raw: sale.raw,
+        multiplier,
+        price: {
+          usdPerShare: priceUsd,
+          source: params.price !== undefined ? "given" : round === null ? "none" : "feed",
+          round: params.price !== undefined || round === null
+            ? null
+            : { feed: round.feed, roundId: round.roundId, updatedAt: iso(round.updatedAt), answer: round.answer }
+        },
+        rate: rate === null
+          ? null
+          : {
+            currency: rate.currency,
+            rate: rate.rate,
+            source: rate.source,
+            rateDate: rate.rateDate,
+            carriedForward: rate.carriedForward
+          },
+        proceeds: sale.proceeds,
+        basis: sale.basis,
+        gain: sale.gain,
+        proceedsUsd: sale.proceedsUsd,
+        basisUsd: sale.basisUsd,
+        gainUsd: sale.gainUsd,
+        shortTerm: sale.shortTerm,
+        longTerm: sale.longTerm,
+        ifWaited: sale.ifWaited,
+        lots: sale.lots.map(({ eventIds: _, ...lot }) => lot),
+        evidence: {
+          lotIds: sale.lots.map((lot) => lot.lotId),
+          eventIds: [...new Set(sale.lots.flatMap((lot) => lot.eventIds))]
+        }
+      }
+      return view
+    })
+
+  return { estimate } as const
+})
+
+/** estimate_sale (`GET /v1/estimates/sale` and the MCP tool): read-only, from the stored ledger build. */
+export class SaleEstimator extends Context.Tag("@scaledger/workers/market/SaleEstimator")<
+  SaleEstimator,
+  Effect.Effect.Success<typeof makeSaleEstimator>
+>() {
+  static readonly Live = Layer.effect(SaleEstimator, makeSaleEstimator).pipe(
+    Layer.provide([LedgerStore.Default, FxRates.Default])
+  )
+}
