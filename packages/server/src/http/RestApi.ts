@@ -1,5 +1,5 @@
 import { HttpLayerRouter } from "@effect/platform"
-import { ChainStore, LedgerStore, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, WalletsRepo } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import { ScaledgerApi } from "@scaledger/domain"
 import { Layer } from "effect"
@@ -28,6 +28,8 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     ChainStore.Default,
     LedgerStore.Default,
     ApiKeys.Default,
-    FxRates.Default
+    FxRates.Default,
+    FxReads.Default,
+    MultiplierReads.Default
   ])
 )
