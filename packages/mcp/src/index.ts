@@ -1,1 +1,6 @@
-export {}
+export * as JsonRpc from "./JsonRpc.js"
+export * from "./McpConfig.js"
+export * from "./McpRoutes.js"
+export * from "./McpServer.js"
+export * from "./McpTool.js"
+export * from "./McpToolkitLive.js"

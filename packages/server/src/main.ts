@@ -1,6 +1,8 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
+import { McpConfig } from "@scaledger/mcp"
+import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { createServer } from "node:http"
@@ -10,6 +12,7 @@ import { KeyHashSecretLive } from "./auth/KeyHashSecret.js"
 import { FirstStartKey } from "./Bootstrap.js"
 import { HttpConfig } from "./Config.js"
 import { RestRoutes } from "./http/RestApi.js"
+import { McpServerLive } from "./mcp/McpServerLive.js"
 import { describeFailure } from "./StartupFailure.js"
 
 /** Which parts this process runs: all by default; `--api`, `--mcp`, `--workers` pick some (to scale out). */
@@ -29,14 +32,17 @@ const program = Effect.gen(function*() {
   const target = Database.targetOf(yield* Database.DatabaseConfig)
   yield* Effect.logInfo(
     `Scaledger starting on ${Database.describeTarget(target)} (${
-      [run.api ? "REST API" : undefined, run.workers ? "workers" : undefined].filter((r) => r !== undefined).join(", ")
+      [
+        run.api ? "REST API" : undefined,
+        run.mcp ? `MCP server on port ${http.mcpPort}` : undefined,
+        run.workers ? "workers" : undefined
+      ].filter((r) => r !== undefined).join(", ")
     })`
   )
-  if (run.mcp && process.argv.includes("--mcp")) {
-    yield* Effect.logWarning("The MCP server is not part of this build yet: --mcp serves nothing.")
-  }
+  const mcp = yield* McpConfig(ROBINHOOD_CHAIN_ID)
   const app = Layer.mergeAll(
     run.api ? restServer({ port: http.port, host: http.host }) : Layer.empty,
+    run.mcp ? McpServerLive(mcp, { port: http.mcpPort, host: http.host }) : Layer.empty,
     run.workers ? WorkersLive : Layer.empty,
     // The embedded database is this process's alone: the CLI reaches the keys through a loopback admin endpoint.
     target._tag === "Pglite" ? AdminServerLive : Layer.empty,

@@ -1,97 +1,17 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { ChainStore, type ChangeRow } from "@scaledger/db"
-import { InvalidDate, NotFound, ScaledgerApi } from "@scaledger/domain"
-import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
-import { formatWad } from "@scaledger/domain/ledger/Fixed"
-import type { MultiplierHistory } from "@scaledger/domain/MultiplierApi"
-import { Effect, Option } from "effect"
+import { MultiplierReads } from "@scaledger/db"
+import { ScaledgerApi } from "@scaledger/domain"
+import { Effect } from "effect"
 import { ChainId } from "../Config.js"
 import { orUnavailable } from "./Unavailable.js"
-
-const dateOf = (time: Date) => utcDateOf(time.getTime())
-const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
-
-const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isIsoDate(value)
-    ? Effect.succeed(value)
-    : Effect.fail(
-      new InvalidDate({
-        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
-        details: { field, reason: "malformed" }
-      })
-    )
-
-/**
- * The multiplier in force at the end of `date`. Announcements are complete from `coverage.from` on, so between
- * changes the value is the last change's `to`, before the first one its `from`, and without any change the value
- * read when watching began. Before coverage: unknown (null).
- */
-const valueAt = (
-  date: string,
-  changes: ReadonlyArray<ChangeRow>,
-  coverage: Option.Option<{ readonly fromTime: Date; readonly startMultiplier: bigint | null }>
-): string | null => {
-  if (Option.isNone(coverage) || dateOf(coverage.value.fromTime) > date) return null
-  const end = endOfDay(date).getTime()
-  const inForce = changes.filter((change) => change.status === "active" && change.effectiveAt.getTime() <= end)
-  const last = inForce[inForce.length - 1]
-  if (last !== undefined) return formatWad(last.newMultiplier)
-  const first = changes[0]
-  if (first !== undefined) return formatWad(first.oldMultiplier)
-  return coverage.value.startMultiplier === null ? null : formatWad(coverage.value.startMultiplier)
-}
 
 export const MultiplierHandlers = HttpApiBuilder.group(
   ScaledgerApi,
   "multiplier",
   (handlers) =>
     Effect.gen(function*() {
-      const chain = yield* ChainStore
+      const multipliers = yield* MultiplierReads
       const chainId = yield* ChainId
-      return handlers.handle("history", ({ urlParams }) =>
-        Effect.gen(function*() {
-          const at = yield* validDate("at", urlParams.at)
-          const from = yield* validDate("from", urlParams.from)
-          const token = yield* chain.findToken(chainId, urlParams.token)
-          if (Option.isNone(token)) return yield* new NotFound({ message: `Unknown token ${urlParams.token}.` })
-          const address = token.value.address
-          const [changes, coverage, gaps] = yield* Effect.all([
-            chain.changesOf(chainId, address),
-            chain.coverageOf(chainId, address),
-            chain.gapsOfToken(chainId, address)
-          ])
-          const history: MultiplierHistory = {
-            token: token.value.symbol ?? address,
-            address,
-            changes: changes
-              .filter((change) => change.status === "active" && change.block !== null && change.blockTime !== null)
-              .filter((change) => from === undefined || dateOf(change.blockTime!) >= from)
-              .map((change) => ({
-                block: change.block!,
-                date: dateOf(change.blockTime!),
-                from: formatWad(change.oldMultiplier),
-                to: formatWad(change.newMultiplier),
-                source: change.source ?? "event_log",
-                announcedAt: change.announcedAt?.toISOString() ?? null,
-                effectiveAt: change.effectiveAt.toISOString(),
-                kind: change.kind
-              })),
-            pending: changes
-              .filter((change) => change.status === "pending")
-              .map((change) => ({
-                from: formatWad(change.oldMultiplier),
-                to: formatWad(change.newMultiplier),
-                announcedAt: change.announcedAt?.toISOString() ?? null,
-                effectiveAt: change.effectiveAt.toISOString(),
-                kind: change.kind
-              })),
-            coverage: {
-              from: Option.match(coverage, { onNone: () => null, onSome: (c) => dateOf(c.fromTime) }),
-              gaps
-            },
-            ...(at === undefined ? {} : { at: { date: at, multiplier: valueAt(at, changes, coverage) } })
-          }
-          return history
-        }).pipe(orUnavailable))
+      return handlers.handle("history", ({ urlParams }) => multipliers.history(chainId, urlParams).pipe(orUnavailable))
     })
 )

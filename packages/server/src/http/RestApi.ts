@@ -1,5 +1,5 @@
 import { HttpLayerRouter } from "@effect/platform"
-import { ChainStore, LedgerStore, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, WalletsRepo } from "@scaledger/db"
 import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
 import { ScaledgerApi } from "@scaledger/domain"
@@ -32,6 +32,8 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     ChainStore.Default,
     LedgerStore.Default,
     ApiKeys.Default,
-    FxRates.Default
+    FxRates.Default,
+    FxReads.Default,
+    MultiplierReads.Default
   ])
 )

@@ -1,0 +1,61 @@
+/** JSON-RPC 2.0 (https://www.jsonrpc.org/specification) as MCP uses it over HTTP POST. */
+
+export type JsonRpcId = string | number | null
+
+export const ErrorCodes = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** Implementation-defined: the method needs an API key (sent with HTTP 401). */
+  Unauthorized: -32001
+} as const
+
+export interface JsonRpcRequest {
+  readonly id: JsonRpcId
+  readonly method: string
+  readonly params: Readonly<Record<string, unknown>>
+}
+
+export type Parsed =
+  | { readonly _tag: "Request"; readonly request: JsonRpcRequest }
+  | { readonly _tag: "Notification"; readonly method: string }
+  | { readonly _tag: "Response" }
+  | { readonly _tag: "Invalid"; readonly id: JsonRpcId; readonly message: string }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const isId = (value: unknown): value is JsonRpcId =>
+  typeof value === "string" || (typeof value === "number" && Number.isFinite(value)) || value === null
+
+/** Sorts one decoded JSON value into what the transport answers: a request, a notification, or a malformed message. */
+export const classify = (message: unknown): Parsed => {
+  if (!isRecord(message)) return { _tag: "Invalid", id: null, message: "A JSON-RPC message must be an object." }
+  const id = "id" in message && isId(message.id) ? message.id : null
+  if (message.jsonrpc !== "2.0") return { _tag: "Invalid", id, message: "`jsonrpc` must be \"2.0\"." }
+  if (!("method" in message)) {
+    // A client's answer to a server request: this server sends none, so it is acknowledged and dropped.
+    if ("result" in message || "error" in message) return { _tag: "Response" }
+    return { _tag: "Invalid", id, message: "`method` is missing." }
+  }
+  if (typeof message.method !== "string") return { _tag: "Invalid", id, message: "`method` must be a string." }
+  if ("id" in message && !isId(message.id)) {
+    return { _tag: "Invalid", id: null, message: "`id` must be a string, a number or null." }
+  }
+  if ("params" in message && message.params !== undefined && !isRecord(message.params)) {
+    return { _tag: "Invalid", id, message: "`params` must be an object." }
+  }
+  if (!("id" in message)) return { _tag: "Notification", method: message.method }
+  const params = isRecord(message.params) ? message.params : {}
+  return { _tag: "Request", request: { id, method: message.method, params } }
+}
+
+export const result = (id: JsonRpcId, value: unknown) => ({ jsonrpc: "2.0" as const, id, result: value })
+
+export const error = (id: JsonRpcId, code: number, message: string, data?: unknown) => ({
+  jsonrpc: "2.0" as const,
+  id,
+  error: data === undefined ? { code, message } : { code, message, data }
+})

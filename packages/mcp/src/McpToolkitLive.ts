@@ -1,0 +1,15 @@
+import { Effect, Layer } from "effect"
+import type { McpSettings } from "./McpConfig.js"
+import { McpToolkit } from "./McpServer.js"
+import { GetExchangeRateOn } from "./tools/GetExchangeRateOn.js"
+import { GetMultiplierHistory } from "./tools/GetMultiplierHistory.js"
+
+/** Every tool, bound to the read services it shares with its REST twin. */
+export const McpToolkitLive = (settings: McpSettings) =>
+  Layer.effect(
+    McpToolkit,
+    Effect.all([
+      GetMultiplierHistory(settings.chainId),
+      GetExchangeRateOn
+    ])
+  )

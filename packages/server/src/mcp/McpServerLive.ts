@@ -1,0 +1,25 @@
+import { HttpLayerRouter } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { FxReads, MultiplierReads } from "@scaledger/db"
+import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
+import { McpRoutesLive } from "@scaledger/mcp"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { ApiKeys } from "../auth/ApiKeys.js"
+
+/** The MCP server checks the same API keys as the REST API. */
+export const McpKeysLive = Layer.effect(McpKeys, Effect.map(ApiKeys, (keys) => ({ authenticate: keys.authenticate })))
+
+/** The MCP routes with their tools and key check, needing the database, the key secret and an HTTP server. */
+export const McpApp = (settings: McpSettings) =>
+  McpRoutesLive(settings).pipe(
+    Layer.provide(McpToolkitLive(settings)),
+    Layer.provide(McpKeysLive),
+    Layer.provide([FxReads.Default, MultiplierReads.Default])
+  )
+
+/** The MCP server on its own listener (its own port; its own host in production). */
+export const McpServerLive = (settings: McpSettings, options: { readonly port: number; readonly host: string }) =>
+  HttpLayerRouter.serve(McpApp(settings), { disableLogger: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, options))
+  )

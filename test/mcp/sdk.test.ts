@@ -1,0 +1,140 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { ChainStore } from "@scaledger/db"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
+import { ConfigProvider, Effect, Layer, TestClock } from "effect"
+import { mcpServer, McpUrl } from "../support/McpHarness.js"
+import { call, newKey, restServer } from "../support/RestHarness.js"
+
+const CHAIN_ID = 4663
+const AAPL = "0x5aF2b1C5a0E3a1A1fC1dE2b7E0d5d9C1b2A3c4D5"
+const WAD = 10n ** 18n
+
+const Database = Layer.effectDiscard(ensureBundledHistory()).pipe(
+  Layer.provide(FxRates.Default),
+  Layer.provideMerge(TestDatabase.postgres),
+  Layer.orDie
+)
+
+/** What the recorder stores for AAPL's real 2026 dividend step (1 → 1.000566080061092436). */
+const seedMultiplierHistory = Effect.gen(function*() {
+  const store = yield* ChainStore
+  yield* store.upsertTokens(CHAIN_ID, [{
+    address: AAPL,
+    symbol: "AAPL",
+    name: "Apple",
+    isin: "US0378331005",
+    decimals: 18,
+    feedAddress: null,
+    feedDecimals: null,
+    listed: true,
+    isStock: true
+  }])
+  const effectiveAt = new Date("2026-08-14T15:10:00Z")
+  const change = {
+    token: AAPL,
+    effectiveAt,
+    oldMultiplier: WAD,
+    newMultiplier: 1000566080061092436n,
+    kind: "dividend" as const,
+    status: "active" as const,
+    source: "chain_storage" as const,
+    block: 1_500_100,
+    blockTime: new Date("2026-08-14T15:10:01Z"),
+    announcedAt: new Date("2026-08-14T15:00:00Z"),
+    announcedBlock: 1_494_000
+  }
+  yield* store.writeBatch(CHAIN_ID, {
+    coverage: [{ token: AAPL, fromBlock: 1_400_000, fromTime: new Date("2026-08-01T00:00:00Z"), multiplier: WAD }],
+    changes: [change]
+  })
+}).pipe(Effect.orDie)
+
+const Services = Layer.mergeAll(restServer(Database), mcpServer(Database)).pipe(
+  Layer.provideMerge(ChainStore.Default.pipe(Layer.provideMerge(Database))),
+  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ CHAIN_ID })))
+)
+
+/** The official TypeScript SDK client, connected with an API key. */
+const connect = (url: string, key: string | undefined) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client({ name: "scaledger-test", version: "1.0.0" })
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: key === undefined ? {} : { headers: { Authorization: `Bearer ${key}` } }
+      })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
+  describe("connects, lists and calls with a key", () => {
+    it.scoped("every tool answers the same figures as its REST twin, with evidence", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-11-23T10:00:00Z"))
+        yield* seedMultiplierHistory
+        const url = yield* McpUrl
+        const { key } = yield* newKey("mcp-sdk")
+        const client = yield* connect(url, key)
+        expect(client.getServerVersion()?.name).toBe("scaledger")
+        expect(client.getInstructions()).toMatch(/null, never zero/)
+
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        expect(tools.map((tool) => tool.name).sort()).toEqual(["get_exchange_rate_on", "get_multiplier_history"])
+
+        const rate = yield* Effect.promise(() =>
+          client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "gbp", date: "2025-05-10" } })
+        )
+        expect(rate.isError).toBeFalsy()
+        const restRate = yield* call("GET", "/v1/fx/gbp/2025-05-10", { key })
+        expect(restRate.status).toBe(200)
+        const { evidence: rateEvidence, ...rateAnswer } = rate.structuredContent as Record<string, any>
+        expect(rateAnswer).toEqual(restRate.body)
+        expect(rateAnswer).toMatchObject({ quote: "GBP", date: "2025-05-09", carriedForward: true })
+        expect(rateEvidence.rates[0]).toMatchObject({ source: "ecb-via-eurofxref", rateDate: "2025-05-09" })
+        expect(JSON.parse((rate.content as Array<{ text: string }>)[0]!.text)).toEqual(rate.structuredContent)
+
+        const history = yield* Effect.promise(() =>
+          client.callTool({ name: "get_multiplier_history", arguments: { symbol: "aapl", from: "2026-08-01" } })
+        )
+        expect(history.isError).toBeFalsy()
+        const restHistory = yield* call("GET", "/v1/multiplier?token=aapl&from=2026-08-01", { key })
+        expect(restHistory.status).toBe(200)
+        const { evidence: historyEvidence, ...historyAnswer } = history.structuredContent as Record<string, any>
+        expect(historyAnswer).toEqual(restHistory.body)
+        expect(historyAnswer.changes).toEqual([expect.objectContaining({
+          block: 1_500_100,
+          date: "2026-08-14",
+          from: "1",
+          to: "1.000566080061092436",
+          source: "chain_storage",
+          kind: "dividend"
+        })])
+        expect(historyEvidence.changes).toEqual([{
+          block: 1_500_100,
+          effectiveAt: "2026-08-14T15:10:00.000Z",
+          source: "chain_storage"
+        }])
+      }))
+
+    it.scoped("without a key the client connects and lists, and a call fails with HTTP 401", () =>
+      Effect.gen(function*() {
+        const url = yield* McpUrl
+        const client = yield* connect(url, undefined)
+        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(2)
+        const failure = yield* Effect.promise(() =>
+          client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "EUR", date: "2025-05-09" } }).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+        )
+        expect((failure as { code?: number }).code).toBe(401)
+        expect(String(failure)).toMatch(/needs an API key/)
+      }))
+  })
+})

@@ -1,0 +1,233 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { ChainStore } from "@scaledger/db"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
+import { Effect, Layer, TestClock } from "effect"
+import { mcpServer, McpUrl, post } from "../support/McpHarness.js"
+import { newKey } from "../support/RestHarness.js"
+
+const Database = Layer.effectDiscard(ensureBundledHistory()).pipe(
+  Layer.provide(FxRates.Default),
+  Layer.provideMerge(TestDatabase.postgres),
+  Layer.orDie
+)
+
+const rpc = (id: string | number | null, method: string, params?: unknown) => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+  ...(params === undefined ? {} : { params })
+})
+
+/** Monday 2025-05-12, 10:00 UTC: the server's clock in these tests (the bundled rates end on Friday 2025-05-09). */
+const MONDAY = Date.parse("2025-05-12T10:00:00Z")
+
+const TOOL_NAMES = ["get_exchange_rate_on", "get_multiplier_history"]
+
+layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeout: 60_000 })(
+  "the MCP transport, rule by rule",
+  (it) => {
+    describe("handshake", () => {
+      it.effect("initialize answers the client's version when supported, else 2025-11-25, with instructions", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+            const reply = yield* post(url, rpc(1, "initialize", { protocolVersion: version, capabilities: {} }))
+            expect(reply.status).toBe(200)
+            expect(reply.headers.get("content-type")).toMatch(/^application\/json/)
+            expect(reply.headers.get("mcp-session-id")).toBeNull()
+            expect(reply.body.result.protocolVersion).toBe(version)
+          }
+          const old = yield* post(url, rpc(2, "initialize", { protocolVersion: "2024-11-05", capabilities: {} }))
+          expect(old.body).toMatchObject({ jsonrpc: "2.0", id: 2, result: { protocolVersion: "2025-11-25" } })
+          expect(old.body.result.capabilities).toEqual({ tools: { listChanged: false } })
+          expect(old.body.result.serverInfo.name).toBe("scaledger")
+          expect(old.body.result.instructions).toMatch(/null, never zero/)
+          expect(old.body.result.instructions).toMatch(/evidence/)
+        }))
+
+      it.effect("ping answers {} and echoes string and numeric ids exactly", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          expect((yield* post(url, rpc("abc-123", "ping"))).body).toEqual({ jsonrpc: "2.0", id: "abc-123", result: {} })
+          expect((yield* post(url, rpc(42, "ping"))).body).toEqual({ jsonrpc: "2.0", id: 42, result: {} })
+          expect((yield* post(url, rpc("7", "ping"))).body.id).toBe("7")
+        }))
+
+      it.effect("/ is an alias of /mcp; other paths answer 404 with a JSON-RPC error", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const root = url.replace(/\/mcp$/, "/")
+          expect((yield* post(root, rpc(1, "ping"))).body).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
+          const elsewhere = yield* post(url.replace(/\/mcp$/, "/elsewhere"), rpc(1, "ping"))
+          expect(elsewhere.status).toBe(404)
+          expect(elsewhere.body.error.code).toBe(-32600)
+        }))
+    })
+
+    describe("HTTP rules", () => {
+      it.effect("GET (with or without a key) answers 405 with Allow: POST: there is no event stream", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-get")
+          for (const headers of [{}, { authorization: `Bearer ${key}` }]) {
+            const reply = yield* post(url, undefined, headers, "GET")
+            expect(reply.status).toBe(405)
+            expect(reply.headers.get("allow")).toBe("POST")
+          }
+          expect((yield* post(url, rpc(1, "ping"), {}, "DELETE")).status).toBe(405)
+        }))
+
+      it.effect("a notification answers 202 with no body, with or without a key", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-notify")
+          for (const headers of [{}, { authorization: `Bearer ${key}` }, { authorization: "Bearer sk_live_nope" }]) {
+            const reply = yield* post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, headers)
+            expect(reply.status).toBe(202)
+            expect(reply.text).toBe("")
+          }
+        }))
+
+      it.effect("a batch array answers 400 with -32600; unparsable JSON -32700; a malformed message -32600", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const batch = yield* post(url, [rpc(1, "ping"), rpc(2, "ping")])
+          expect(batch.status).toBe(400)
+          expect(batch.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+          const garbage = yield* post(url, "{not json")
+          expect(garbage.status).toBe(400)
+          expect(garbage.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+          const wrongVersion = yield* post(url, { jsonrpc: "1.0", id: 5, method: "ping" })
+          expect(wrongVersion.status).toBe(400)
+          expect(wrongVersion.body).toMatchObject({ id: 5, error: { code: -32600 } })
+          const noMethod = yield* post(url, { jsonrpc: "2.0", id: 6, method: 12 })
+          expect(noMethod.body).toMatchObject({ id: 6, error: { code: -32600 } })
+          const scalar = yield* post(url, "17")
+          expect(scalar.body).toMatchObject({ id: null, error: { code: -32600 } })
+        }))
+
+      it.effect("an Origin that is not allowed answers 403; loopback origins and no Origin are allowed", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const evil = yield* post(url, rpc(1, "initialize", { protocolVersion: "2025-11-25" }), {
+            origin: "http://evil.example.com"
+          })
+          expect(evil.status).toBe(403)
+          expect(evil.body.error.code).toBe(-32600)
+          const local = yield* post(url, rpc(1, "ping"), { origin: "http://localhost:6274" })
+          expect(local.status).toBe(200)
+        }))
+
+      it.effect("an unsupported MCP-Protocol-Version header answers 400", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const reply = yield* post(url, rpc(1, "ping"), { "mcp-protocol-version": "1999-01-01" })
+          expect(reply.status).toBe(400)
+          expect((yield* post(url, rpc(1, "ping"), { "mcp-protocol-version": "2025-06-18" })).status).toBe(200)
+        }))
+
+      it.effect("a body over 1 MiB answers 413", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const reply = yield* post(url, { ...rpc(1, "ping"), params: { pad: "x".repeat(1024 * 1024 + 10) } })
+          expect(reply.status).toBe(413)
+        }))
+    })
+
+    describe("auth", () => {
+      it.effect("tools/list is open; tools/call needs a key: 401 with WWW-Authenticate, not an empty list", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(MONDAY)
+          const url = yield* McpUrl
+          const listed = yield* post(url, rpc(1, "tools/list"))
+          expect(listed.status).toBe(200)
+          expect(listed.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(TOOL_NAMES)
+          const call = rpc(2, "tools/call", {
+            name: "get_exchange_rate_on",
+            arguments: { currency: "GBP", date: "2025-05-09" }
+          })
+          const anonymous = yield* post(url, call)
+          expect(anonymous.status).toBe(401)
+          expect(anonymous.headers.get("www-authenticate")).toBe(`Bearer realm="scaledger"`)
+          expect(anonymous.body).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32001 } })
+          const badKey = yield* post(url, call, { authorization: "Bearer sk_live_00000000000000000000000000000000" })
+          expect(badKey.status).toBe(401)
+          expect(badKey.headers.get("www-authenticate")).toMatch(/^Bearer realm="scaledger"/)
+          const { key } = yield* newKey("mcp-auth")
+          const keyed = yield* post(url, call, { authorization: `Bearer ${key}` })
+          expect(keyed.status).toBe(200)
+          expect(keyed.body.result.isError, keyed.text).toBeUndefined()
+        }))
+
+      it.effect("an unknown method needs the key too, then answers -32601", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          expect((yield* post(url, rpc(1, "resources/list"))).status).toBe(401)
+          const { key } = yield* newKey("mcp-unknown")
+          const reply = yield* post(url, rpc(1, "resources/list"), { authorization: `Bearer ${key}` })
+          expect(reply.status).toBe(200)
+          expect(reply.body).toMatchObject({ id: 1, error: { code: -32601 } })
+        }))
+    })
+
+    describe("tools", () => {
+      it.effect("every tool is read-only with a plain-object inputSchema (no $ref)", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const { tools } = (yield* post(url, rpc(1, "tools/list"))).body.result
+          for (const tool of tools) {
+            expect(tool.annotations.readOnlyHint).toBe(true)
+            expect(tool.description.length).toBeGreaterThan(20)
+            expect(tool.inputSchema.type).toBe("object")
+            expect(Array.isArray(tool.inputSchema.required)).toBe(true)
+            expect(JSON.stringify(tool.inputSchema)).not.toContain("$ref")
+          }
+          const history = tools.find((t: { name: string }) => t.name === "get_multiplier_history")
+          expect(history.inputSchema.required).toEqual(["symbol"])
+          expect(Object.keys(history.inputSchema.properties).sort()).toEqual(["from", "symbol"])
+        }))
+
+      it.effect("an unknown tool is -32602; bad arguments and failed reads are tool errors with the REST code", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(MONDAY)
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-tools")
+          const auth = { authorization: `Bearer ${key}` }
+          const unknown = yield* post(url, rpc(1, "tools/call", { name: "sell_everything", arguments: {} }), auth)
+          expect(unknown.body).toMatchObject({ id: 1, error: { code: -32602 } })
+          const missing = yield* post(
+            url,
+            rpc(2, "tools/call", { name: "get_exchange_rate_on", arguments: { currency: "GBP" } }),
+            auth
+          )
+          expect(missing.body.result.isError).toBe(true)
+          expect(missing.body.result.structuredContent.code).toBe("invalid_request")
+          const extra = yield* post(
+            url,
+            rpc(3, "tools/call", {
+              name: "get_exchange_rate_on",
+              arguments: { currency: "GBP", date: "2025-05-09", sneaky: 1 }
+            }),
+            auth
+          )
+          expect(extra.body.result.isError).toBe(true)
+          const currency = yield* post(
+            url,
+            rpc(4, "tools/call", { name: "get_exchange_rate_on", arguments: { currency: "XYZ", date: "2025-05-09" } }),
+            auth
+          )
+          expect(currency.body.result.isError).toBe(true)
+          expect(currency.body.result.structuredContent).toMatchObject({ code: "unsupported_currency" })
+          expect(JSON.parse(currency.body.result.content[0].text)).toEqual(currency.body.result.structuredContent)
+          const token = yield* post(
+            url,
+            rpc(5, "tools/call", { name: "get_multiplier_history", arguments: { symbol: "NOPE" } }),
+            auth
+          )
+          expect(token.body.result.structuredContent.code).toBe("not_found")
+        }))
+    })
+  }
+)
