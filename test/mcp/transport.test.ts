@@ -23,7 +23,15 @@ const rpc = (id: string | number | null, method: string, params?: unknown) => ({
 /** Monday 2025-05-12, 10:00 UTC: the server's clock in these tests (the bundled rates end on Friday 2025-05-09). */
 const MONDAY = Date.parse("2025-05-12T10:00:00Z")
 
-const TOOL_NAMES = ["get_exchange_rate_on", "get_multiplier_history"]
+const TOOL_NAMES = [
+  "estimate_sale",
+  "get_dividend_history",
+  "get_exchange_rate_on",
+  "get_multiplier_history",
+  "get_portfolio_summary",
+  "get_recent_filings",
+  "get_weekend_exposure"
+]
 
 layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeout: 60_000 })(
   "the MCP transport, rule by rule",

@@ -40,7 +40,8 @@ const errorCodes: Record<string, ErrorCode> = {
   UnsupportedCurrency: "unsupported_currency",
   NotFound: "not_found",
   ReplayInProgress: "replay_in_progress",
-  ServiceUnavailable: "service_unavailable"
+  ServiceUnavailable: "service_unavailable",
+  SqlError: "service_unavailable"
 }
 
 /** The REST error code of a tool failure (`internal_error` for a failure without one). */

@@ -3,13 +3,25 @@ import type { McpSettings } from "./McpConfig.js"
 import { McpToolkit } from "./McpServer.js"
 import { GetExchangeRateOn } from "./tools/GetExchangeRateOn.js"
 import { GetMultiplierHistory } from "./tools/GetMultiplierHistory.js"
+import {
+  EstimateSale,
+  GetDividendHistory,
+  GetPortfolioSummary,
+  GetRecentFilings,
+  GetWeekendExposure
+} from "./tools/MarketTools.js"
 
 /** Every tool, bound to the read services it shares with its REST twin. */
 export const McpToolkitLive = (settings: McpSettings) =>
   Layer.effect(
     McpToolkit,
     Effect.all([
+      GetPortfolioSummary,
       GetMultiplierHistory(settings.chainId),
-      GetExchangeRateOn
+      GetWeekendExposure,
+      EstimateSale,
+      GetExchangeRateOn,
+      GetRecentFilings,
+      GetDividendHistory
     ])
   )

@@ -3,6 +3,10 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { FxReads, MultiplierReads } from "@scaledger/db"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
 import { McpRoutesLive } from "@scaledger/mcp"
+import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
+import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"
+import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
+import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { ApiKeys } from "../auth/ApiKeys.js"
@@ -15,7 +19,14 @@ export const McpApp = (settings: McpSettings) =>
   McpRoutesLive(settings).pipe(
     Layer.provide(McpToolkitLive(settings)),
     Layer.provide(McpKeysLive),
-    Layer.provide([FxReads.Default, MultiplierReads.Default])
+    Layer.provide([
+      FxReads.Default,
+      MultiplierReads.Default,
+      EdgarReads.Live,
+      PortfolioSummaryReads.Live,
+      SaleEstimator.Live,
+      WeekendExposureReads.Live
+    ])
   )
 
 /** The MCP server on its own listener (its own port; its own host in production). */
