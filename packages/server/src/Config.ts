@@ -1,13 +1,29 @@
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
-import { Config } from "effect"
+import { Config, LogLevel } from "effect"
 
 /** Settings of the HTTP side. Database settings live with the database (`@scaledger/db` DatabaseConfig). */
 export const HttpConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   mcpPort: Config.port("MCP_PORT").pipe(Config.withDefault(8081)),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
-  /** Origin that error `docUrl`s point at; derived from the request's Host header when unset. */
-  publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL"))
+  /** Origin that error `docUrl`s point at; the listener's own address when unset (never the request's Host). */
+  publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")),
+  /** Behind a reverse proxy: believe `X-Forwarded-Proto` / `X-Forwarded-Host` for `docUrl`s. Off by default. */
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
+})
+
+/** Requests per minute per API key (0 turns the limit off), and the burst allowed above the steady rate. */
+export const RateLimitConfig = Config.all({
+  perMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
+    Config.withDefault(600),
+    Config.validate({ message: "Expected an integer ≥ 0", validation: (n) => n >= 0 })
+  )
+})
+
+/** `LOG_LEVEL` (trace, debug, info, warning, error, fatal, none) and `LOG_FORMAT` (json, logfmt, pretty). */
+export const LogConfig = Config.all({
+  level: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const))
 })
 
 export const DataDir = Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
