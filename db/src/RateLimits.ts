@@ -26,13 +26,17 @@ export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("@scaledger
           RETURNING hits,
             ceil(extract(epoch FROM (window_start + interval '1 minute' - clock_timestamp())) * 1000)::integer
               AS reset_in_ms`,
-        (rows): WindowCount => ({ hits: Number(rows[0]?.hits ?? 1), resetInMs: Math.max(0, Number(rows[0]?.reset_in_ms ?? 0)) })
+        (rows): WindowCount => ({
+          hits: Number(rows[0]?.hits ?? 1),
+          resetInMs: Math.max(0, Number(rows[0]?.reset_in_ms ?? 0))
+        })
       )
 
     /** Deletes windows that ended more than two minutes ago. */
-    const prune = sql`DELETE FROM rate_limit_windows WHERE window_start < clock_timestamp() - interval '3 minutes'`.pipe(
-      Effect.asVoid
-    )
+    const prune = sql`DELETE FROM rate_limit_windows WHERE window_start < clock_timestamp() - interval '3 minutes'`
+      .pipe(
+        Effect.asVoid
+      )
 
     return { hit, prune } as const
   })

@@ -1,5 +1,5 @@
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { AccountsRepo } from "@scaledger/db"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
@@ -24,14 +24,22 @@ export const edgeServer = (
     routerConfig: { ignoreTrailingSlash: false }
   }).pipe(
     Layer.provide(limiter),
+    Layer.provideMerge(
+      HttpServer.layerTestClient.pipe(
+        Layer.provide(NodeHttpClient.layerWithoutAgent),
+        Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false }))
+      )
+    ),
     Layer.provideMerge(NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),
     Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret"))),
     Layer.provideMerge(database)
   )
 
-export const serverPort = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "TcpAddress" ? server.address.port : 0)
+export const serverPort = Effect.map(
+  HttpServer.HttpServer,
+  (server) => server.address._tag === "TcpAddress" ? server.address.port : 0
+)
 
 export interface RawReply {
   readonly status: number

@@ -16,7 +16,9 @@ export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)
 
 /** Text without control characters (no NUL, no C0/C1 controls, no DEL). */
 export const SafeText = Schema.String.pipe(
-  Schema.filter((text) => !hasControlCharacter(text) || "must not contain control characters (NUL, U+0000–U+001F, U+007F–U+009F)"),
+  Schema.filter((text) =>
+    !hasControlCharacter(text) || "must not contain control characters (NUL, U+0000–U+001F, U+007F–U+009F)"
+  ),
   Schema.annotations({
     identifier: "SafeText",
     description: "Text without control characters.",
@@ -26,7 +28,10 @@ export const SafeText = Schema.String.pipe(
 
 /** `SafeText` of at most `max` characters (labels, notes, descriptions). */
 export const SafeTextMax = (max: number) =>
-  SafeText.pipe(Schema.maxLength(max), Schema.annotations({ description: `Text without control characters, at most ${max} characters.` }))
+  SafeText.pipe(
+    Schema.maxLength(max),
+    Schema.annotations({ description: `Text without control characters, at most ${max} characters.` })
+  )
 
 /** A short token-like word (symbols, codes, types): printable ASCII, 1–100 characters, no spaces. */
 export const Word = Schema.String.pipe(
@@ -55,7 +60,9 @@ export const isCalendarDate = (input: string): boolean => {
 
 /** A calendar date `YYYY-MM-DD` within 0001-01-01 to 9999-12-31. */
 export const CalendarDate = Schema.String.pipe(
-  Schema.filter((input) => isCalendarDate(input) || "must be a calendar date YYYY-MM-DD between 0001-01-01 and 9999-12-31"),
+  Schema.filter((input) =>
+    isCalendarDate(input) || "must be a calendar date YYYY-MM-DD between 0001-01-01 and 9999-12-31"
+  ),
   Schema.annotations({
     identifier: "CalendarDate",
     description: "A calendar date, YYYY-MM-DD, between 0001-01-01 and 9999-12-31.",

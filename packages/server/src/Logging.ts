@@ -7,10 +7,6 @@ import { LogConfig } from "./Config.js"
  */
 export const LoggingLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* LogConfig
-  const logger = config.format === "json"
-    ? Logger.jsonLogger
-    : config.format === "pretty"
-    ? Logger.prettyLogger({ colors: false })
-    : Logger.logfmtLogger
-  return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(config.level))
+  const logger = config.format === "json" ? Logger.json : config.format === "pretty" ? Logger.pretty : Logger.logFmt
+  return Layer.merge(logger, Logger.minimumLogLevel(config.level))
 }))

@@ -1,4 +1,3 @@
-import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
@@ -10,7 +9,7 @@ import { FirstStartKey } from "./Bootstrap.js"
 import { HttpConfig, LogConfig } from "./Config.js"
 import { beginDrain, makeNodeServer } from "./http/NodeServer.js"
 import { RateLimiterLive } from "./http/RateLimit.js"
-import { RestRoutes } from "./http/RestApi.js"
+import { RestServer } from "./http/RestServer.js"
 import { LoggingLive } from "./Logging.js"
 import { describeFailure } from "./StartupFailure.js"
 
@@ -21,11 +20,9 @@ const roles = (argv: ReadonlyArray<string>) => {
   return { api: all || picked.has("--api"), mcp: all || picked.has("--mcp"), workers: all || picked.has("--workers") }
 }
 
-// Its own router (`routerConfig` keeps `serve` from sharing the memoized default router with the admin listener), its
-// own request log line (the edge's, with the request id), and a Node server that answers parser errors and requests
-// during shutdown in the error envelope.
+// A Node server that answers parser errors and requests during shutdown in the error envelope.
 const restServer = (options: { readonly port: number; readonly host: string; readonly publicOrigin?: string }) =>
-  HttpLayerRouter.serve(RestRoutes, { disableLogger: true, routerConfig: { ignoreTrailingSlash: false } }).pipe(
+  RestServer.pipe(
     Layer.provide(RateLimiterLive),
     Layer.provide(NodeHttpServer.layer(makeNodeServer({ publicOrigin: options.publicOrigin }), options))
   )
@@ -80,5 +77,5 @@ program.pipe(
         })
       )
   ),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -11,6 +11,7 @@ import { ApiKeys } from "../auth/ApiKeys.js"
 import { DataDir } from "../Config.js"
 import { mapDatabaseError } from "../http/DatabaseErrors.js"
 import { makeNodeServer } from "../http/NodeServer.js"
+import { serveWithOwnRouter } from "../http/OwnRouter.js"
 import { edgeMiddleware, errorResponse } from "../http/RequestEnvelope.js"
 import { adminFilePath } from "./AdminFile.js"
 
@@ -114,13 +115,12 @@ const advertise = (token: string) =>
 
 /**
  * The admin listener: its own Node server on 127.0.0.1 (a random port, advertised in the data folder) with its own
- * router. `routerConfig` makes `serve` build a router of its own: without it, two `serve` calls in one layer graph
- * share the memoized default router, and each listener would answer the other's routes.
+ * router (`serveWithOwnRouter`: with `HttpLayerRouter.serve`, two listeners in one layer graph share one memoized
+ * router, and each answered the other's routes).
  */
 export const adminServer = (token: string) =>
-  HttpLayerRouter.serve(
-    Layer.mergeAll(adminRoutes(token), edgeMiddleware({ extraRoutes: AdminRoutes, logRequests: false })),
-    { disableLogger: true, disableListenLog: true, routerConfig: { ignoreTrailingSlash: false } }
+  serveWithOwnRouter(
+    Layer.mergeAll(adminRoutes(token), edgeMiddleware({ extraRoutes: AdminRoutes, logRequests: false }))
   )
 
 export const AdminServerLive = Layer.unwrapEffect(Effect.sync(() => {

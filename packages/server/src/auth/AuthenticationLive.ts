@@ -44,7 +44,8 @@ export const AuthenticationLive = Layer.effect(
             const decision = yield* limiter.consume(token.value.slice(0, 16))
             if (!decision.allowed) {
               return yield* new RateLimited({
-                message: `More than ${limiter.limitPerMinute} requests a minute with this key; retry after ${decision.retryAfterSeconds} s.`,
+                message:
+                  `More than ${limiter.limitPerMinute} requests a minute with this key; retry after ${decision.retryAfterSeconds} s.`,
                 details: { retryAfterSeconds: decision.retryAfterSeconds, limitPerMinute: limiter.limitPerMinute }
               })
             }

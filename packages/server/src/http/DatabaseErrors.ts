@@ -30,7 +30,9 @@ const sqlstateOf = (error: unknown): string | undefined => {
  * (serialization, deadlock: retryable) and errors with no SQLSTATE (no connection at all) → 503; the rest is a fault
  * of the service → 500.
  */
-export const classifySqlError = (error: SqlError): { readonly kind: DatabaseFailureKind; readonly sqlstate: string | undefined } => {
+export const classifySqlError = (
+  error: SqlError
+): { readonly kind: DatabaseFailureKind; readonly sqlstate: string | undefined } => {
   const sqlstate = sqlstateOf(error.cause)
   if (sqlstate === undefined) return { kind: "unavailable", sqlstate }
   if (sqlstate.startsWith("22")) return { kind: "bad_input", sqlstate }

@@ -66,8 +66,10 @@ export const sqlRateLimiter = (limitPerMinute: number) =>
             }
             return decide(limitPerMinute, count.hits, count.resetInMs)
           }).pipe(
-            Effect.catchTag("SqlError", (error) =>
-              Effect.as(logDatabaseError("rate limit count failed", error), { allowed: true } as const))
+            Effect.catchTag(
+              "SqlError",
+              (error) => Effect.as(logDatabaseError("rate limit count failed", error), { allowed: true } as const)
+            )
           )
       }
     })

@@ -1,13 +1,20 @@
 import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Ids } from "@scaledger/db"
-import { CurrentRequest, errorBody, ErrorCatalog, type ErrorCode, hasControlCharacter, ScaledgerApi } from "@scaledger/domain"
+import {
+  CurrentRequest,
+  errorBody,
+  ErrorCatalog,
+  type ErrorCode,
+  hasControlCharacter,
+  ScaledgerApi
+} from "@scaledger/domain"
 import { Cause, Chunk, Data, Effect, Option, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { bearerToken } from "../auth/AuthenticationLive.js"
 import { HttpConfig } from "../Config.js"
 import { LoggedFailure } from "./DatabaseErrors.js"
-import { makeRouteTable, type RouteSpec, routesOfApi, type RouteTable } from "./RouteTable.js"
+import { makeRouteTable, routesOfApi, type RouteSpec, type RouteTable } from "./RouteTable.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 /** Deepest JSON nesting (arrays and objects) a body may have; checked on the raw text before parsing. */
@@ -31,10 +38,13 @@ export const errorResponse = (
 // docUrl origin
 // ---------------------------------------------------------------------------------------------------------------
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
 
 /** `http://<address the client connected to>`: the listener's own address, never a header the client chose. */
-export const listenerOrigin = (socket: { readonly localAddress?: string | undefined; readonly localPort?: number | undefined }) => {
+export const listenerOrigin = (
+  socket: { readonly localAddress?: string | undefined; readonly localPort?: number | undefined }
+) => {
   let address = socket.localAddress ?? "127.0.0.1"
   if (address.startsWith("::ffff:")) address = address.slice(7)
   const host = address.includes(":") ? `[${address}]` : address
@@ -265,7 +275,8 @@ const retryAfterOf = (response: HttpServerResponse.HttpServerResponse): number |
 const controlCharacter = (where: ReadonlyArray<string>) =>
   new BodyRejected({
     code: "invalid_request",
-    message: "The request target holds a control character (NUL, U+0000–U+001F, U+007F–U+009F), which no field accepts.",
+    message:
+      "The request target holds a control character (NUL, U+0000–U+001F, U+007F–U+009F), which no field accepts.",
     details: { issues: [{ path: where, message: "must not contain control characters" }] }
   })
 
@@ -355,7 +366,9 @@ export const edgeMiddleware = (options: EdgeOptions) =>
               Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, admitted)
             ),
             Effect.catchAllCause((cause) =>
-              Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : fromCause(cause, request, requestId, routes)
+              Cause.isInterruptedOnly(cause)
+                ? Effect.failCause(cause)
+                : fromCause(cause, request, requestId, routes)
             ),
             Effect.locally(CurrentRequest, context)
           )
@@ -367,7 +380,9 @@ export const edgeMiddleware = (options: EdgeOptions) =>
             extra["retry-after"] = String(retryAfterOf(response) ?? 1)
           }
           let final = HttpServerResponse.setHeaders(response, extra)
-          if (options.bearerChallenge === true && final.status === 401 && final.headers["www-authenticate"] === undefined) {
+          if (
+            options.bearerChallenge === true && final.status === 401 && final.headers["www-authenticate"] === undefined
+          ) {
             const keySent = Option.isSome(bearerToken(request.headers["authorization"]))
             final = HttpServerResponse.setHeader(
               final,

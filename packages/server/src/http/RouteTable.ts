@@ -16,7 +16,7 @@ const toRegExp = (pattern: string): RegExp =>
   new RegExp(
     "^" + pattern.split("/").map((segment) =>
       segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-    ).join("/") + "/?$"
+    ).join("/") + "$"
   )
 
 /** A table of routes, used to answer 405 with `Allow` where a path exists but the method does not. */
