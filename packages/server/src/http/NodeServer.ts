@@ -79,8 +79,9 @@ export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Serv
   server.on("close", () => servers.delete(server))
 
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Net.Socket) => {
-    // A response already under way on this socket cannot be followed by another: just close.
-    if (error.code === "ECONNRESET" || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    // A response whose head is already written cannot be followed by another: just close (as Node does).
+    const current = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    if (error.code === "ECONNRESET" || !socket.writable || current?.headersSent === true) {
       socket.destroy()
       return
     }
