@@ -32,7 +32,7 @@ layer(edgeServer(TestDatabase.pglite, memoryRateLimiter(5, midMinute)), { timeou
   }
 )
 
-const limiterOn = (layer: Layer.Layer<RateLimiter>) => Effect.provide(RateLimiter, layer)
+const limiterOn = <R>(layer: Layer.Layer<RateLimiter, never, R>) => Effect.provide(RateLimiter, layer)
 
 describe("rate limiter stores", () => {
   it.effect("in memory: a fixed one-minute window per key", () =>
