@@ -20,9 +20,29 @@ export const RateLimitConfig = Config.all({
   )
 })
 
-/** `LOG_LEVEL` (trace, debug, info, warning, error, fatal, none) and `LOG_FORMAT` (json, logfmt, pretty). */
+const logLevels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None,
+  off: LogLevel.None
+}
+
+/** `LOG_LEVEL` (trace, debug, info, warning, error, fatal, none; any case) and `LOG_FORMAT` (json, logfmt, pretty). */
 export const LogConfig = Config.all({
-  level: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  level: Config.string("LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.validate({
+      message: `Expected one of ${Object.keys(logLevels).join(", ")}`,
+      validation: (name) => logLevels[name.toLowerCase()] !== undefined
+    }),
+    Config.map((name) => logLevels[name.toLowerCase()]!)
+  ),
   format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const))
 })
 
