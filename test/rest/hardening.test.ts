@@ -1,6 +1,7 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { Effect, Stream } from "effect"
+import { docOrigin } from "@scaledger/server/http/RequestEnvelope"
+import { Effect, Option, Stream } from "effect"
 import { edgeServer, rawRequest, serverPort } from "../support/EdgeHarness.js"
 import { call, newKey, type Reply } from "../support/RestHarness.js"
 
@@ -197,6 +198,37 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
       }))
   })
 
+  describe("the OpenAPI document describes the API as it behaves", () => {
+    it.effect("bearer security on every /v1 operation, limit an integer 1–500, every status declared, summaries", () =>
+      Effect.gen(function*() {
+        const doc = (yield* call("GET", "/v1/openapi.json")).body
+        const schemaOf = (ref: any) => ref.$ref ? doc.components.schemas[ref.$ref.split("/").pop()] : ref
+        let operations = 0
+        for (const [path, item] of Object.entries<any>(doc.paths)) {
+          for (const [method, op] of Object.entries<any>(item)) {
+            operations++
+            const where = `${method.toUpperCase()} ${path}`
+            expect(op.security, where).toEqual([{ bearer: [] }])
+            expect(typeof op.summary, where).toBe("string")
+            for (const status of ["400", "401", "429", "500", "503"]) {
+              expect(op.responses[status], `${where} ${status}`).toBeDefined()
+            }
+            if (op.requestBody !== undefined) {
+              expect(op.responses["413"], where).toBeDefined()
+              expect(op.responses["415"], where).toBeDefined()
+            }
+            for (const param of op.parameters.filter((p: any) => p.name === "limit")) {
+              expect(schemaOf(param.schema), where).toMatchObject({ type: "integer", minimum: 1, maximum: 500 })
+            }
+          }
+        }
+        expect(operations).toBeGreaterThanOrEqual(13)
+        expect(Object.keys(doc.paths["/v1/wallets"].post.responses)).toEqual(expect.arrayContaining(["200", "201"]))
+        expect(doc.paths["/v1/events"].get.responses["409"]).toBeDefined()
+        for (const tag of doc.tags) expect(typeof tag.description, tag.name).toBe("string")
+      }))
+  })
+
   describe("rejections by Node's HTTP parser carry the envelope and a Request-Id", () => {
     it.effect("a header over 16 KiB is 431 headers_too_large in the envelope", () =>
       Effect.gen(function*() {
@@ -225,5 +257,29 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         const garbage = yield* rawRequest(port, ["\u0001\u0002 not http at all\r\n\r\n"])
         expectError(garbage, 400, "invalid_request")
       }))
+  })
+})
+
+describe("docUrl origin", () => {
+  const socket = { localAddress: "::ffff:10.0.0.5", localPort: 8080 }
+  const evil = { host: "evil.example", "x-forwarded-proto": "javascript", "x-forwarded-host": "evil.example" }
+  it("PUBLIC_BASE_URL wins", () => {
+    expect(
+      docOrigin({ publicBaseUrl: Option.some(new URL("https://api.example.com/x")), trustProxy: true }, evil, socket)
+    )
+      .toBe("https://api.example.com")
+  })
+  it("without TRUST_PROXY: the listener's own address, whatever the headers say", () => {
+    expect(docOrigin({ publicBaseUrl: Option.none(), trustProxy: false }, evil, socket)).toBe("http://10.0.0.5:8080")
+    expect(docOrigin({ publicBaseUrl: Option.none(), trustProxy: false }, {}, { localAddress: "::1", localPort: 9 }))
+      .toBe("http://[::1]:9")
+  })
+  it("with TRUST_PROXY: forwarded http(s) and a well-formed host only", () => {
+    const config = { publicBaseUrl: Option.none<URL>(), trustProxy: true }
+    expect(docOrigin(config, evil, socket)).toBe("http://10.0.0.5:8080")
+    expect(docOrigin(config, { "x-forwarded-proto": "https", "x-forwarded-host": "api.example.com" }, socket))
+      .toBe("https://api.example.com")
+    expect(docOrigin(config, { "x-forwarded-proto": "https", host: "a.example/evil?x=" }, socket))
+      .toBe("http://10.0.0.5:8080")
   })
 })
