@@ -130,6 +130,16 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
           stream: Stream.make(encoded.slice(0, 1000), encoded.slice(1000))
         })
         expectError(streamed, 413, "payload_too_large")
+        // A much larger chunked body (4 MiB in 64 KiB chunks): still the 413, not a reset.
+        const piece = "x".repeat(64 * 1024)
+        const big = yield* rawRequest(port, [
+          `POST /v1/wallets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+          ...Array.from({ length: 64 }, () => `${piece.length.toString(16)}\r\n${piece}\r\n`),
+          "0\r\n\r\n"
+        ])
+        expect(big.closedEarly).toBe(false)
+        expectError(big, 413, "payload_too_large")
         expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
       }))
 

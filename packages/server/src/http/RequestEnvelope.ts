@@ -111,31 +111,47 @@ const holdsNul = (value: unknown): boolean => {
 const tooLarge = () =>
   new BodyRejected({ code: "payload_too_large", message: `The request body exceeds ${MAX_BODY_BYTES} bytes.` })
 
+/** How much of an oversized body is read and thrown away, at most, so that the client is done sending when the 413 goes out. */
+const DRAIN_MAX_BYTES = 32 * MAX_BODY_BYTES
+const DRAIN_MAX_MS = 5_000
+
 /**
- * Reads the body, counting bytes as they arrive: past `max` it stops keeping them, lets the rest drain (so the client
- * can read the 413 rather than a reset) and fails with `payload_too_large`. Bytes that are not UTF-8 are refused.
+ * Reads the body, counting bytes as they arrive. Past `max` it stops keeping them and reads the rest into the void
+ * (up to 32 MiB or 5 s) before failing with `payload_too_large`: answering while the client is still sending makes
+ * the closing socket reset the connection, and the client then never reads the 413. Bytes that are not UTF-8 are
+ * refused.
  */
 const readBody = (source: IncomingMessage, max: number) =>
   Effect.async<string, BodyRejected>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
+    let timer: ReturnType<typeof setTimeout> | undefined
     const cleanup = () => {
+      if (timer !== undefined) clearTimeout(timer)
       source.off("data", onData)
       source.off("end", onEnd)
       source.off("error", onError)
     }
+    const refuse = () => {
+      cleanup()
+      source.on("error", () => {})
+      source.resume()
+      resume(Effect.fail(tooLarge()))
+    }
     function onData(chunk: Buffer) {
       size += chunk.length
-      if (size > max) {
-        cleanup()
-        source.on("error", () => {})
-        source.resume()
-        resume(Effect.fail(tooLarge()))
-      } else {
+      if (size <= max) {
         chunks.push(chunk)
+        return
       }
+      if (timer === undefined) {
+        chunks.length = 0
+        timer = setTimeout(refuse, DRAIN_MAX_MS)
+      }
+      if (size > DRAIN_MAX_BYTES) refuse()
     }
     function onEnd() {
+      if (size > max) return refuse()
       cleanup()
       try {
         resume(Effect.succeed(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks))))
