@@ -320,10 +320,13 @@ const admitBody = (request: HttpServerRequest.HttpServerRequest, acceptsBodies: 
     yield* admitTarget(request.url)
     const headers = request.headers
     const declared = headers["content-length"]
-    if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > MAX_BODY_BYTES)) {
-      return yield* /^\d+$/.test(declared)
-        ? tooLarge()
-        : new BodyRejected({ code: "invalid_request", message: "Content-Length is not a number." })
+    if (declared !== undefined && !/^\d+$/.test(declared)) {
+      return yield* new BodyRejected({ code: "invalid_request", message: "Content-Length is not a number." })
+    }
+    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
+      // Read into the void first (when not absurdly large), so the client reads the 413 rather than a reset.
+      if (Number(declared) <= DRAIN_MAX_BYTES) yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), 0)
+      return yield* tooLarge()
     }
     if (!BODY_METHODS.has(request.method) || !hasBody(headers)) return request
     if (!acceptsBodies || !isJsonContentType(headers["content-type"])) {
