@@ -5,6 +5,7 @@ import chain from "./0002_chain.js"
 import fxRates from "./0003_fx_rates.js"
 import ledger from "./0004_ledger.js"
 import priceRounds from "./0005_price_rounds.js"
+import rateLimits from "./0006_rate_limits.js"
 import exportsTables from "./0008_exports.js"
 import market from "./0010_market.js"
 
@@ -15,6 +16,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_fx_rates": fxRates,
   "0004_ledger": ledger,
   "0005_price_rounds": priceRounds,
+  "0006_rate_limits": rateLimits,
   "0008_exports": exportsTables,
   "0010_market": market
 }

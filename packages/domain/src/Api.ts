@@ -14,6 +14,7 @@ import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
 import { EstimatesGroup, ExposureGroup, MarketGroup, SummaryGroup } from "./MarketApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
+import { documentCommonResponses } from "./OpenApiCommon.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
 
@@ -22,6 +23,7 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
     HttpApiEndpoint.get("list", "/wallets")
       .setUrlParams(WalletListParams)
       .addSuccess(WalletList)
+      .annotate(OpenApi.Summary, "List watched wallets")
       .annotate(
         OpenApi.Description,
         "The watched addresses, in order of creation, paginated with `limit` and `cursor`."
@@ -32,6 +34,16 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
       .setPayload(CreateWallet)
       .addSuccess(Wallet, { status: 201 })
       .addError(InvalidAddressError)
+      .annotate(OpenApi.Summary, "Watch a wallet")
+      // The handler answers 200 (not 201) with the existing wallet when the address is already watched.
+      .annotate(OpenApi.Transform, (op) => {
+        const responses = op.responses as Record<string, { description: string; content?: unknown }>
+        const created = responses["201"]
+        if (created !== undefined) {
+          responses["200"] = { ...created, description: "The address was already watched: the existing wallet." }
+        }
+        return op
+      })
       .annotate(
         OpenApi.Description,
         "Starts watching a public address: live multiplier recording from the next block, and a backfill of its " +
@@ -44,6 +56,7 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
       .addSuccess(Wallet)
       .addError(InvalidAddressError)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Get a wallet")
   )
   .add(
     HttpApiEndpoint.patch("update", "/wallets/:address")
@@ -52,6 +65,7 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
       .addSuccess(Wallet)
       .addError(InvalidAddressError)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Change a wallet's label or self flag")
       .annotate(
         OpenApi.Description,
         "Changes `label` and `self`. Marking an address as own rebuilds the account's history."
@@ -63,21 +77,26 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(InvalidAddressError)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Stop watching a wallet")
       .annotate(
         OpenApi.Description,
         "Stops the watch and deletes every record derived from the wallet. Generated exports are kept."
       )
   )
   .annotate(OpenApi.Title, "Wallets")
+  .annotate(OpenApi.Description, "The public addresses the account watches (never keys: nothing here signs).")
 {}
 
 export class SettingsGroup extends HttpApiGroup.make("settings")
-  .add(HttpApiEndpoint.get("get", "/settings").addSuccess(Settings))
+  .add(
+    HttpApiEndpoint.get("get", "/settings").addSuccess(Settings).annotate(OpenApi.Summary, "Get the account's settings")
+  )
   .add(
     HttpApiEndpoint.put("update", "/settings")
       .setPayload(UpdateSettings)
       .addSuccess(Settings)
       .addError(UnsupportedCurrencyError)
+      .annotate(OpenApi.Summary, "Change the country rule or reporting currency")
       .annotate(
         OpenApi.Description,
         "Sets the country rule (`US`, `SG`, `DE`) and the reporting currency (USD or one of the 20 ECB reference " +
@@ -85,6 +104,7 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
       )
   )
   .annotate(OpenApi.Title, "Settings")
+  .annotate(OpenApi.Description, "The account's country rule and reporting currency.")
 {}
 
 /**
@@ -127,6 +147,8 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .middleware(Authentication)
     .prefix("/v1")
     .annotate(OpenApi.Title, "Scaledger API")
+    // Security, common error responses, summaries and tag descriptions for every operation of every group.
+    .annotate(OpenApi.Transform, documentCommonResponses)
     .annotate(OpenApi.Version, "1")
     .annotate(
       OpenApi.Description,

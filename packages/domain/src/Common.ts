@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { PageCursor, PageLimitParam } from "./Basic.js"
 
 /** A calendar date, `YYYY-MM-DD` (the UTC day an event happened on chain). */
 export const IsoDate = Schema.String.pipe(
@@ -26,18 +27,13 @@ export const DecimalString = Schema.String.pipe(
 /** Rejects fields the contract does not name (400 `invalid_request`). */
 export const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
-export const PageLimit = Schema.NumberFromString.pipe(
-  Schema.int(),
-  Schema.between(1, 500),
-  Schema.annotations({ description: "Page size, 1 to 500 (default 50)." })
-)
+/** Page size, 1 to 500 (an integer in the query string). */
+export const PageLimit = PageLimitParam
 
 /** `limit` and `cursor` of every list (DECISIONS.md: default 50, max 500, opaque cursor, `nextCursor` null at the end). */
 export const PageParams = {
   limit: Schema.optional(PageLimit),
-  cursor: Schema.optional(
-    Schema.String.annotations({ description: "Opaque cursor from a previous page's `nextCursor`." })
-  )
+  cursor: Schema.optional(PageCursor)
 }
 
 export const DEFAULT_PAGE_LIMIT = 50

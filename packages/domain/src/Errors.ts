@@ -67,15 +67,36 @@ export const ErrorCatalog = {
       "The account's history is being rebuilt (a country rule, an own address or a label changed). Reads that depend " +
       "on it answer 409 until the replay settles; retry after the `Retry-After` header's seconds."
   },
+  request_timeout: {
+    status: 408,
+    title: "Request timeout",
+    description: "The request's headers or body did not arrive in time; the connection is closed."
+  },
   payload_too_large: {
     status: 413,
     title: "Payload too large",
-    description: "The request body exceeds 1 MiB."
+    description:
+      "The request body exceeds 1 MiB, whether declared by `Content-Length` or counted as a chunked body streams in."
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: "Unsupported media type",
+    description:
+      "Request bodies must be JSON: `Content-Type: application/json` (optionally `; charset=utf-8`). Forms, " +
+      "multipart and text bodies are refused."
   },
   rate_limited: {
     status: 429,
     title: "Rate limited",
-    description: "Too many requests; retry after the `Retry-After` header's seconds."
+    description:
+      "The API key sent more requests than its limit allows (`RATE_LIMIT_PER_MINUTE`, per key, shared by every API " +
+      "process on one PostgreSQL). Retry after the `Retry-After` header's seconds; `details.retryAfterSeconds` says the " +
+      "same."
+  },
+  headers_too_large: {
+    status: 431,
+    title: "Request headers too large",
+    description: "The request's headers exceed 16 KiB."
   },
   internal_error: {
     status: 500,
@@ -131,6 +152,12 @@ export class ReplayInProgress extends Schema.TaggedError<ReplayInProgress>()("Re
   retryAfterSeconds: Schema.optional(Schema.Int)
 }) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", errorFields) {}
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", errorFields) {}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", errorFields) {}
+export class UnsupportedMediaType
+  extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", errorFields)
+{}
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", errorFields) {}
 
 /**
  * The wire form of an error class: encodes the tagged error into the `{ error: { code, message, docUrl,
@@ -165,6 +192,10 @@ export const UnauthorizedError = wire(Unauthorized, "Unauthorized", "unauthorize
 export const NotFoundError = wire(NotFound, "NotFound", "not_found")
 export const ReplayInProgressError = wire(ReplayInProgress, "ReplayInProgress", "replay_in_progress")
 export const ServiceUnavailableError = wire(ServiceUnavailable, "ServiceUnavailable", "service_unavailable")
+export const RateLimitedError = wire(RateLimited, "RateLimited", "rate_limited")
+export const PayloadTooLargeError = wire(PayloadTooLarge, "PayloadTooLarge", "payload_too_large")
+export const UnsupportedMediaTypeError = wire(UnsupportedMediaType, "UnsupportedMediaType", "unsupported_media_type")
+export const InternalErrorError = wire(InternalError, "InternalError", "internal_error")
 
 /**
  * The framework's own decode failures (bad path, query, headers or body) in the same envelope: code

@@ -47,6 +47,7 @@ export class FxGroup extends HttpApiGroup.make("fx")
       .addError(UnsupportedCurrencyError)
       .addError(InvalidDateError)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Get the ECB reference rate on a date")
       .annotate(
         OpenApi.Description,
         "The ECB reference rate of a currency against USD on a date: (EUR→X)/(EUR→USD), 1/(EUR→USD) for EUR. " +
@@ -55,4 +56,5 @@ export class FxGroup extends HttpApiGroup.make("fx")
       )
   )
   .annotate(OpenApi.Title, "Exchange rates")
+  .annotate(OpenApi.Description, "ECB reference rates against USD (cross rates through EUR), with provenance.")
 {}

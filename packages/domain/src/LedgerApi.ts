@@ -238,6 +238,7 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
       .addError(InvalidAddressError)
       .addError(NotFoundError)
       .addError(ReplayInProgressError)
+      .annotate(OpenApi.Summary, "List positions")
       .annotate(OpenApi.Description, "Positions per address and token (per token under account lot scope).")
   )
   .add(
@@ -253,6 +254,7 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
       .addSuccess(Schema.Union(BasisRecord, BasisRecords))
       .addError(NotFoundError)
       .addError(ReplayInProgressError)
+      .annotate(OpenApi.Summary, "Get the cost basis record")
       .annotate(
         OpenApi.Description,
         "The lots, disposals and realised gains of one token (`token`), or of every token. Disposal fields: `date`, " +
@@ -272,6 +274,7 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
       .addSuccess(EventList)
       .addError(InvalidDateError)
       .addError(ReplayInProgressError)
+      .annotate(OpenApi.Summary, "List events")
       .annotate(
         OpenApi.Description,
         "Movements and records of the account in chain order, including income from multiplier growth (no wallet " +
@@ -282,6 +285,8 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
     HttpApiEndpoint.get("portfolio", "/portfolio")
       .addSuccess(Portfolio)
       .addError(ReplayInProgressError)
+      .annotate(OpenApi.Summary, "Get the portfolio summary")
   )
   .annotate(OpenApi.Title, "Positions, basis and events")
+  .annotate(OpenApi.Description, "The ledger's reads: positions, lots and gains, events, the portfolio summary.")
 {}

@@ -66,6 +66,7 @@ export class MultiplierGroup extends HttpApiGroup.make("multiplier")
       .addSuccess(MultiplierHistory)
       .addError(NotFoundError)
       .addError(InvalidDateError)
+      .annotate(OpenApi.Summary, "Get a token's multiplier history")
       .annotate(
         OpenApi.Description,
         "Every recorded change of a token's multiplier, in order, with where each value comes from and the dates " +
@@ -73,4 +74,5 @@ export class MultiplierGroup extends HttpApiGroup.make("multiplier")
       )
   )
   .annotate(OpenApi.Title, "Multiplier")
+  .annotate(OpenApi.Description, "Every recorded change of a stock token's multiplier (dividends and splits).")
 {}

@@ -1,6 +1,7 @@
 export * as Address from "./Address.js"
 export * from "./Api.js"
 export * from "./Auth.js"
+export * from "./Basic.js"
 export * from "./Common.js"
 export * from "./Currency.js"
 export * from "./Errors.js"

@@ -1,13 +1,49 @@
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
-import { Config } from "effect"
+import { Config, LogLevel } from "effect"
 
 /** Settings of the HTTP side. Database settings live with the database (`@scaledger/db` DatabaseConfig). */
 export const HttpConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   mcpPort: Config.port("MCP_PORT").pipe(Config.withDefault(8081)),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
-  /** Origin that error `docUrl`s point at; derived from the request's Host header when unset. */
-  publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL"))
+  /** Origin that error `docUrl`s point at; the listener's own address when unset (never the request's Host). */
+  publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")),
+  /** Behind a reverse proxy: believe `X-Forwarded-Proto` / `X-Forwarded-Host` for `docUrl`s. Off by default. */
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
+})
+
+/** Requests per minute per API key (0 turns the limit off), and the burst allowed above the steady rate. */
+export const RateLimitConfig = Config.all({
+  perMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
+    Config.withDefault(600),
+    Config.validate({ message: "Expected an integer ≥ 0", validation: (n) => n >= 0 })
+  )
+})
+
+const logLevels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None,
+  off: LogLevel.None
+}
+
+/** `LOG_LEVEL` (trace, debug, info, warning, error, fatal, none; any case) and `LOG_FORMAT` (json, logfmt, pretty). */
+export const LogConfig = Config.all({
+  level: Config.string("LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.validate({
+      message: `Expected one of ${Object.keys(logLevels).join(", ")}`,
+      validation: (name) => logLevels[name.toLowerCase()] !== undefined
+    }),
+    Config.map((name) => logLevels[name.toLowerCase()]!)
+  ),
+  format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const))
 })
 
 export const DataDir = Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))

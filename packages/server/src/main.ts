@@ -1,17 +1,18 @@
-import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
 import { McpConfig } from "@scaledger/mcp"
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
-import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
-import { createServer } from "node:http"
+import { Cause, Console, Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { KeyHashSecretLive } from "./auth/KeyHashSecret.js"
 import { FirstStartKey } from "./Bootstrap.js"
-import { HttpConfig } from "./Config.js"
-import { RestRoutes } from "./http/RestApi.js"
+import { HttpConfig, LogConfig } from "./Config.js"
+import { beginDrain, makeNodeServer } from "./http/NodeServer.js"
+import { RateLimiterLive } from "./http/RateLimit.js"
+import { RestServer } from "./http/RestServer.js"
+import { LoggingLive } from "./Logging.js"
 import { McpServerLive } from "./mcp/McpServerLive.js"
 import { describeFailure } from "./StartupFailure.js"
 
@@ -22,13 +23,18 @@ const roles = (argv: ReadonlyArray<string>) => {
   return { api: all || picked.has("--api"), mcp: all || picked.has("--mcp"), workers: all || picked.has("--workers") }
 }
 
-const restServer = (options: { readonly port: number; readonly host: string }) =>
-  HttpLayerRouter.serve(RestRoutes).pipe(Layer.provide(NodeHttpServer.layer(createServer, options)))
+// A Node server that answers parser errors and requests during shutdown in the error envelope.
+const restServer = (options: { readonly port: number; readonly host: string; readonly publicOrigin?: string }) =>
+  RestServer.pipe(
+    Layer.provide(RateLimiterLive),
+    Layer.provide(NodeHttpServer.layer(makeNodeServer({ publicOrigin: options.publicOrigin }), options))
+  )
 
 const program = Effect.gen(function*() {
   const run = roles(process.argv.slice(2))
   // Configuration is read and checked before anything opens, so a mistake stops the start at once.
   const http = yield* HttpConfig
+  yield* LogConfig
   const target = Database.targetOf(yield* Database.DatabaseConfig)
   yield* Effect.logInfo(
     `Scaledger starting on ${Database.describeTarget(target)} (${
@@ -41,7 +47,13 @@ const program = Effect.gen(function*() {
   )
   const mcp = yield* McpConfig(ROBINHOOD_CHAIN_ID)
   const app = Layer.mergeAll(
-    run.api ? restServer({ port: http.port, host: http.host }) : Layer.empty,
+    run.api
+      ? restServer({
+        port: http.port,
+        host: http.host,
+        ...(http.publicBaseUrl._tag === "Some" ? { publicOrigin: http.publicBaseUrl.value.origin } : {})
+      })
+      : Layer.empty,
     run.mcp ? McpServerLive(mcp, { port: http.mcpPort, host: http.host }) : Layer.empty,
     run.workers ? WorkersLive : Layer.empty,
     // The embedded database is this process's alone: the CLI reaches the keys through a loopback admin endpoint.
@@ -56,7 +68,11 @@ const program = Effect.gen(function*() {
   return yield* Layer.launch(app)
 })
 
+// On SIGTERM/SIGINT new requests are refused at once (503, Connection: close) while in-flight ones finish.
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginDrain)
+
 program.pipe(
+  Effect.provide(LoggingLive),
   Effect.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause)
       ? Effect.void
@@ -67,6 +83,5 @@ program.pipe(
         })
       )
   ),
-  Logger.withMinimumLogLevel(LogLevel.Info),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -4,14 +4,15 @@ const isoDatePattern = /^(\d{4})-(\d{2})-(\d{2})$/
 
 const DAY_MS = 86_400_000
 
-/** True for a well-formed `YYYY-MM-DD` that names a real calendar day (no 2025-02-30). */
+/** True for a well-formed `YYYY-MM-DD` that names a real calendar day (no 2025-02-30) in years 0001–9999. */
 export const isIsoDate = (input: string): boolean => {
   const m = isoDatePattern.exec(input)
   if (m === null) return false
   const year = Number(m[1])
   const month = Number(m[2])
   const day = Number(m[3])
-  if (month < 1 || month > 12 || day < 1) return false
+  // Year 0000 exists in neither PostgreSQL's `date` nor the API's contract.
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false
   return day <= daysInMonth(year, month)
 }
 

@@ -1,18 +1,48 @@
 import { HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Ids } from "@scaledger/db"
+import { SafeTextMax } from "@scaledger/domain/Basic"
 import { Effect, Layer, Option, Schema } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import * as Fs from "node:fs"
-import { createServer } from "node:http"
 import * as Path from "node:path"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { DataDir } from "../Config.js"
+import { mapDatabaseError } from "../http/DatabaseErrors.js"
+import { makeNodeServer } from "../http/NodeServer.js"
+import { serveWithOwnRouter } from "../http/OwnRouter.js"
+import { edgeMiddleware, errorResponse } from "../http/RequestEnvelope.js"
 import { adminFilePath } from "./AdminFile.js"
 
-const CreateKeyBody = Schema.Struct({ account: Schema.String.pipe(Schema.minLength(1)) })
+const CreateKeyBody = Schema.Struct({ account: SafeTextMax(200).pipe(Schema.minLength(1)) })
 
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status })
+
+/** A failed admin request in the error envelope; a database error is logged once, with its SQLSTATE. */
+const answerFailure = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const tagged = error as { readonly _tag?: string; readonly message?: string }
+  switch (tagged._tag) {
+    case "SqlError":
+      return mapDatabaseError("admin request failed")(error as SqlError).pipe(Effect.catchAll(answerFailure))
+    case "ParseError":
+    case "InvalidRequest":
+      return errorResponse("invalid_request", "The request does not match the admin contract.", {
+        reason: String(tagged.message ?? "").split("\n")[0]
+      })
+    case "ServiceUnavailable":
+      return errorResponse("service_unavailable", tagged.message ?? "The database is not reachable; retry later.")
+    default:
+      return Effect.die(error)
+  }
+}
+
+/** The admin listener's routes (used to answer 405 with `Allow`); nothing of the REST API is served there. */
+const AdminRoutes = [
+  { method: "POST", path: "/admin/keys" },
+  { method: "GET", path: "/admin/keys" },
+  { method: "POST", path: "/admin/keys/:id/revoke" }
+] as const
 
 /**
  * The embedded database belongs to one process. While the server holds it, `scaledger keys …` reaches the keys
@@ -28,10 +58,10 @@ const adminRoutes = (token: string) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const given = Buffer.from(request.headers["authorization"] ?? "")
           if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-            return json({ error: "unauthorized" }, 401)
+            return yield* errorResponse("unauthorized", "The admin token is missing or wrong.")
           }
           return yield* handler
-        }).pipe(Effect.catchAll((error) => Effect.succeed(json({ error: String(error) }, 500))))
+        }).pipe(Effect.catchAll(answerFailure))
 
       yield* router.add(
         "POST",
@@ -45,10 +75,10 @@ const adminRoutes = (token: string) =>
         "GET",
         "/admin/keys",
         authorized(Effect.gen(function*() {
-          const { account } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ account: Schema.String }))
-          return Option.match(yield* keys.list(account), {
-            onNone: () => json({ error: "unknown_account" }, 404),
-            onSome: (list) => json(list)
+          const { account } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ account: SafeTextMax(200) }))
+          return yield* Option.match(yield* keys.list(account), {
+            onNone: () => errorResponse("not_found", `No account named ${account}.`, { reason: "unknown_account" }),
+            onSome: (list) => Effect.succeed(json(list))
           })
         }))
       )
@@ -57,9 +87,9 @@ const adminRoutes = (token: string) =>
         "/admin/keys/:id/revoke",
         authorized(Effect.gen(function*() {
           const { id } = yield* HttpLayerRouter.schemaParams(Schema.Struct({ id: Schema.String }))
-          return Option.match(yield* keys.revoke(id), {
-            onNone: () => json({ error: "unknown_key" }, 404),
-            onSome: (key) => json(key)
+          return yield* Option.match(yield* keys.revoke(id), {
+            onNone: () => errorResponse("not_found", `No key ${id}.`, { reason: "unknown_key" }),
+            onSome: (key) => Effect.succeed(json(key))
           })
         }))
       )
@@ -83,10 +113,19 @@ const advertise = (token: string) =>
     )
   }))
 
+/**
+ * The admin listener: its own Node server on 127.0.0.1 (a random port, advertised in the data folder) with its own
+ * router (`serveWithOwnRouter`: with `HttpLayerRouter.serve`, two listeners in one layer graph share one memoized
+ * router, and each answered the other's routes).
+ */
+export const adminServer = (token: string) =>
+  serveWithOwnRouter(
+    Layer.mergeAll(adminRoutes(token), edgeMiddleware({ extraRoutes: AdminRoutes, logRequests: false }))
+  )
+
 export const AdminServerLive = Layer.unwrapEffect(Effect.sync(() => {
   const token = Ids.randomBase62(40)
-  return Layer.mergeAll(
-    HttpLayerRouter.serve(adminRoutes(token), { disableLogger: true, disableListenLog: true }),
-    advertise(token)
-  ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+  return Layer.mergeAll(adminServer(token), advertise(token)).pipe(
+    Layer.provide(NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" }))
+  )
 }))

@@ -1,6 +1,8 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Authentication, ServiceUnavailable, Unauthorized } from "@scaledger/domain"
+import { Authentication, RateLimited, Unauthorized } from "@scaledger/domain"
 import { Effect, Layer, Option } from "effect"
+import { mapDatabaseError } from "../http/DatabaseErrors.js"
+import { optionalRateLimiter } from "../http/RateLimit.js"
 import { ApiKeys } from "./ApiKeys.js"
 
 /** `Bearer <token>`, scheme case-insensitive, exactly one space, a non-empty token without spaces. */
@@ -15,6 +17,7 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const keys = yield* ApiKeys
+    const limiter = yield* optionalRateLimiter
     return {
       bearer: () =>
         Effect.gen(function*() {
@@ -29,14 +32,23 @@ export const AuthenticationLive = Layer.effect(
             })
           }
           const account = yield* keys.authenticate(token.value).pipe(
-            Effect.catchTag("SqlError", (error) =>
-              Effect.zipRight(
-                Effect.logError("key lookup failed", error),
-                new ServiceUnavailable({ message: "The database is not reachable; retry later." })
-              ))
+            Effect.catchTag("SqlError", mapDatabaseError("key lookup failed")),
+            // A key lookup never fails on the caller's input (the key's form is checked first).
+            Effect.catchTag("InvalidRequest", () => Effect.succeed(Option.none()))
           )
           if (Option.isNone(account)) {
             return yield* new Unauthorized({ message: "The API key is unknown or revoked." })
+          }
+          if (limiter !== undefined) {
+            // Per key: its lookup prefix (`sk_live_` + 8) names it without holding the secret part.
+            const decision = yield* limiter.consume(token.value.slice(0, 16))
+            if (!decision.allowed) {
+              return yield* new RateLimited({
+                message:
+                  `More than ${limiter.limitPerMinute} requests a minute with this key; retry after ${decision.retryAfterSeconds} s.`,
+                details: { retryAfterSeconds: decision.retryAfterSeconds, limitPerMinute: limiter.limitPerMinute }
+              })
+            }
           }
           return account.value
         })

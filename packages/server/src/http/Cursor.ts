@@ -1,21 +1,23 @@
-import { InvalidRequest } from "@scaledger/domain"
-import { Effect } from "effect"
+import { decodePageCursor, encodePageCursor, InvalidRequest } from "@scaledger/domain"
+import { Effect, Either } from "effect"
 
 /** Opaque page cursors: base64url of `<kind>:<position>`, so a cursor of one list is refused by another. */
-export const encodeCursor = (kind: string, position: string): string =>
-  Buffer.from(`${kind}:${position}`, "utf8").toString("base64url")
+export const encodeCursor = (kind: string, position: string): string => encodePageCursor(kind, position)
 
+/** The cursor's position, bounded to PostgreSQL's `bigint`; anything else is `400 invalid_request`. */
 export const decodeCursor = (
   kind: string,
   cursor: string | undefined
 ): Effect.Effect<string | undefined, InvalidRequest> => {
   if (cursor === undefined) return Effect.succeed(undefined)
-  const decoded = Buffer.from(cursor, "base64url").toString("utf8")
-  const prefix = `${kind}:`
-  const position = decoded.startsWith(prefix) ? decoded.slice(prefix.length) : ""
-  return /^\d+$/.test(position)
-    ? Effect.succeed(position)
-    : Effect.fail(
-      new InvalidRequest({ message: "The cursor is not one this list issued.", details: { field: "cursor" } })
-    )
+  return Either.match(decodePageCursor(kind, cursor), {
+    onRight: (position) => Effect.succeed(position),
+    onLeft: (reason) =>
+      Effect.fail(
+        new InvalidRequest({
+          message: "The cursor is not one this list issued.",
+          details: { field: "cursor", reason, issues: [{ path: ["cursor"], message: reason }] }
+        })
+      )
+  })
 }

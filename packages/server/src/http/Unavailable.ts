@@ -1,17 +1,18 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { ServiceUnavailable } from "@scaledger/domain"
+import type { InvalidRequest, ServiceUnavailable } from "@scaledger/domain"
 import { Effect } from "effect"
+import { mapDatabaseError } from "./DatabaseErrors.js"
 
-/** A database failure is an outage, not the caller's fault: 503, logged with its cause. */
+/**
+ * A database failure, logged once with its SQLSTATE (never the statement's parameters): a data exception (SQLSTATE
+ * class 22) is the caller's input, `400 invalid_request`; an unreachable database `503 service_unavailable`;
+ * anything else `500 internal_error`.
+ */
 export const orUnavailable = <A, E, R>(
   effect: Effect.Effect<A, E | SqlError, R>
-): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
+): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable | InvalidRequest, R> =>
   Effect.catchIf(
     effect,
     (error): error is SqlError => (error as { _tag?: string })._tag === "SqlError",
-    (error) =>
-      Effect.zipRight(
-        Effect.logError("database request failed", error),
-        Effect.fail(new ServiceUnavailable({ message: "The database is not reachable; retry later." }))
-      )
-  ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
+    mapDatabaseError("database request failed")
+  ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable | InvalidRequest, R>

@@ -1,4 +1,3 @@
-import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { FxReads, MultiplierReads } from "@scaledger/db"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
@@ -10,6 +9,7 @@ import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { ApiKeys } from "../auth/ApiKeys.js"
+import { serveWithOwnRouter } from "../http/OwnRouter.js"
 
 /** The MCP server checks the same API keys as the REST API. */
 export const McpKeysLive = Layer.effect(McpKeys, Effect.map(ApiKeys, (keys) => ({ authenticate: keys.authenticate })))
@@ -29,8 +29,8 @@ export const McpApp = (settings: McpSettings) =>
     ])
   )
 
-/** The MCP server on its own listener (its own port; its own host in production). */
+/** The MCP server on its own listener and router (its own port; its own host in production). */
 export const McpServerLive = (settings: McpSettings, options: { readonly port: number; readonly host: string }) =>
-  HttpLayerRouter.serve(McpApp(settings), { disableLogger: true }).pipe(
+  serveWithOwnRouter(McpApp(settings)).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, options))
   )

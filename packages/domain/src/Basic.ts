@@ -1,0 +1,115 @@
+import { Either, Schema } from "effect"
+
+/**
+ * Shared basic schemas for request inputs: text without control characters, calendar dates PostgreSQL can store,
+ * bounded page cursors. Every group's path, query and body schemas should use these (or build on them) rather than
+ * a bare `Schema.String`, so that nothing the database would refuse (a NUL byte, year 0000, an offset past `bigint`)
+ * gets past the edge and comes back as a 5xx.
+ */
+
+/** C0 controls (NUL included), DEL and C1 controls. Tab, LF and CR are refused too: inputs here are single-line. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+/** True when `text` holds a control character (NUL included). */
+export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)
+
+/** Text without control characters (no NUL, no C0/C1 controls, no DEL). */
+export const SafeText = Schema.String.pipe(
+  Schema.filter((text) =>
+    !hasControlCharacter(text) || "must not contain control characters (NUL, U+0000–U+001F, U+007F–U+009F)"
+  ),
+  Schema.annotations({
+    identifier: "SafeText",
+    description: "Text without control characters.",
+    jsonSchema: { type: "string", pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]*$" }
+  })
+)
+
+/** `SafeText` of at most `max` characters (labels, notes, descriptions). */
+export const SafeTextMax = (max: number) =>
+  SafeText.pipe(
+    Schema.maxLength(max),
+    Schema.annotations({ description: `Text without control characters, at most ${max} characters.` })
+  )
+
+/** A short token-like word (symbols, codes, types): printable ASCII, 1–100 characters, no spaces. */
+export const Word = Schema.String.pipe(
+  Schema.pattern(/^[\x21-\x7e]{1,100}$/),
+  Schema.annotations({ identifier: "Word", description: "Printable ASCII without spaces, 1 to 100 characters." })
+)
+
+const isoDatePattern = /^(\d{4})-(\d{2})-(\d{2})$/
+
+const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+
+/**
+ * True for a real calendar day `YYYY-MM-DD` in years 0001 to 9999 (proleptic Gregorian): the range both
+ * PostgreSQL's `date` and JavaScript's `Date` hold. Year 0000 and 2025-02-30 are refused.
+ */
+export const isCalendarDate = (input: string): boolean => {
+  const m = isoDatePattern.exec(input)
+  if (m === null) return false
+  const year = Number(m[1])
+  const month = Number(m[2])
+  const day = Number(m[3])
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false
+  const days = month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+  return day <= days
+}
+
+/** A calendar date `YYYY-MM-DD` within 0001-01-01 to 9999-12-31. */
+export const CalendarDate = Schema.String.pipe(
+  Schema.filter((input) =>
+    isCalendarDate(input) || "must be a calendar date YYYY-MM-DD between 0001-01-01 and 9999-12-31"
+  ),
+  Schema.annotations({
+    identifier: "CalendarDate",
+    description: "A calendar date, YYYY-MM-DD, between 0001-01-01 and 9999-12-31.",
+    examples: ["2026-08-14"],
+    jsonSchema: { type: "string", format: "date", pattern: "^\\d{4}-\\d{2}-\\d{2}$" }
+  })
+)
+
+/** The largest position a cursor may carry: PostgreSQL's `bigint` maximum. */
+export const MAX_CURSOR_POSITION = 9_223_372_036_854_775_807n
+
+/** An opaque page cursor as sent: base64url, at most 200 characters. Its content is checked by `decodePageCursor`. */
+export const PageCursor = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]{1,200}={0,2}$/),
+  Schema.annotations({
+    identifier: "PageCursor",
+    description: "Opaque cursor from a previous page's `nextCursor`."
+  })
+)
+
+/** Opaque page cursors: base64url of `<kind>:<position>`, so a cursor of one list is refused by another. */
+export const encodePageCursor = (kind: string, position: string): string =>
+  Buffer.from(`${kind}:${position}`, "utf8").toString("base64url")
+
+/**
+ * The position inside a cursor of list `kind`: a decimal integer from 0 to `MAX_CURSOR_POSITION` with no leading
+ * zeros. Anything else (another list's cursor, garbage, an offset past `bigint`) is `Left` with the reason.
+ */
+export const decodePageCursor = (kind: string, cursor: string): Either.Either<string, string> => {
+  if (!/^[A-Za-z0-9_-]{1,200}={0,2}$/.test(cursor)) return Either.left("not base64url")
+  const decoded = Buffer.from(cursor, "base64url").toString("utf8")
+  const prefix = `${kind}:`
+  if (!decoded.startsWith(prefix)) return Either.left("issued by another list")
+  const position = decoded.slice(prefix.length)
+  if (!/^(0|[1-9]\d{0,18})$/.test(position) || BigInt(position) > MAX_CURSOR_POSITION) {
+    return Either.left("position out of range")
+  }
+  return Either.right(position)
+}
+
+/** `limit` of every list: an integer from 1 to 500, sent as a query string. */
+export const PageLimitParam = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(1, 500),
+  Schema.annotations({
+    identifier: "PageLimit",
+    description: "Page size, 1 to 500 (default 50).",
+    jsonSchema: { type: "integer", minimum: 1, maximum: 500, default: 50 }
+  })
+)

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either, Schema } from "effect"
+import {
+  CalendarDate,
+  decodePageCursor,
+  encodePageCursor,
+  hasControlCharacter,
+  isCalendarDate,
+  PageLimitParam,
+  SafeText,
+  SafeTextMax
+} from "../src/Basic.js"
+
+const accepts = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
+  Either.isRight(Schema.decodeUnknownEither(schema)(input))
+
+describe("shared basic schemas", () => {
+  it("SafeText refuses NUL, C0, DEL and C1 controls, accepts other Unicode", () => {
+    for (const bad of ["\u0000", "a\u0000", "\u0007", "\t", "\n", "\u007f", "\u0085", "\u009f"]) {
+      expect(accepts(SafeText, bad), JSON.stringify(bad)).toBe(false)
+      expect(hasControlCharacter(bad)).toBe(true)
+    }
+    for (const good of ["", "main wallet", "ünïcödé 😀", "\u00a0", "a\u200bb"]) {
+      expect(accepts(SafeText, good)).toBe(true)
+    }
+    expect(accepts(SafeTextMax(3), "abcd")).toBe(false)
+  })
+
+  it("CalendarDate takes real days in 0001–9999 only", () => {
+    for (const good of ["0001-01-01", "9999-12-31", "2024-02-29", "2026-08-14"]) expect(isCalendarDate(good)).toBe(true)
+    for (
+      const bad of ["0000-01-01", "0000-12-31", "10000-01-01", "2025-02-29", "2025-13-01", "2025-00-10", "2025-1-1", ""]
+    ) {
+      expect(isCalendarDate(bad), bad).toBe(false)
+      expect(accepts(CalendarDate, bad)).toBe(false)
+    }
+  })
+
+  it("cursors are decoded and bounded to bigint", () => {
+    expect(decodePageCursor("wallets", encodePageCursor("wallets", "42"))).toEqual(Either.right("42"))
+    expect(decodePageCursor("wallets", encodePageCursor("wallets", "9223372036854775807"))).toEqual(
+      Either.right("9223372036854775807")
+    )
+    for (
+      const bad of [
+        encodePageCursor("wallets", "9223372036854775808"),
+        encodePageCursor("wallets", "9".repeat(40)),
+        encodePageCursor("wallets", "007"),
+        encodePageCursor("wallets", "-1"),
+        encodePageCursor("events", "1"),
+        "!!",
+        "A".repeat(201)
+      ]
+    ) expect(Either.isLeft(decodePageCursor("wallets", bad)), bad).toBe(true)
+  })
+
+  it("limit is an integer from 1 to 500", () => {
+    for (const good of ["1", "50", "500"]) expect(accepts(PageLimitParam, good)).toBe(true)
+    for (const bad of ["0", "501", "1.5", "abc", "-1", ""]) expect(accepts(PageLimitParam, bad), bad).toBe(false)
+  })
+})

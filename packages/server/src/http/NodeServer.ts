@@ -1,0 +1,124 @@
+import { Ids } from "@scaledger/db"
+import { ErrorCatalog, type ErrorCode } from "@scaledger/domain"
+import * as Http from "node:http"
+import type * as Net from "node:net"
+
+/** Largest request head (request line and headers) Node's parser accepts; beyond it: 431 in the envelope. */
+export const MAX_HEADER_BYTES = 16 * 1024
+
+const REASONS: Partial<Record<number, string>> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  413: "Payload Too Large",
+  431: "Request Header Fields Too Large",
+  503: "Service Unavailable"
+}
+
+export interface NodeServerOptions {
+  /** Origin for `docUrl`s when known (`PUBLIC_BASE_URL`); else the listener's own address. */
+  readonly publicOrigin?: string | undefined
+}
+
+const servers = new Set<Http.Server>()
+const draining = new WeakSet<Http.Server>()
+
+/**
+ * Starts refusing new requests on every server this process made: each answers `503 service_unavailable` with
+ * `Connection: close` at once, and idle keep-alive connections are closed. Called on SIGTERM/SIGINT, before the
+ * servers' scopes close, so a request arriving during shutdown never hangs.
+ */
+export const beginDrain = () => {
+  for (const server of servers) {
+    draining.add(server)
+    server.closeIdleConnections()
+  }
+}
+
+const originOf = (socket: Net.Socket, options: NodeServerOptions) => {
+  if (options.publicOrigin !== undefined) return options.publicOrigin
+  let address = socket.localAddress ?? "127.0.0.1"
+  if (address.startsWith("::ffff:")) address = address.slice(7)
+  return `http://${address.includes(":") ? `[${address}]` : address}:${socket.localPort ?? ""}`
+}
+
+/** The error envelope as raw bytes, for answers written outside the Effect router (parser errors, shutdown). */
+const envelope = (code: ErrorCode, message: string, origin: string) => {
+  const requestId = `req_${Ids.randomBase62(20)}`
+  const body = JSON.stringify({
+    error: { code, message, docUrl: `${origin}/docs/errors#${code}`, requestId }
+  })
+  return { requestId, body, status: ErrorCatalog[code].status }
+}
+
+const parserErrorCode = (error: NodeJS.ErrnoException): { code: ErrorCode; message: string } => {
+  switch (error.code) {
+    case "HPE_HEADER_OVERFLOW":
+      return { code: "headers_too_large", message: `The request headers exceed ${MAX_HEADER_BYTES} bytes.` }
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+    case "ERR_HTTP_HEADERS_TIMEOUT":
+      return { code: "request_timeout", message: "The request did not arrive in time." }
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return { code: "payload_too_large", message: "The chunk extensions are too large." }
+    default:
+      return {
+        code: "invalid_request",
+        message: `The request is not valid HTTP/1.1 (${String(error.code ?? "parse error").replace(/[^A-Z_]/g, "")}).`
+      }
+  }
+}
+
+/**
+ * A Node HTTP server for `NodeHttpServer.layer` with the edge the Effect router cannot see: requests Node's parser
+ * refuses (oversized headers, duplicate `Content-Length`, a bad method) are answered in the error envelope with a
+ * `Request-Id` where the socket still allows writing; during shutdown every new request is answered `503` with
+ * `Connection: close` instead of waiting for a handler that is gone.
+ */
+export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Server => {
+  const server = Http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 60_000, headersTimeout: 30_000 })
+  servers.add(server)
+  server.on("close", () => servers.delete(server))
+
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Net.Socket) => {
+    // A response whose head is already written cannot be followed by another: just close (as Node does).
+    const current = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    if (error.code === "ECONNRESET" || !socket.writable || current?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    const { code, message } = parserErrorCode(error)
+    const { body, requestId, status } = envelope(code, message, originOf(socket, options))
+    socket.end(
+      `HTTP/1.1 ${status} ${REASONS[status] ?? "Bad Request"}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
+
+  // The router's handler is removed when the server's scope closes, before the listener finishes closing: a request
+  // on a kept-alive connection in between would find no handler and hang. Answer it (and every request once
+  // draining) here instead.
+  const emit = server.emit.bind(server)
+  server.emit = ((event: string, ...args: Array<unknown>) => {
+    if (event === "request" && (draining.has(server) || server.listenerCount("request") === 0)) {
+      const request = args[0] as Http.IncomingMessage
+      const response = args[1] as Http.ServerResponse
+      const { body, requestId, status } = envelope(
+        "service_unavailable",
+        "The service is shutting down; retry on another instance or shortly.",
+        originOf(request.socket, options)
+      )
+      request.resume()
+      response.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        "request-id": requestId,
+        "retry-after": "1",
+        connection: "close"
+      })
+      response.end(body)
+      return true
+    }
+    return emit(event, ...args)
+  }) as typeof server.emit
+  return server
+}

@@ -1,0 +1,25 @@
+import { HttpLayerRouter, HttpServer } from "@effect/platform"
+import { Effect, Layer } from "effect"
+
+/**
+ * `HttpLayerRouter.serve` with a router of its own. `serve` provides the module-level `HttpLayerRouter.layer`, which
+ * the layer memo map shares between every `serve` in one layer graph: two listeners would then serve one router,
+ * each answering the other's routes. `Layer.fresh` builds a separate router for this listener. No framework request
+ * log: the edge middleware logs one line per request, with its request id.
+ */
+export const serveWithOwnRouter = <A, E, R>(
+  appLayer: Layer.Layer<A, E, R>,
+  options: { readonly logAddress?: boolean } = {}
+): Layer.Layer<
+  A,
+  HttpLayerRouter.Request.Without<E>,
+  HttpServer.HttpServer | Exclude<HttpLayerRouter.Request.Without<R>, HttpLayerRouter.HttpRouter>
+> => {
+  const served = Effect.map(HttpLayerRouter.HttpRouter, (router) => HttpServer.serve(router.asHttpEffect())).pipe(
+    Layer.unwrapEffect,
+    Layer.provideMerge(appLayer),
+    Layer.provide(Layer.fresh(HttpLayerRouter.layer))
+  )
+  // The routes' per-request requirements (`Request` markers) are met by the server's request context, as in `serve`.
+  return (options.logAddress === true ? HttpServer.withLogAddress(served) : served) as any
+}

@@ -1,0 +1,295 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { docOrigin } from "@scaledger/server/http/RequestEnvelope"
+import { Effect, Option, Stream } from "effect"
+import { edgeServer, rawRequest, serverPort } from "../support/EdgeHarness.js"
+import { call, newKey, type Reply } from "../support/RestHarness.js"
+
+const AAPL = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
+
+/** The envelope, with a Request-Id header equal to `requestId`, and a docUrl on the service's own listener. */
+const expectError = (reply: Pick<Reply, "status" | "headers" | "body">, status: number, code: string) => {
+  expect(reply.status).toBe(status)
+  expect(Object.keys(reply.body ?? {})).toEqual(["error"])
+  const error = reply.body.error
+  expect(error.code).toBe(code)
+  expect(error.message.length).toBeGreaterThan(0)
+  expect(error.requestId).toMatch(/^req_[0-9A-Za-z]{20}$/)
+  expect(reply.headers["request-id"]).toBe(error.requestId)
+  expect(error.docUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/docs/errors#${code}$`))
+  return error
+}
+
+const base64url = (text: string) => Buffer.from(text, "utf8").toString("base64url")
+
+layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defects of issue 15", (it) => {
+  describe("bad input reaches the database no more (400, never 503)", () => {
+    it.effect("POST /v1/wallets with a NUL in the label is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("nul-post")
+        const reply = yield* call("POST", "/v1/wallets", { key, body: { address: AAPL, label: "a\u0000b" } })
+        expectError(reply, 400, "invalid_request")
+        const control = yield* call("POST", "/v1/wallets", { key, body: { address: AAPL, label: "bell\u0007" } })
+        expect(expectError(control, 400, "invalid_request").details.issues[0].path).toEqual(["label"])
+        expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
+      }))
+
+    it.effect("PATCH /v1/wallets/{address} with a NUL in the label is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("nul-patch")
+        expect((yield* call("POST", "/v1/wallets", { key, body: { address: AAPL, label: "main" } })).status).toBe(201)
+        const reply = yield* call("PATCH", `/v1/wallets/${AAPL}`, { key, body: { label: "x\u0000" } })
+        expectError(reply, 400, "invalid_request")
+        expect((yield* call("GET", `/v1/wallets/${AAPL}`, { key })).body.label).toBe("main")
+      }))
+
+    it.effect("GET /v1/multiplier?token=AAPL%00 is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("nul-query")
+        const error = expectError(yield* call("GET", "/v1/multiplier?token=AAPL%00", { key }), 400, "invalid_request")
+        expect(error.details.issues[0].path).toEqual(["token"])
+        expectError(yield* call("GET", "/v1/wallets/0x%00", { key }), 400, "invalid_request")
+      }))
+
+    it.effect("GET /v1/events?from=0000-01-01 is 400 invalid_date, not a database error", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("year-zero")
+        expectError(yield* call("GET", "/v1/events?from=0000-01-01", { key }), 400, "invalid_date")
+        expectError(yield* call("GET", "/v1/events?to=0000-12-31", { key }), 400, "invalid_date")
+        expectError(yield* call("GET", "/v1/multiplier?token=AAPL&at=0000-01-01", { key }), 400, "invalid_date")
+        expectError(yield* call("GET", "/v1/events?from=10000-01-01", { key }), 400, "invalid_date")
+      }))
+
+    it.effect("GET /v1/wallets with a cursor whose offset overflows bigint is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("cursor-overflow")
+        for (
+          const cursor of [
+            base64url("wallets:" + "9".repeat(40)),
+            base64url("wallets:9223372036854775808"),
+            base64url("wallets:-1"),
+            base64url("events:1"),
+            "not a cursor!",
+            "A".repeat(5000)
+          ]
+        ) {
+          const reply = yield* call("GET", `/v1/wallets?cursor=${encodeURIComponent(cursor)}`, { key })
+          expectError(reply, 400, "invalid_request")
+        }
+        // The largest bigint is a valid position (past the end: an empty page).
+        const last = yield* call("GET", `/v1/wallets?cursor=${base64url("wallets:9223372036854775807")}`, { key })
+        expect(last.status).toBe(200)
+      }))
+
+    it.effect("limit outside 1–500 or not an integer is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("limits")
+        for (const limit of ["0", "501", "1.5", "abc", "1e3", "-1"]) {
+          expectError(yield* call("GET", `/v1/wallets?limit=${limit}`, { key }), 400, "invalid_request")
+        }
+        expect((yield* call("GET", "/v1/wallets?limit=500", { key })).status).toBe(200)
+      }))
+  })
+
+  describe("bodies", () => {
+    it.effect("deeply nested JSON ([ x3000 ... ] x3000) is 400 invalid_request, not 500", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("deep")
+        const deep = "[".repeat(3000) + "]".repeat(3000)
+        const reply = yield* call("POST", "/v1/wallets", { key, rawBody: deep })
+        expect(expectError(reply, 400, "invalid_request").details.maxDepth).toBe(32)
+        const objects = "{\"a\":".repeat(3000) + "1" + "}".repeat(3000)
+        expectError(yield* call("PUT", "/v1/settings", { key, rawBody: objects }), 400, "invalid_request")
+        // Brackets inside strings do not count.
+        const inString = yield* call("POST", "/v1/wallets", {
+          key,
+          rawBody: JSON.stringify({ address: AAPL, label: "[".repeat(100) })
+        })
+        expect(inString.status).toBe(201)
+      }))
+
+    it.effect("a chunked body over 1 MiB answers 413 payload_too_large (no reset)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("chunked")
+        const body = JSON.stringify({ address: AAPL, label: "x".repeat(1024 * 1024 + 10) })
+        const port = yield* serverPort
+        const chunks = [body.slice(0, 1000), body.slice(1000, 600_000), body.slice(600_000)]
+        const reply = yield* rawRequest(port, [
+          `POST /v1/wallets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+          ...chunks.map((chunk) => `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`),
+          "0\r\n\r\n"
+        ])
+        expect(reply.closedEarly).toBe(false)
+        expectError(reply, 413, "payload_too_large")
+        expect(reply.headers["connection"]).toBe("close")
+        // Through an HTTP client too, and nothing was written.
+        const encoded = new TextEncoder().encode(body)
+        const streamed = yield* call("POST", "/v1/wallets", {
+          key,
+          stream: Stream.make(encoded.slice(0, 1000), encoded.slice(1000))
+        })
+        expectError(streamed, 413, "payload_too_large")
+        // A much larger chunked body (4 MiB in 64 KiB chunks): still the 413, not a reset.
+        const piece = "x".repeat(64 * 1024)
+        const big = yield* rawRequest(port, [
+          `POST /v1/wallets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+          ...Array.from({ length: 64 }, () => `${piece.length.toString(16)}\r\n${piece}\r\n`),
+          "0\r\n\r\n"
+        ])
+        expect(big.closedEarly).toBe(false)
+        expectError(big, 413, "payload_too_large")
+        expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
+      }))
+
+    it.effect("form bodies are 415 unsupported_media_type: multipart PUT /v1/settings, urlencoded POST /v1/wallets", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("forms")
+        const boundary = "----scaledger"
+        const multipart =
+          `--${boundary}\r\nContent-Disposition: form-data; name="country"\r\n\r\nSG\r\n--${boundary}--\r\n`
+        const port = yield* serverPort
+        const settings = yield* rawRequest(port, [
+          `PUT /v1/settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${multipart.length}\r\n\r\n` +
+          multipart
+        ])
+        expectError(settings, 415, "unsupported_media_type")
+        expect((yield* call("GET", "/v1/settings", { key })).body.country).toBe("US")
+        const form = `address=${AAPL}&label=form`
+        const urlencoded = yield* rawRequest(port, [
+          `POST /v1/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`
+        ])
+        expectError(urlencoded, 415, "unsupported_media_type")
+        const json = JSON.stringify({ address: AAPL })
+        const plain = yield* rawRequest(port, [
+          `POST /v1/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: text/plain\r\nContent-Length: ${json.length}\r\n\r\n${json}`
+        ])
+        expectError(plain, 415, "unsupported_media_type")
+        expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
+        // JSON with a charset is fine.
+        const withCharset = yield* rawRequest(port, [
+          `POST /v1/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: application/json; charset=UTF-8\r\nContent-Length: ${json.length}\r\n\r\n${json}`
+        ])
+        expect(withCharset.status).toBe(201)
+      }))
+  })
+
+  describe("routing", () => {
+    it.effect("a wrong method is 405 method_not_allowed with Allow, an unknown path 404", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("methods")
+        const put = yield* call("PUT", "/v1/wallets", { key, body: {} })
+        expect(expectError(put, 405, "method_not_allowed").details.allowed).toEqual(["GET", "HEAD", "POST"])
+        expect(put.headers["allow"]).toBe("GET, HEAD, POST")
+        const post = yield* call("POST", `/v1/wallets/${AAPL}/`, { key })
+        expectError(post, 404, "not_found")
+        const del = yield* call("DELETE", "/v1/settings", { key })
+        expect(expectError(del, 405, "method_not_allowed").details.allowed).toEqual(["GET", "HEAD", "PUT"])
+        const health = yield* call("POST", "/healthz")
+        expect(health.headers["allow"]).toBe("GET, HEAD")
+        expectError(yield* call("GET", "/v1/nothing-here", { key }), 404, "not_found")
+      }))
+  })
+
+  describe("docUrl", () => {
+    it.effect("docUrl ignores Host and X-Forwarded-Proto without TRUST_PROXY", () =>
+      Effect.gen(function*() {
+        const reply = yield* call("GET", "/v1/wallets", {
+          headers: { host: "evil.example", "x-forwarded-proto": "javascript", "x-forwarded-host": "evil.example" }
+        })
+        const error = expectError(reply, 401, "unauthorized")
+        expect(error.docUrl).not.toContain("evil")
+        expect(error.docUrl).not.toContain("javascript")
+      }))
+  })
+
+  describe("the OpenAPI document describes the API as it behaves", () => {
+    it.effect("bearer security on every /v1 operation, limit an integer 1–500, every status declared, summaries", () =>
+      Effect.gen(function*() {
+        const doc = (yield* call("GET", "/v1/openapi.json")).body
+        const schemaOf = (ref: any) => ref.$ref ? doc.components.schemas[ref.$ref.split("/").pop()] : ref
+        let operations = 0
+        for (const [path, item] of Object.entries<any>(doc.paths)) {
+          for (const [method, op] of Object.entries<any>(item)) {
+            operations++
+            const where = `${method.toUpperCase()} ${path}`
+            expect(op.security, where).toEqual([{ bearer: [] }])
+            expect(typeof op.summary, where).toBe("string")
+            for (const status of ["400", "401", "429", "500", "503"]) {
+              expect(op.responses[status], `${where} ${status}`).toBeDefined()
+            }
+            if (op.requestBody !== undefined) {
+              expect(op.responses["413"], where).toBeDefined()
+              expect(op.responses["415"], where).toBeDefined()
+            }
+            for (const param of op.parameters.filter((p: any) => p.name === "limit")) {
+              expect(schemaOf(param.schema), where).toMatchObject({ type: "integer", minimum: 1, maximum: 500 })
+            }
+          }
+        }
+        expect(operations).toBeGreaterThanOrEqual(13)
+        expect(Object.keys(doc.paths["/v1/wallets"].post.responses)).toEqual(expect.arrayContaining(["200", "201"]))
+        expect(doc.paths["/v1/events"].get.responses["409"]).toBeDefined()
+        for (const tag of doc.tags) expect(typeof tag.description, tag.name).toBe("string")
+      }))
+  })
+
+  describe("rejections by Node's HTTP parser carry the envelope and a Request-Id", () => {
+    it.effect("a header over 16 KiB is 431 headers_too_large in the envelope", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const reply = yield* rawRequest(port, [
+          `GET /v1/wallets HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(17 * 1024)}\r\n\r\n`
+        ])
+        expectError(reply, 431, "headers_too_large")
+      }))
+
+    it.effect("a duplicate Content-Length is 400 invalid_request in the envelope", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const reply = yield* rawRequest(port, [
+          "POST /v1/wallets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+          "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}"
+        ])
+        expectError(reply, 400, "invalid_request")
+      }))
+
+    it.effect("a bad method is 400 invalid_request in the envelope", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const reply = yield* rawRequest(port, ["FO@O /v1/wallets HTTP/1.1\r\nHost: x\r\n\r\n"])
+        expectError(reply, 400, "invalid_request")
+        const garbage = yield* rawRequest(port, ["\u0001\u0002 not http at all\r\n\r\n"])
+        expectError(garbage, 400, "invalid_request")
+      }))
+  })
+})
+
+describe("docUrl origin", () => {
+  const socket = { localAddress: "::ffff:10.0.0.5", localPort: 8080 }
+  const evil = { host: "evil.example", "x-forwarded-proto": "javascript", "x-forwarded-host": "evil.example" }
+  it("PUBLIC_BASE_URL wins", () => {
+    expect(
+      docOrigin({ publicBaseUrl: Option.some(new URL("https://api.example.com/x")), trustProxy: true }, evil, socket)
+    )
+      .toBe("https://api.example.com")
+  })
+  it("without TRUST_PROXY: the listener's own address, whatever the headers say", () => {
+    expect(docOrigin({ publicBaseUrl: Option.none(), trustProxy: false }, evil, socket)).toBe("http://10.0.0.5:8080")
+    expect(docOrigin({ publicBaseUrl: Option.none(), trustProxy: false }, {}, { localAddress: "::1", localPort: 9 }))
+      .toBe("http://[::1]:9")
+  })
+  it("with TRUST_PROXY: forwarded http(s) and a well-formed host only", () => {
+    const config = { publicBaseUrl: Option.none<URL>(), trustProxy: true }
+    expect(docOrigin(config, evil, socket)).toBe("http://10.0.0.5:8080")
+    expect(docOrigin(config, { "x-forwarded-proto": "https", "x-forwarded-host": "api.example.com" }, socket))
+      .toBe("https://api.example.com")
+    expect(docOrigin(config, { "x-forwarded-proto": "https", host: "a.example/evil?x=" }, socket))
+      .toBe("http://10.0.0.5:8080")
+  })
+})
