@@ -202,7 +202,8 @@ const newLot = (
   multiplier: bigint,
   price: PriceRef | null,
   usd: bigint | null,
-  nullReasons: ReadonlyArray<NullReason>
+  nullReasons: ReadonlyArray<NullReason>,
+  dateUnknown = false
 ): LotRecord => ({
   id,
   seq: work.seq++,
@@ -213,7 +214,8 @@ const newLot = (
   usd: usd === null ? NULL_USD : [usd],
   basis: usd,
   sourceEventId: event.id,
-  nullReasons
+  nullReasons,
+  dateUnknown
 })
 
 const unknownLot = (
@@ -223,7 +225,7 @@ const unknownLot = (
   multiplier: bigint,
   reason: NullReasonCode
 ): LotRecord =>
-  newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }])
+  newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }], true)
 
 const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
   holder.issues.push({
