@@ -34,7 +34,15 @@ import { copyQueue, insertLot, moveSlices, newQueue, type Slice, takeFifo } from
 import { indexPrices, priceAt, type PriceIndex, type PriceRef } from "./Prices.js"
 import { buildReport, type ReportOptions } from "./Report.js"
 
-export { disposalRows, incomeRows, movementRows, type ReportOptions, splitRows } from "./Report.js"
+export {
+  disposalRows,
+  incomeRows,
+  movementRows,
+  type ReportOptions,
+  type RowCounts,
+  rowCounts,
+  splitRows
+} from "./Report.js"
 
 const ONE = 10n ** 18n
 const EMPTY_PRICES: PriceIndex = new Map()
@@ -675,6 +683,22 @@ export const apply = (
     eventCount: work.eventCount
   })
 }
+
+/**
+ * The state with newer inputs that only extend the ones it was built with: a price table with rounds recorded
+ * since (the rounds up to the state's last event unchanged), a rate table with more dates, initial multipliers for
+ * tokens not seen yet. Events already applied keep the figures they had; the events applied next, and the report,
+ * use the new tables. This is how an incremental build resumes from a checkpoint:
+ * `apply(withInputs(build(a), newer), b)` reports like `build(a ++ b)` under `newer`.
+ */
+export const withInputs = (
+  state: LedgerState,
+  inputs: Pick<LedgerSettings, "prices" | "rates" | "initialMultipliers">
+): Either.Either<LedgerState, LedgerInvalidSettings> =>
+  Either.map(
+    makeContext({ ...state.context.settings, ...inputs }),
+    (context): LedgerState => ({ ...state, context })
+  )
 
 /** The ledger of `input.events` under `input`'s settings. */
 export const build = (

@@ -343,28 +343,46 @@ const movementRow = (state: LedgerState, conversions: Conversions, record: Movem
   }
 }
 
-/** The classified movements, in event order (GET /v1/events), formatted one at a time. */
-export function* movementRows(state: LedgerState): Generator<Movement> {
+/**
+ * The classified movements, in event order (GET /v1/events), formatted one at a time; from the `from`-th on (an
+ * incremental build writes only those after its checkpoint).
+ */
+export function* movementRows(state: LedgerState, from = 0): Generator<Movement> {
   const conversions = new Conversions(state)
-  for (let i = 0; i < state.movements.length; i++) yield movementRow(state, conversions, state.movements.items[i]!)
+  for (let i = from; i < state.movements.length; i++) yield movementRow(state, conversions, state.movements.items[i]!)
 }
 
-/** The disposal rows (one per lot slice), in event order. */
-export function* disposalRows(state: LedgerState): Generator<Disposal> {
+/** The disposal rows (one per lot slice), in event order; from the `from`-th on. */
+export function* disposalRows(state: LedgerState, from = 0): Generator<Disposal> {
   const conversions = new Conversions(state)
-  for (let i = 0; i < state.disposals.length; i++) yield disposalRow(state, conversions, state.disposals.items[i]!)
+  for (let i = from; i < state.disposals.length; i++) yield disposalRow(state, conversions, state.disposals.items[i]!)
 }
 
-/** The income events of dividend steps (one per holder), in event order. */
-export function* incomeRows(state: LedgerState): Generator<IncomeEvent> {
+/** The income events of dividend steps (one per holder), in event order; from the `from`-th on. */
+export function* incomeRows(state: LedgerState, from = 0): Generator<IncomeEvent> {
   const conversions = new Conversions(state)
-  for (let i = 0; i < state.income.length; i++) yield incomeRow(state, conversions, state.income.items[i]!)
+  for (let i = from; i < state.income.length; i++) yield incomeRow(state, conversions, state.income.items[i]!)
 }
 
-/** The split records (one per holder), in event order. */
-export function* splitRows(state: LedgerState): Generator<SplitEvent> {
-  for (let i = 0; i < state.splits.length; i++) yield splitRow(state.splits.items[i]!)
+/** The split records (one per holder), in event order; from the `from`-th on. */
+export function* splitRows(state: LedgerState, from = 0): Generator<SplitEvent> {
+  for (let i = from; i < state.splits.length; i++) yield splitRow(state.splits.items[i]!)
 }
+
+/** How many rows of each list a state holds: where an incremental build's new rows start. */
+export interface RowCounts {
+  readonly movements: number
+  readonly disposals: number
+  readonly income: number
+  readonly splits: number
+}
+
+export const rowCounts = (state: LedgerState): RowCounts => ({
+  movements: state.movements.length,
+  disposals: state.disposals.length,
+  income: state.income.length,
+  splits: state.splits.length
+})
 
 // ---------------------------------------------------------------------------------------------------------------
 // The report
