@@ -114,6 +114,10 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
     /**
      * Replaces the account's derived records with a build made from inputs as of `version`. False (and nothing
      * written) when the lease was lost meanwhile. Runs in one transaction: readers see the old build or the new one.
+     *
+     * With `since` (an incremental build), the stored events and disposals before those positions are kept: only
+     * the rows from there on are replaced (`build.events` and `build.disposals` then hold just those rows).
+     * Positions, lots and the summary are always replaced.
      */
     const store = (
       accountId: string,
@@ -127,15 +131,18 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         readonly lots: ReadonlyArray<{ readonly token: string; readonly row: unknown }>
         readonly disposals: Iterable<{ readonly token: string; readonly day: string; readonly row: unknown }>
         readonly events: Iterable<EventRecord>
-      }
+      },
+      since?: { readonly events: number; readonly disposals: number }
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         const held =
           yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
         if (held.length === 0) return false
-        for (const table of ["ledger_positions", "ledger_lots", "ledger_disposals", "ledger_events"]) {
+        for (const table of ["ledger_positions", "ledger_lots"]) {
           yield* sql`DELETE FROM ${sql(table)} WHERE account_id = ${accountId}`
         }
+        yield* sql`DELETE FROM ledger_disposals WHERE account_id = ${accountId} AND ord >= ${since?.disposals ?? 0}`
+        yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId} AND ord >= ${since?.events ?? 0}`
         let ord = 0
         yield* insertChunks(build.positions, (chunk) =>
           sql`INSERT INTO ledger_positions ${
@@ -154,7 +161,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) }))
             )
           }`)
-        ord = 0
+        ord = since?.disposals ?? 0
         yield* insertChunks(build.disposals, (chunk) =>
           sql`INSERT INTO ledger_disposals ${
             sql.insert(
@@ -167,7 +174,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               }))
             )
           }`)
-        ord = 0
+        ord = since?.events ?? 0
         yield* insertChunks(build.events, (chunk) =>
           sql`INSERT INTO ledger_events ${
             sql.insert(chunk.map((e) => ({

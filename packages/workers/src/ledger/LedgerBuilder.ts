@@ -34,7 +34,9 @@ export const LedgerBuilderConfig = Config.all({
   /** A build older than this is made again: "now" moves the year's figures and the current value. */
   maxAgeSeconds: Config.integer("LEDGER_MAX_AGE_SECONDS").pipe(Config.withDefault(3_600)),
   concurrency: Config.integer("LEDGER_CONCURRENCY").pipe(Config.withDefault(2)),
-  leaseSeconds: Config.integer("LEDGER_LEASE_SECONDS").pipe(Config.withDefault(300))
+  leaseSeconds: Config.integer("LEDGER_LEASE_SECONDS").pipe(Config.withDefault(300)),
+  /** How many accounts' checkpoints (the ledger state of the last build) a worker keeps to build incrementally. */
+  checkpoints: Config.integer("LEDGER_CHECKPOINTS").pipe(Config.withDefault(16))
 })
 
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
@@ -75,12 +77,15 @@ const mergeInto = (
 
 const eventKey = (row: { readonly block: number; readonly logIndex: number }) => row.block * 1_000_000 + row.logIndex
 
-/** Movements, income and splits in one chain-ordered sequence (each generator is already in chain order). */
-function* chainOrdered(state: LedgerState): Generator<EventRecord> {
+/**
+ * Movements, income and splits in one chain-ordered sequence (each generator is already in chain order); with
+ * `from`, only the rows after those counts (the rows an incremental build adds after its checkpoint).
+ */
+function* chainOrdered(state: LedgerState, from?: Ledger.RowCounts): Generator<EventRecord> {
   const sources = [
-    Ledger.movementRows(state),
-    Ledger.incomeRows(state),
-    Ledger.splitRows(state)
+    Ledger.movementRows(state, from?.movements),
+    Ledger.incomeRows(state, from?.income),
+    Ledger.splitRows(state, from?.splits)
   ].map((rows) => {
     const iterator = rows[Symbol.iterator]() as Iterator<any>
     return { iterator, head: iterator.next() }
@@ -116,34 +121,132 @@ const summaryOf = (report: LedgerReport) => {
 }
 
 /**
+ * What a worker keeps of an account's last build to make the next one incrementally: the ledger state after the
+ * account's final events (provisional ones, newer than the finality depth, can still be rewritten by a reorg and
+ * are applied on top at each build), with what is needed to tell whether it still holds.
+ */
+export interface LedgerCheckpoint {
+  /** The state after the final events, up to `state.cursor`. */
+  readonly state: LedgerState
+  /** The settings it was built under (wallets, country, currency, known tokens' initial multipliers). */
+  readonly key: string
+  /** How many of the account's transfers are at or before the cursor: a backfill of older blocks changes it. */
+  readonly transfers: number
+  /** The multiplier changes applied (ids, in order). */
+  readonly multipliers: string
+  /** The state's row counts, and its stored event rows (movements + income + splits) and disposal rows. */
+  readonly rows: Ledger.RowCounts
+  readonly eventRows: number
+  /** The build version stored from it; set by the worker once stored. */
+  readonly version: number
+}
+
+const ONE = "1000000000000000000"
+
+const settingsKey = (inputs: AccountLedgerInputs, state: LedgerState | undefined): string =>
+  JSON.stringify([
+    inputs.wallets,
+    inputs.country,
+    inputs.currency,
+    // The initial multiplier of each token the state already holds (1.0 when none is known): a token first seen
+    // later brings its own.
+    [...(state?.books.keys() ?? [])].sort().map((token) => [token, inputs.initialMultipliers[token] ?? ONE])
+  ])
+
+const multiplierIds = (events: ReadonlyArray<MultiplierEvent>, throughBlock: number): string =>
+  events.filter((event) => event.block <= throughBlock).map((event) => event.id).join("|")
+
+/**
  * Builds one account's ledger from the chain record: its settings, the transfers of its addresses in chain order
  * (streamed a page at a time), the multiplier changes of the tokens involved, the recorded prices and the
  * reporting currency's rates on every date concerned.
+ *
+ * Given a checkpoint that still holds (same settings, same multiplier changes and the same number of transfers up
+ * to its cursor), only the events after it are read and applied, with the newest prices and rates; `since` then
+ * says from which stored rows on the build's rows replace the stored ones. Returns the new checkpoint.
  */
-export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
+export const buildLedgerFrom = (
+  accountId: string,
+  chainId: number,
+  asOf: number,
+  checkpoint: LedgerCheckpoint | undefined
+) =>
   Effect.gen(function*() {
-    const inputs: AccountLedgerInputs = yield* (yield* LedgerInputs).load(accountId, chainId)
+    const ledgerInputs = yield* LedgerInputs
+    const inputs: AccountLedgerInputs = yield* ledgerInputs.load(accountId, chainId)
     const rates = yield* rateTable(inputs.currency, [...inputs.dates, utcDateOf(asOf * 1000)])
     const prices = yield* (yield* LedgerPrices).pricesFor(chainId, inputs.tokens)
-    let state = yield* Ledger.empty({
-      wallets: inputs.wallets,
-      country: inputs.country,
-      prices,
-      initialMultipliers: inputs.initialMultipliers,
-      ...(rates === undefined ? {} : { rates })
-    })
-    const pending = [...inputs.multiplierEvents]
-    yield* (yield* LedgerInputs).transfers(accountId, chainId, inputs.tokens).pipe(
+    const boundary = (yield* ledgerInputs.provisionalFrom(accountId, chainId)) ?? Number.POSITIVE_INFINITY
+    let resumed: LedgerCheckpoint | undefined
+    if (checkpoint !== undefined && checkpoint.key === settingsKey(inputs, checkpoint.state)) {
+      const { cursor } = checkpoint.state
+      if (
+        multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
+        (yield* ledgerInputs.countThrough(accountId, chainId, cursor.block, cursor.logIndex)) === checkpoint.transfers
+      ) resumed = checkpoint
+    }
+    const newer = { prices, initialMultipliers: inputs.initialMultipliers, rates }
+    let final = resumed === undefined
+      ? yield* Ledger.empty({
+        wallets: inputs.wallets,
+        country: inputs.country,
+        prices,
+        initialMultipliers: inputs.initialMultipliers,
+        ...(rates === undefined ? {} : { rates })
+      })
+      : yield* Ledger.withInputs(resumed.state, newer)
+    let transfers = resumed?.transfers ?? 0
+    const tail: Array<LedgerEvent> = []
+    /** Final events go into the checkpoint state; from the first provisional block on, into the tail. */
+    const take = (events: ReadonlyArray<LedgerEvent>) => {
+      const batch: Array<LedgerEvent> = []
+      for (const event of events) {
+        if (tail.length === 0 && event.block < boundary) {
+          batch.push(event)
+          if (event.kind === "transfer") transfers++
+        } else {
+          tail.push(event)
+        }
+      }
+      return batch.length === 0 ? Effect.void : Effect.map(Ledger.apply(final, batch), (next) => {
+        final = next
+      })
+    }
+    const cursor = resumed?.state.cursor
+    const pending = inputs.multiplierEvents.filter((event) => cursor === undefined || event.block > cursor.block)
+    yield* ledgerInputs.transfers(
+      accountId,
+      chainId,
+      inputs.tokens,
+      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, cursor.logIndex]
+    ).pipe(
       Stream.chunks,
-      Stream.runForEach((chunk) =>
-        Effect.map(Ledger.apply(state, mergeInto(pending, [...chunk], false)), (next) => {
-          state = next
-        })
-      )
+      Stream.runForEach((chunk) => take(mergeInto(pending, [...chunk], false)))
     )
-    if (pending.length > 0) state = yield* Ledger.apply(state, mergeInto(pending, [], true))
-    return { state, report: Ledger.report(state, asOf, { rows: false }) }
+    if (pending.length > 0) yield* take(mergeInto(pending, [], true))
+    const state = tail.length === 0 ? final : yield* Ledger.apply(final, tail)
+    const rows = Ledger.rowCounts(final)
+    const next: LedgerCheckpoint = {
+      state: final,
+      key: settingsKey(inputs, final),
+      transfers,
+      multipliers: multiplierIds(inputs.multiplierEvents, final.cursor.block),
+      rows,
+      eventRows: rows.movements + rows.income + rows.splits,
+      version: 0
+    }
+    return {
+      state,
+      report: Ledger.report(state, asOf, { rows: false }),
+      checkpoint: next,
+      /** The rows of the checkpoint the build resumed from (kept as stored); undefined for a full build. */
+      since: resumed
+    }
   })
+
+/** A full build of one account's ledger (no checkpoint). */
+export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
+  Effect.map(buildLedgerFrom(accountId, chainId, asOf, undefined), ({ report, state }) => ({ state, report }))
 
 /**
  * The ledger worker: keeps every account's derived records current. Each poll it asks again for builds that
@@ -156,19 +259,52 @@ export const makeLedgerBuilder = Effect.gen(function*() {
   const { chainId } = yield* ChainConfig
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
-  const buildOne = (accountId: string, version: number) =>
+  /** Checkpoints of the accounts built last (least recently built first), to build them incrementally. */
+  const checkpoints = new Map<string, LedgerCheckpoint>()
+  /** How many builds were stored, and how many of them were incremental. */
+  const stats = { full: 0, incremental: 0 }
+
+  const buildOne = (accountId: string, version: number, replay = true) =>
     Effect.gen(function*() {
       const asOf = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-      const { report, state } = yield* buildLedger(accountId, chainId, asOf)
-      yield* store.store(accountId, owner, version, {
-        report: summaryOf(report),
-        positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
-        lots: report.lots.map((row) => ({ token: row.token, row })),
-        disposals: (function*() {
-          for (const row of Ledger.disposalRows(state)) yield { token: row.token, day: row.date, row }
-        })(),
-        events: chainOrdered(state)
-      })
+      const cached = checkpoints.get(accountId)
+      checkpoints.delete(accountId)
+      // A checkpoint holds only if the stored build is the one made from it (another worker may have built since).
+      const stored = yield* store.state(accountId)
+      const usable = !replay && cached !== undefined && Option.isSome(stored) && stored.value.status === "ready" &&
+          stored.value.builtVersion === cached.version
+        ? cached
+        : undefined
+      const { checkpoint, report, since, state } = yield* buildLedgerFrom(accountId, chainId, asOf, usable)
+      const written = yield* store.store(
+        accountId,
+        owner,
+        version,
+        {
+          report: summaryOf(report),
+          positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
+          lots: report.lots.map((row) => ({ token: row.token, row })),
+          disposals: (function*() {
+            for (const row of Ledger.disposalRows(state, since?.rows.disposals)) {
+              yield { token: row.token, day: row.date, row }
+            }
+          })(),
+          events: chainOrdered(state, since?.rows)
+        },
+        since === undefined ? undefined : { events: since.eventRows, disposals: since.rows.disposals }
+      )
+      if (written) stats[since === undefined ? "full" : "incremental"]++
+      if (written && config.checkpoints > 0) {
+        const built = yield* store.state(accountId)
+        if (Option.isSome(built)) {
+          checkpoints.set(accountId, { ...checkpoint, version: built.value.builtVersion })
+          for (const key of checkpoints.keys()) {
+            if (checkpoints.size <= config.checkpoints) break
+            checkpoints.delete(key)
+          }
+        }
+      }
+      return { incremental: since !== undefined }
     }).pipe(
       Effect.catchTags({
         LedgerEventsOutOfOrder: (error) => store.fail(accountId, owner, version, error.message),
@@ -186,7 +322,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
   const poll = Effect.gen(function*() {
     yield* store.expireOlderThan(config.maxAgeSeconds)
     const due = yield* store.claim(owner, config.concurrency, config.leaseSeconds, config.minIntervalMs)
-    yield* Effect.forEach(due, (build) => Effect.ignore(buildOne(build.accountId, build.version)), {
+    yield* Effect.forEach(due, (build) => Effect.ignore(buildOne(build.accountId, build.version, build.replay)), {
       concurrency: config.concurrency,
       discard: true
     })
@@ -196,7 +332,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
     Effect.catchAllCause((cause) => Effect.logWarning("ledger builder: poll failed", cause)),
     Effect.repeat(Schedule.spaced(Duration.millis(config.pollMs)))
   )
-  return { run, poll, buildOne } as const
+  return { run, poll, buildOne, stats } as const
 })
 
 export const LedgerBuilderLive = Layer.scopedDiscard(
