@@ -108,7 +108,8 @@ const snapshot = (accountId: string) =>
       status: build?.status,
       report: build?.report,
       positions: yield* rows("ledger_positions"),
-      lots: yield* rows("ledger_lots"),
+      // Lots keep their ord when unchanged (with room between them): only their order is what reads see.
+      lots: (yield* rows("ledger_lots")).map(([, row]) => row),
       disposals: yield* rows("ledger_disposals"),
       events: yield* rows("ledger_events")
     })

@@ -5,6 +5,7 @@ import {
   LedgerInputs,
   LedgerStore,
   type LedgerToken,
+  type LotWrites,
   PriceRounds
 } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
@@ -114,6 +115,73 @@ function* chainOrdered(state: LedgerState, from?: Ledger.RowCounts): Generator<E
   }
 }
 
+/** What the stored lot rows are: per lot (token and id), its `ord` and JSON. */
+export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly json: string }>
+
+const MAX_ORD = 2_147_483_647
+/** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
+const LOT_GAP = 1_024
+
+/**
+ * The lot rows to write: when the stored rows are known, only the lots that changed (a partly consumed lot, a new
+ * one) are deleted and inserted, with an `ord` between the unchanged neighbours so the read order stays the
+ * ledger's; when that is not possible (no room left, or many lots changed, as after a dividend step), every row is
+ * written again with room between them.
+ */
+export const planLots = (
+  lots: ReadonlyArray<{ readonly token: string; readonly row: { readonly id: string } }>,
+  stored: StoredLots | undefined
+): { readonly writes: LotWrites; readonly stored: StoredLots } => {
+  const keys = lots.map((lot) => `${lot.token}|${lot.row.id}`)
+  const jsons = lots.map((lot) => JSON.stringify(lot.row))
+  const replaceAll = () => {
+    const gap = lots.length * LOT_GAP < MAX_ORD ? LOT_GAP : 1
+    const next = new Map<string, { ord: number; json: string }>()
+    const rows = lots.map((lot, i) => {
+      next.set(keys[i]!, { ord: i * gap, json: jsons[i]! })
+      return { token: lot.token, ord: i * gap, json: jsons[i]! }
+    })
+    return { writes: { replace: true, deletes: [], rows }, stored: next }
+  }
+  if (stored === undefined) return replaceAll()
+  // Unchanged lots keep their ord, as long as the kept ones stay in order.
+  const kept: Array<number | undefined> = new Array(lots.length)
+  let last = -1
+  for (let i = 0; i < lots.length; i++) {
+    const old = stored.get(keys[i]!)
+    if (old !== undefined && old.json === jsons[i] && old.ord > last) {
+      kept[i] = old.ord
+      last = old.ord
+    }
+  }
+  const nextKept: Array<number> = new Array(lots.length)
+  let following = MAX_ORD + 1
+  for (let i = lots.length - 1; i >= 0; i--) {
+    nextKept[i] = following
+    if (kept[i] !== undefined) following = kept[i]!
+  }
+  const keptOrds = new Set<number>()
+  const next = new Map<string, { ord: number; json: string }>()
+  const rows: Array<{ token: string; ord: number; json: string }> = []
+  let previous = -1
+  for (let i = 0; i < lots.length; i++) {
+    let ord = kept[i]
+    if (ord === undefined) {
+      ord = previous + 1
+      if (ord >= nextKept[i]!) return replaceAll()
+      rows.push({ token: lots[i]!.token, ord, json: jsons[i]! })
+    } else {
+      keptOrds.add(ord)
+    }
+    next.set(keys[i]!, { ord, json: jsons[i]! })
+    previous = ord
+  }
+  if (rows.length > lots.length / 2) return replaceAll()
+  const deletes: Array<number> = []
+  for (const { ord } of stored.values()) if (!keptOrds.has(ord)) deletes.push(ord)
+  return { writes: { replace: false, deletes, rows }, stored: next }
+}
+
 /** The report without the per-event lists and the rows stored in their own tables. */
 const summaryOf = (report: LedgerReport) => {
   const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
@@ -139,6 +207,8 @@ export interface LedgerCheckpoint {
   readonly eventRows: number
   /** The build version stored from it; set by the worker once stored. */
   readonly version: number
+  /** The lot rows stored by that build (of the state with its provisional events); set by the worker. */
+  readonly lots?: StoredLots
 }
 
 const ONE = "1000000000000000000"
@@ -276,6 +346,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         ? cached
         : undefined
       const { checkpoint, report, since, state } = yield* buildLedgerFrom(accountId, chainId, asOf, usable)
+      const lots = report.lots.map((row) => ({ token: row.token, row }))
+      const lotPlan = planLots(lots, usable?.lots)
       const written = yield* store.store(
         accountId,
         owner,
@@ -283,7 +355,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         {
           report: summaryOf(report),
           positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
-          lots: report.lots.map((row) => ({ token: row.token, row })),
+          lots,
+          lotWrites: lotPlan.writes,
           disposals: (function*() {
             for (const row of Ledger.disposalRows(state, since?.rows.disposals)) {
               yield { token: row.token, day: row.date, row }
@@ -297,7 +370,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       if (written && config.checkpoints > 0) {
         const built = yield* store.state(accountId)
         if (Option.isSome(built)) {
-          checkpoints.set(accountId, { ...checkpoint, version: built.value.builtVersion })
+          checkpoints.set(accountId, { ...checkpoint, version: built.value.builtVersion, lots: lotPlan.stored })
           for (const key of checkpoints.keys()) {
             if (checkpoints.size <= config.checkpoints) break
             checkpoints.delete(key)
