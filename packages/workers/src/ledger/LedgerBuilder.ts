@@ -37,7 +37,9 @@ export const LedgerBuilderConfig = Config.all({
   concurrency: Config.integer("LEDGER_CONCURRENCY").pipe(Config.withDefault(2)),
   leaseSeconds: Config.integer("LEDGER_LEASE_SECONDS").pipe(Config.withDefault(300)),
   /** How many accounts' checkpoints (the ledger state of the last build) a worker keeps to build incrementally. */
-  checkpoints: Config.integer("LEDGER_CHECKPOINTS").pipe(Config.withDefault(16))
+  checkpoints: Config.integer("LEDGER_CHECKPOINTS").pipe(Config.withDefault(16)),
+  /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
+  checkpointEvents: Config.integer("LEDGER_CHECKPOINT_EVENTS").pipe(Config.withDefault(2_000_000))
 })
 
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
@@ -371,9 +373,13 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         const built = yield* store.state(accountId)
         if (Option.isSome(built)) {
           checkpoints.set(accountId, { ...checkpoint, version: built.value.builtVersion, lots: lotPlan.stored })
-          for (const key of checkpoints.keys()) {
-            if (checkpoints.size <= config.checkpoints) break
+          // Least recently built first out, until both the count and the events held are within bounds.
+          let events = 0
+          for (const kept of checkpoints.values()) events += kept.state.eventCount
+          for (const [key, kept] of checkpoints) {
+            if (checkpoints.size <= config.checkpoints && events <= config.checkpointEvents) break
             checkpoints.delete(key)
+            events -= kept.state.eventCount
           }
         }
       }
