@@ -27,7 +27,7 @@ const ZERO = hex40(0)
 const tokenKey = (t: number) => hex40(0xa000 + t)
 
 /** A round per token every 50 blocks, up to block 5,000 (rounds recorded later are "new" to a checkpoint). */
-const prices: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
+const PRICES: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
   symbol,
   Array.from({ length: 100 }, (_, r) => ({
     roundId: String(r + 1),
@@ -36,6 +36,8 @@ const prices: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
     feed: hex40(0xf000 + t)
   }))
 ]))
+/** The rounds recorded so far (a test may add a late one). */
+let prices = PRICES
 
 /**
  * Transfers at blocks `from`..`to` in the bench's pattern (mints, moves between the two own addresses, sales,
@@ -124,6 +126,7 @@ const bump = (accountId: string) =>
 /** A builder that keeps its checkpoints, for the account set up with its two own addresses. */
 const harness = (n: number) =>
   Effect.gen(function*() {
+    prices = PRICES
     const accountId = yield* setup(n)
     yield* requestReplay(accountId)
     const builder = yield* makeLedgerBuilder
@@ -134,7 +137,7 @@ const Database = (database: Layer.Layer<SqlClient.SqlClient>) =>
   Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, LedgerInputs.Default, LedgerStore.Default, FxRates.Default)
     .pipe(
       Layer.provideMerge(Layer.mergeAll(
-        Layer.succeed(LedgerPrices, { pricesFor: () => Effect.succeed(prices) }),
+        Layer.succeed(LedgerPrices, { pricesFor: () => Effect.sync(() => prices) }),
         ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
       )),
       Layer.provideMerge(database),
@@ -187,6 +190,25 @@ for (
         const afterOther = yield* incrementalOf
         expect(builder.stats).toEqual({ full: 2, incremental: 1 })
         expect(yield* fullOf).toBe(afterOther)
+
+        // A price round recorded late for an earlier time (the price recorder walks feed history backwards): the
+        // figures of the events after it change, so the build is full again, not incremental.
+        yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 3, incremental: 1 })
+        const aapl = prices.AAPL!
+        prices = {
+          ...prices,
+          AAPL: [...aapl.slice(0, 5), {
+            ...aapl[4]!,
+            roundId: "late",
+            answer: "12345000000",
+            updatedAt: BASE_TIME + 230
+          }, ...aapl.slice(5)]
+        }
+        const latePrice = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 4, incremental: 1 })
+        expect(latePrice).not.toBe(afterOther)
+        expect(yield* fullOf).toBe(latePrice)
       }))
 
     it.effect("provisional blocks are rewritten by a reorg; a backfill of older blocks forces a full build", () =>

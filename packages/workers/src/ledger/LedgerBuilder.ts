@@ -204,6 +204,8 @@ export interface LedgerCheckpoint {
   readonly transfers: number
   /** The multiplier changes applied (ids, in order). */
   readonly multipliers: string
+  /** The price rounds and rates the applied events could use (up to the cursor's time): late ones force a rebuild. */
+  readonly history: string
   /** The state's row counts, and its stored event rows (movements + income + splits) and disposal rows. */
   readonly rows: Ledger.RowCounts
   readonly eventRows: number
@@ -227,6 +229,39 @@ const settingsKey = (inputs: AccountLedgerInputs, state: LedgerState | undefined
 
 const multiplierIds = (events: ReadonlyArray<MultiplierEvent>, throughBlock: number): string =>
   events.filter((event) => event.block <= throughBlock).map((event) => event.id).join("|")
+
+/** The time of a state's last applied event (-1 before any). */
+const cursorTime = (state: LedgerState): number => {
+  const event = state.cursor.event
+  return event === null ? -1 : event.kind === "transfer" ? event.timestamp : event.effectiveAt
+}
+
+/**
+ * What the figures of the events up to `time` were computed from: per token, the price rounds recorded up to then
+ * (count, last round), and the rates of the dates up to then. A round or a rate recorded later for an earlier time
+ * (the price recorder walks feed history backwards; FX history can arrive late) changes it, and the account is
+ * rebuilt fully instead of keeping figures computed without them.
+ */
+const historyKey = (prices: PriceTable, rates: RateTable | undefined, time: number): string => {
+  const parts: Array<string> = []
+  for (const token of Object.keys(prices).sort()) {
+    let count = 0
+    let last = ""
+    for (const round of prices[token]!) {
+      if (round.updatedAt > time) break
+      count++
+      last = `${round.roundId}:${round.answer}:${round.updatedAt}`
+    }
+    parts.push(`${token}=${count}@${last}`)
+  }
+  if (rates !== undefined) {
+    const until = time < 0 ? "" : utcDateOf(time * 1000)
+    for (const entry of rates.rates) {
+      if (entry.date <= until) parts.push(`${entry.date}=${entry.rate}:${entry.rateDate}:${entry.source}`)
+    }
+  }
+  return parts.join("|")
+}
 
 /**
  * Builds one account's ledger from the chain record: its settings, the transfers of its addresses in chain order
@@ -254,6 +289,7 @@ export const buildLedgerFrom = (
       const { cursor } = checkpoint.state
       if (
         multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
+        historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history &&
         (yield* ledgerInputs.countThrough(accountId, chainId, cursor.block, cursor.logIndex)) === checkpoint.transfers
       ) resumed = checkpoint
     }
@@ -303,6 +339,7 @@ export const buildLedgerFrom = (
       key: settingsKey(inputs, final),
       transfers,
       multipliers: multiplierIds(inputs.multiplierEvents, final.cursor.block),
+      history: historyKey(prices, rates, cursorTime(final)),
       rows,
       eventRows: rows.movements + rows.income + rows.splits,
       version: 0
