@@ -122,8 +122,16 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         } satisfies AccountLedgerInputs
       })
 
-    /** The account's transfers in chain order, a page at a time (keyset pagination on block and log index). */
-    const transfers = (accountId: string, chainId: number, tokens: ReadonlyArray<LedgerToken>) => {
+    /**
+     * The account's transfers in chain order, a page at a time (keyset pagination on block and log index); only
+     * those after `after` (block, log index) when given, for an incremental build.
+     */
+    const transfers = (
+      accountId: string,
+      chainId: number,
+      tokens: ReadonlyArray<LedgerToken>,
+      after?: readonly [number, number]
+    ) => {
       const byKey = new Map(tokens.map((token) => [token.key, token]))
       type Row = {
         tx_hash: string
@@ -144,7 +152,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           ORDER BY t.block, t.log_index
           LIMIT ${PAGE}`
       return Stream.paginateChunkEffect(
-        undefined as readonly [number, number] | undefined,
+        after as readonly [number, number] | undefined,
         (after) =>
           Effect.map(page(after), (rows) => {
             const events = rows.map((row): TransferEvent => {
@@ -174,6 +182,26 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       )
     }
 
-    return { load, transfers } as const
+    /** How many of the account's transfers are at or before (block, log index): a checkpoint's guard. */
+    const countThrough = (accountId: string, chainId: number, block: number, logIndex: number) =>
+      Effect.map(
+        sql<{ n: string }>`
+          SELECT count(*) AS n FROM token_transfers t
+          WHERE t.chain_id = ${chainId} AND ${
+          involves(accountId)
+        } AND (t.block, t.log_index) <= (${block}, ${logIndex})`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      )
+
+    /** The first block of the account's provisional transfers (newer than the finality depth), null when none. */
+    const provisionalFrom = (accountId: string, chainId: number) =>
+      Effect.map(
+        sql<{ block: string | null }>`
+          SELECT min(t.block) AS block FROM token_transfers t
+          WHERE t.chain_id = ${chainId} AND t.provisional AND ${involves(accountId)}`,
+        (rows) => (rows[0]?.block === null || rows[0]?.block === undefined ? null : Number(rows[0].block))
+      )
+
+    return { load, transfers, countThrough, provisionalFrom } as const
   })
 }) {}

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Fiber, Option } from "effect"
 
 export interface BuildState {
   readonly requestedVersion: number
@@ -30,6 +30,13 @@ export interface EventFilter {
   readonly from?: string | undefined
   readonly to?: string | undefined
   readonly needsReview?: boolean | undefined
+}
+
+/** Lot rows to write: all of them (`replace`), or only those that changed since the stored build. */
+export interface LotWrites {
+  readonly replace: boolean
+  readonly deletes: ReadonlyArray<number>
+  readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
 
 const INSERT_CHUNK = 1_000
@@ -108,12 +115,30 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         Effect.asVoid
       )
 
+    /**
+     * Inserts rows a chunk at a time, one statement in flight: while the database writes a chunk, the next one is
+     * made (rows formatted, JSON written), so the two overlap instead of waiting on each other.
+     */
     const insertChunks = <A, E>(rows: Iterable<A>, insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, E>) =>
-      Effect.forEach(chunksOf(rows, INSERT_CHUNK), insert, { discard: true })
+      Effect.gen(function*() {
+        let inFlight: Fiber.RuntimeFiber<unknown, E> | undefined
+        for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
+          const statement = insert(chunk)
+          if (inFlight !== undefined) yield* Fiber.join(inFlight)
+          inFlight = yield* Effect.fork(statement)
+          // Let the statement go out before the next chunk is made.
+          yield* Effect.yieldNow()
+        }
+        if (inFlight !== undefined) yield* Fiber.join(inFlight)
+      })
 
     /**
      * Replaces the account's derived records with a build made from inputs as of `version`. False (and nothing
      * written) when the lease was lost meanwhile. Runs in one transaction: readers see the old build or the new one.
+     *
+     * With `since` (an incremental build), the stored events and disposals before those positions are kept: only
+     * the rows from there on are replaced (`build.events` and `build.disposals` then hold just those rows).
+     * Positions, lots and the summary are always replaced.
      */
     const store = (
       accountId: string,
@@ -125,17 +150,31 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           { readonly token: string; readonly wallet: string | null; readonly row: unknown }
         >
         readonly lots: ReadonlyArray<{ readonly token: string; readonly row: unknown }>
+        /**
+         * How to write the lots instead of replacing them all in order: the stored rows to delete (by `ord`) and
+         * the rows to insert (JSON already written), or every row with its `ord` (`replace`).
+         */
+        readonly lotWrites?: LotWrites
         readonly disposals: Iterable<{ readonly token: string; readonly day: string; readonly row: unknown }>
         readonly events: Iterable<EventRecord>
-      }
+      },
+      since?: { readonly events: number; readonly disposals: number }
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         const held =
           yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
         if (held.length === 0) return false
-        for (const table of ["ledger_positions", "ledger_lots", "ledger_disposals", "ledger_events"]) {
-          yield* sql`DELETE FROM ${sql(table)} WHERE account_id = ${accountId}`
+        yield* sql`DELETE FROM ledger_positions WHERE account_id = ${accountId}`
+        const lotWrites = build.lotWrites
+        if (lotWrites === undefined || lotWrites.replace) {
+          yield* sql`DELETE FROM ledger_lots WHERE account_id = ${accountId}`
+        } else {
+          for (const chunk of chunksOf(lotWrites.deletes, 10_000)) {
+            yield* sql`DELETE FROM ledger_lots WHERE account_id = ${accountId} AND ord IN ${sql.in(chunk)}`
+          }
         }
+        yield* sql`DELETE FROM ledger_disposals WHERE account_id = ${accountId} AND ord >= ${since?.disposals ?? 0}`
+        yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId} AND ord >= ${since?.events ?? 0}`
         let ord = 0
         yield* insertChunks(build.positions, (chunk) =>
           sql`INSERT INTO ledger_positions ${
@@ -148,13 +187,20 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             })))
           }`)
         ord = 0
-        yield* insertChunks(build.lots, (chunk) =>
-          sql`INSERT INTO ledger_lots ${
-            sql.insert(
-              chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) }))
-            )
-          }`)
-        ord = 0
+        if (lotWrites === undefined) {
+          yield* insertChunks(build.lots, (chunk) =>
+            sql`INSERT INTO ledger_lots ${
+              sql.insert(
+                chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) }))
+              )
+            }`)
+        } else {
+          yield* insertChunks(lotWrites.rows, (chunk) =>
+            sql`INSERT INTO ledger_lots ${
+              sql.insert(chunk.map((l) => ({ account_id: accountId, ord: l.ord, token: l.token, row: l.json })))
+            }`)
+        }
+        ord = since?.disposals ?? 0
         yield* insertChunks(build.disposals, (chunk) =>
           sql`INSERT INTO ledger_disposals ${
             sql.insert(
@@ -167,7 +213,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               }))
             )
           }`)
-        ord = 0
+        ord = since?.events ?? 0
         yield* insertChunks(build.events, (chunk) =>
           sql`INSERT INTO ledger_events ${
             sql.insert(chunk.map((e) => ({

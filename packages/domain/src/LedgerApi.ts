@@ -9,7 +9,7 @@ const NullableDecimal = Schema.NullOr(DecimalString)
 export const UnknownBecause = Schema.Struct({
   reason: Schema.String.annotations({
     description:
-      "`missing_price`, `unconfirmed_label`, `incomplete_history`, `bridge_unmatched`, `self_transfer_unmatched`, `collateral_unmatched`."
+      "`missing_price`, `unconfirmed_label`, `incomplete_history`, `bridge_unmatched`, `self_transfer_unmatched`, `collateral_unmatched`, `stale_rate` (the newest rate is more than 7 days older than the figure)."
   }),
   eventId: Schema.String
 }).annotations({ identifier: "UnknownBecause" })

@@ -57,6 +57,33 @@ const entryOn = (lookup: RateLookup, date: string): { entry: RateEntry; borrowed
   return gapDays <= MAX_CARRY_FORWARD_DAYS ? { entry: lookup.byDate.get(previous)!, borrowed: true } : null
 }
 
+const daysBetween = (earlier: string, later: string): number =>
+  (unixOfCivil(parseCivil(later)) - unixOfCivil(parseCivil(earlier))) / 86_400
+
+const isStale = (entry: RateEntry, date: string): boolean =>
+  entry.rateDate !== date && /^\d{4}-\d{2}-\d{2}$/.test(entry.rateDate) &&
+  daysBetween(entry.rateDate, date) > MAX_CARRY_FORWARD_DAYS
+
+/**
+ * Whether the table's rate for `date` is missing only because the newest rate before it was published more than
+ * {@link MAX_CARRY_FORWARD_DAYS} days earlier (a stale reference, not an absent one).
+ */
+export const staleRateOn = (date: string, rates: RateTable | undefined): boolean => {
+  if (rates === undefined || rates.currency === "USD") return false
+  const lookup = lookupOf(rates)
+  const exact = lookup.byDate.get(date)
+  if (exact !== undefined) return isStale(exact, date)
+  const { dates } = lookup
+  let lo = 0
+  let hi = dates.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (dates[mid]! < date) lo = mid + 1
+    else hi = mid
+  }
+  return lo > 0
+}
+
 /** The rate a figure of some date is converted at, with its provenance. */
 export interface RateQuote {
   readonly currency: ReportingCurrency
@@ -101,6 +128,9 @@ export const rateOn = (date: string, rates: RateTable | undefined): RateQuote | 
   const found = entryOn(lookupOf(rates), date)
   if (found === null) return null
   const { entry } = found
+  // The table's own entries may be carried forward already (the rate service fills every date): a rate published
+  // more than MAX_CARRY_FORWARD_DAYS before the figure's date is not used.
+  if (isStale(entry, date)) return null
   return {
     currency: rates.currency,
     rate: entry.rate,

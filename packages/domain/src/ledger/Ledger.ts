@@ -34,7 +34,15 @@ import { copyQueue, insertLot, moveSlices, newQueue, type Slice, takeFifo } from
 import { indexPrices, priceAt, type PriceIndex, type PriceRef } from "./Prices.js"
 import { buildReport, type ReportOptions } from "./Report.js"
 
-export { disposalRows, incomeRows, movementRows, type ReportOptions, splitRows } from "./Report.js"
+export {
+  disposalRows,
+  incomeRows,
+  movementRows,
+  type ReportOptions,
+  type RowCounts,
+  rowCounts,
+  splitRows
+} from "./Report.js"
 
 const ONE = 10n ** 18n
 const EMPTY_PRICES: PriceIndex = new Map()
@@ -202,7 +210,8 @@ const newLot = (
   multiplier: bigint,
   price: PriceRef | null,
   usd: bigint | null,
-  nullReasons: ReadonlyArray<NullReason>
+  nullReasons: ReadonlyArray<NullReason>,
+  dateUnknown = false
 ): LotRecord => ({
   id,
   seq: work.seq++,
@@ -213,7 +222,8 @@ const newLot = (
   usd: usd === null ? NULL_USD : [usd],
   basis: usd,
   sourceEventId: event.id,
-  nullReasons
+  nullReasons,
+  dateUnknown
 })
 
 const unknownLot = (
@@ -223,7 +233,7 @@ const unknownLot = (
   multiplier: bigint,
   reason: NullReasonCode
 ): LotRecord =>
-  newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }])
+  newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }], true)
 
 const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
   holder.issues.push({
@@ -673,6 +683,22 @@ export const apply = (
     eventCount: work.eventCount
   })
 }
+
+/**
+ * The state with newer inputs that only extend the ones it was built with: a price table with rounds recorded
+ * since (the rounds up to the state's last event unchanged), a rate table with more dates, initial multipliers for
+ * tokens not seen yet. Events already applied keep the figures they had; the events applied next, and the report,
+ * use the new tables. This is how an incremental build resumes from a checkpoint:
+ * `apply(withInputs(build(a), newer), b)` reports like `build(a ++ b)` under `newer`.
+ */
+export const withInputs = (
+  state: LedgerState,
+  inputs: Pick<LedgerSettings, "prices" | "rates" | "initialMultipliers">
+): Either.Either<LedgerState, LedgerInvalidSettings> =>
+  Either.map(
+    makeContext({ ...state.context.settings, ...inputs }),
+    (context): LedgerState => ({ ...state, context })
+  )
 
 /** The ledger of `input.events` under `input`'s settings. */
 export const build = (

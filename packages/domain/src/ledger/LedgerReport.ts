@@ -30,7 +30,12 @@ export const NullReasonCode = Schema.Literal(
   /** A movement from an own, unwatched address with no lots recorded there. */
   "self_transfer_unmatched",
   /** A collateral withdrawal larger than what was recorded as posted. */
-  "collateral_unmatched"
+  "collateral_unmatched",
+  /**
+   * The reporting currency's newest rate before the figure's date was published more than 7 days earlier: a rate
+   * carried forward that far is not used (`eventId` is the event whose figure it is, or `valuation:<date>`).
+   */
+  "stale_rate"
 )
 export type NullReasonCode = typeof NullReasonCode.Type
 
@@ -96,12 +101,34 @@ export const Lot = Schema.Struct({
 }).annotations({ identifier: "LedgerLot" })
 export type Lot = typeof Lot.Type
 
+/**
+ * One address's own share of an account-scope (pooled) position: its balance valued at the position's price, the
+ * income of its own balance, and a share of the pool's basis pro rata to its raw balance (FIFO runs over the pool,
+ * so no lot belongs to one address).
+ */
+export const HoldingFigures = Schema.Struct({
+  sharesEquivalent: Decimal,
+  costBasisUsd: NullableDecimal,
+  costBasisConverted: NullableDecimal,
+  costBasis: Schema.NullOr(Schema.String),
+  unreportedIncomeUsd: NullableDecimal,
+  unreportedIncomeConverted: NullableDecimal,
+  unreportedIncome: Schema.NullOr(Schema.String),
+  unreportedIncomeEventIds: Schema.Array(Schema.String),
+  value: Schema.Struct({ usd: NullableDecimal, converted: Schema.NullOr(Converted) }),
+  unrealisedGainUsd: NullableDecimal,
+  unrealisedGainConverted: NullableDecimal
+}).annotations({ identifier: "LedgerHoldingFigures" })
+export type HoldingFigures = typeof HoldingFigures.Type
+
 export const Holding = Schema.Struct({
   wallet: Schema.String,
   /** False for an address known to be own only through a `self` relationship, not watched. */
   watched: Schema.Boolean,
   balance: Decimal,
-  encumbered: Decimal
+  encumbered: Decimal,
+  /** Account lot scope only: the address's own share of the pooled position. */
+  figures: Schema.optional(HoldingFigures)
 })
 export type Holding = typeof Holding.Type
 

@@ -29,6 +29,12 @@ export interface LotRecord {
   readonly basis: bigint | null
   readonly sourceEventId: string
   readonly nullReasons: ReadonlyArray<NullReason>
+  /**
+   * True when the true acquisition date is unknown (a lot made up for tokens no recorded lot covers: incomplete
+   * history, unmatched self-transfers, bridges, collateral): `acquiredAt` is then only the arrival used for FIFO
+   * order, and a disposal of it has no holding period.
+   */
+  readonly dateUnknown: boolean
 }
 
 /** Lots sorted oldest first (acquiredAt, then creation order); `head` skips the consumed ones. */

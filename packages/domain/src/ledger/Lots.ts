@@ -97,7 +97,8 @@ export const restOf = (lot: LotRecord, taken: ReadonlyArray<bigint | null>, raw:
     usd,
     basis: sumBasis(usd),
     sourceEventId: lot.sourceEventId,
-    nullReasons: lot.nullReasons
+    nullReasons: lot.nullReasons,
+    dateUnknown: lot.dateUnknown
   }
 }
 
@@ -150,7 +151,8 @@ export const pieceOf = (slice: Slice, eventId: string): LotRecord => {
     usd,
     basis: sumBasis(usd),
     sourceEventId: lot.sourceEventId,
-    nullReasons: lot.nullReasons
+    nullReasons: lot.nullReasons,
+    dateUnknown: lot.dateUnknown
   }
 }
 

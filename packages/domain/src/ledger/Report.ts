@@ -1,5 +1,5 @@
 import { formatMoney } from "../Currency.js"
-import { applyRate, type Converted, convertedOf, rateOn, type RateQuote } from "./Convert.js"
+import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
 import { divRound, formatFixed, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
 import type {
@@ -84,6 +84,22 @@ class Conversions {
       this.quotes.set(date, quote)
     }
     return quote
+  }
+
+  /** Whether `date` has no rate because the newest one before it is too old to carry forward. */
+  stale(date: string): boolean {
+    return this.quote(date) === null && staleRateOn(date, this.state.context.rates)
+  }
+
+  /** The reasons a lot's converted basis is unknown because a component's date has only a stale rate. */
+  staleReasons(meta: ReadonlyArray<ComponentMeta>, usd: ReadonlyArray<bigint | null>): Array<NullReason> {
+    const out: Array<NullReason> = []
+    for (let i = 0; i < meta.length; i++) {
+      if (usd[i] !== null && this.stale(utcDate(meta[i]!.at))) {
+        out.push({ reason: "stale_rate", eventId: meta[i]!.eventId })
+      }
+    }
+    return out
   }
 
   amount(usd: bigint | null, date: string): bigint | null {
@@ -219,7 +235,8 @@ const disposalRow = (state: LedgerState, conversions: Conversions, record: Dispo
     lotId: lot === null ? null : lot.id,
     acquired,
     acquiredAt: lot === null ? null : lot.acquiredAt,
-    holdingPeriod: acquired === null ? null : holdingPeriod(acquired, date),
+    // A lot whose acquisition date is unknown (made up for tokens no recorded lot covers) has no holding period.
+    holdingPeriod: acquired === null || lot!.dateUnknown ? null : holdingPeriod(acquired, date),
     currency: state.context.currency,
     proceedsUsd: formatUsd(figures.proceedsUsd),
     basisUsd: formatUsd(figures.basisUsd),
@@ -326,28 +343,46 @@ const movementRow = (state: LedgerState, conversions: Conversions, record: Movem
   }
 }
 
-/** The classified movements, in event order (GET /v1/events), formatted one at a time. */
-export function* movementRows(state: LedgerState): Generator<Movement> {
+/**
+ * The classified movements, in event order (GET /v1/events), formatted one at a time; from the `from`-th on (an
+ * incremental build writes only those after its checkpoint).
+ */
+export function* movementRows(state: LedgerState, from = 0): Generator<Movement> {
   const conversions = new Conversions(state)
-  for (let i = 0; i < state.movements.length; i++) yield movementRow(state, conversions, state.movements.items[i]!)
+  for (let i = from; i < state.movements.length; i++) yield movementRow(state, conversions, state.movements.items[i]!)
 }
 
-/** The disposal rows (one per lot slice), in event order. */
-export function* disposalRows(state: LedgerState): Generator<Disposal> {
+/** The disposal rows (one per lot slice), in event order; from the `from`-th on. */
+export function* disposalRows(state: LedgerState, from = 0): Generator<Disposal> {
   const conversions = new Conversions(state)
-  for (let i = 0; i < state.disposals.length; i++) yield disposalRow(state, conversions, state.disposals.items[i]!)
+  for (let i = from; i < state.disposals.length; i++) yield disposalRow(state, conversions, state.disposals.items[i]!)
 }
 
-/** The income events of dividend steps (one per holder), in event order. */
-export function* incomeRows(state: LedgerState): Generator<IncomeEvent> {
+/** The income events of dividend steps (one per holder), in event order; from the `from`-th on. */
+export function* incomeRows(state: LedgerState, from = 0): Generator<IncomeEvent> {
   const conversions = new Conversions(state)
-  for (let i = 0; i < state.income.length; i++) yield incomeRow(state, conversions, state.income.items[i]!)
+  for (let i = from; i < state.income.length; i++) yield incomeRow(state, conversions, state.income.items[i]!)
 }
 
-/** The split records (one per holder), in event order. */
-export function* splitRows(state: LedgerState): Generator<SplitEvent> {
-  for (let i = 0; i < state.splits.length; i++) yield splitRow(state.splits.items[i]!)
+/** The split records (one per holder), in event order; from the `from`-th on. */
+export function* splitRows(state: LedgerState, from = 0): Generator<SplitEvent> {
+  for (let i = from; i < state.splits.length; i++) yield splitRow(state.splits.items[i]!)
 }
+
+/** How many rows of each list a state holds: where an incremental build's new rows start. */
+export interface RowCounts {
+  readonly movements: number
+  readonly disposals: number
+  readonly income: number
+  readonly splits: number
+}
+
+export const rowCounts = (state: LedgerState): RowCounts => ({
+  movements: state.movements.length,
+  disposals: state.disposals.length,
+  income: state.income.length,
+  splits: state.splits.length
+})
 
 // ---------------------------------------------------------------------------------------------------------------
 // The report
@@ -393,7 +428,9 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       rate: acquisition?.converted?.rate ?? null,
       components,
       sourceEventId: lot.sourceEventId,
-      nullReasons: [...lot.nullReasons]
+      nullReasons: basis === null && lot.basis !== null
+        ? [...lot.nullReasons, ...conversions.staleReasons(lot.meta, lot.usd)]
+        : [...lot.nullReasons]
     })
   }
   for (const book of books) {
@@ -427,6 +464,20 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     entry.converted = entry.usd === null || converted === null || entry.converted === null
       ? null
       : entry.converted + converted
+    if (rule.lotScope === "account") {
+      // Each holder's own income too (one record per holder), for the per-address figures of a pooled position.
+      const holderKey = `${event.token}|holder|${record.holderKey}`
+      let own = unreported.get(holderKey)
+      if (own === undefined) {
+        own = { usd: 0n, converted: 0n, ids: [] }
+        unreported.set(holderKey, own)
+      }
+      own.ids.push(record.id)
+      own.usd = record.income === null || own.usd === null ? null : own.usd + record.income
+      own.converted = own.usd === null || converted === null || own.converted === null
+        ? null
+        : own.converted + converted
+    }
   }
 
   // Positions ----------------------------------------------------------------------------------------------------
@@ -434,6 +485,20 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const totalValue = new TotalBuilder()
   const totalBasis = new TotalBuilder()
   const totalUnrealised = new TotalBuilder()
+  const positionReasons = (poolLots: ReadonlyArray<LotRecord>, valueUnconverted: boolean): Array<NullReason> => {
+    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => lot.nullReasons)
+    if (context.rates !== undefined) {
+      for (const lot of poolLots) {
+        if (lot.basis !== null && lotConverted.get(lot) === null) {
+          lists.push(conversions.staleReasons(lot.meta, lot.usd))
+        }
+      }
+      if (valueUnconverted && conversions.stale(asOfDate)) {
+        lists.push([{ reason: "stale_rate", eventId: `valuation:${asOfDate}` }])
+      }
+    }
+    return uniqueReasons(lists)
+  }
   const positionOut = (
     book: TokenBook,
     holders: ReadonlyArray<Holder>,
@@ -470,6 +535,43 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     const price = priceAt(context.prices, book.symbol, asOf)
     const valueUsd = price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
     const valueConverted = conversions.amount(valueUsd, asOfDate)
+    if (rule.lotScope === "account") {
+      // Each address's own share: its balance at the position's price, its own income, the pool's basis pro rata.
+      const poolRaw = raw
+      const share = (amount: bigint | null, part: bigint): bigint | null =>
+        amount === null ? null : poolRaw === 0n ? 0n : divRound(amount * part, poolRaw)
+      for (let h = 0; h < holders.length; h++) {
+        const holder = holders[h]!
+        const own = unreported.get(`${book.symbol}|holder|${holder.key}`)
+        const ownIncomeUsd = own === undefined ? 0n : own.usd
+        const ownIncomeConverted = own === undefined ? 0n : own.converted
+        const ownBasisUsd = share(basisUsd, holder.raw)
+        const ownBasisConverted = share(basisConverted, holder.raw)
+        const ownValueUsd = price === null ? null : divRound(holder.raw * price.answer, PRICE_SCALE)
+        const ownValueConverted = conversions.amount(ownValueUsd, asOfDate)
+        const ownUnrealisedUsd = minus(ownValueUsd, ownBasisUsd)
+        holdings[h] = {
+          ...holdings[h]!,
+          figures: {
+            sharesEquivalent: formatWad(divRound(holder.raw * book.multiplier, WAD)),
+            costBasisUsd: formatUsd(ownBasisUsd),
+            costBasisConverted: formatUsd(ownBasisConverted),
+            costBasis: ownBasisConverted === null ? null : formatMoney(formatWad(ownBasisConverted), currency),
+            unreportedIncomeUsd: formatUsd(ownIncomeUsd),
+            unreportedIncomeConverted: formatUsd(ownIncomeConverted),
+            unreportedIncome: ownIncomeConverted === null
+              ? null
+              : formatMoney(formatWad(ownIncomeConverted), currency),
+            unreportedIncomeEventIds: own === undefined ? [] : [...own.ids],
+            value: { usd: formatUsd(ownValueUsd), converted: conversions.converted(ownValueUsd, asOfDate) },
+            unrealisedGainUsd: formatUsd(ownUnrealisedUsd),
+            unrealisedGainConverted: formatUsd(
+              ownUnrealisedUsd === null ? null : minus(ownValueConverted, ownBasisConverted)
+            )
+          }
+        }
+      }
+    }
     const unrealisedUsd = minus(valueUsd, basisUsd)
     const unrealisedConverted = unrealisedUsd === null ? null : minus(valueConverted, basisConverted)
     totalValue.add(valueUsd, valueConverted)
@@ -506,7 +608,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       unrealisedGainConverted: formatUsd(unrealisedConverted),
       openLots: poolLots.length,
       lotIds: poolLots.map((lot) => lot.id),
-      nullReasons: uniqueReasons(poolLots.map((lot) => lot.nullReasons)),
+      nullReasons: positionReasons(poolLots, valueUsd !== null && valueConverted === null),
       issues
     })
   }

@@ -47,7 +47,9 @@ const recordOf = (lot: Lot, seq: number, amounts: ReadonlyArray<bigint | null>):
   usd: amounts,
   basis: sum(amounts),
   sourceEventId: lot.sourceEventId,
-  nullReasons: lot.nullReasons
+  nullReasons: lot.nullReasons,
+  // The ledger's stand-in lots for units no recorded acquisition covers (`<event>#unmatched`) have no known date.
+  dateUnknown: lot.id.endsWith("#unmatched")
 })
 
 /**

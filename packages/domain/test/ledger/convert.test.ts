@@ -47,7 +47,10 @@ describe("convert", () => {
       rateDate: "2026-08-14",
       carriedForward: true
     })
-    expect(convert("1", "2026-08-22", sgd)).toMatchObject({ rateDate: "2026-08-14" })
+    // Counted from the day the rate was published (rateDate), not from the table's carried-forward entry: the
+    // 2026-08-14 rate serves up to 2026-08-21; 2026-08-22 would borrow the 08-15 entry, 8 days after publication.
+    expect(convert("1", "2026-08-21", sgd)).toMatchObject({ rateDate: "2026-08-14" })
+    expect(convert("1", "2026-08-22", sgd)).toBeNull()
     expect(convert("1", "2026-08-23", sgd)).toBeNull()
     expect(convert("1", "2026-08-13", sgd)).toBeNull()
   })

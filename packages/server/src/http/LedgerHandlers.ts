@@ -22,6 +22,7 @@ import { decodeCursor, encodeCursor } from "./Cursor.js"
 import {
   disposalView,
   eventView,
+  holdingPositionView,
   lotView,
   positionView,
   realisedGains,
@@ -102,6 +103,12 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
               p.wallet?.toLowerCase() === key ||
               (p.wallet === null && p.holdings.some((h) => h.wallet.toLowerCase() === key))
             )
+            // Under account lot scope a position is pooled: show the wallet's own holding of it.
+            return {
+              positions: rows.map((p) => (p.wallet === null ? holdingPositionView(p, address) : positionView(p))),
+              currency: currencyOf(report),
+              asOf: asOfOf(report)
+            }
           }
           return { positions: rows.map(positionView), currency: currencyOf(report), asOf: asOfOf(report) }
         }).pipe(orUnavailable))
@@ -222,7 +229,8 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
               kind: "stale_reference",
               severity: "warning",
               title: "Exchange rates out of date",
-              detail: "The newest stored ECB reference rates are more than two business days old."
+              detail: "The newest stored ECB reference rates are more than two business days old. A rate carried " +
+                "forward more than 7 days is not used: figures on such dates are null (reason `stale_rate`)."
             })
           }
           const zero = { amount: "0", formatted: null, usd: "0", knownAmount: "0", unknownCount: 0 }

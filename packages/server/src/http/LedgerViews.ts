@@ -59,6 +59,35 @@ export const positionView = (position: Position): PositionView => ({
   issues: position.issues
 })
 
+/**
+ * One address's own holding within an account-scope (pooled) position, for `GET /v1/positions?wallet=`: its
+ * balance, shares, value and income, with its pro rata share of the pool's basis. Positions stored before the
+ * per-address figures existed fall back to the pooled view.
+ */
+export const holdingPositionView = (position: Position, wallet: string): PositionView => {
+  const pooled = positionView(position)
+  const key = wallet.toLowerCase()
+  const holding = position.holdings.find((h) => h.wallet.toLowerCase() === key)
+  const figures = holding?.figures
+  if (holding === undefined || figures === undefined) return pooled
+  return {
+    ...pooled,
+    wallet: holding.wallet,
+    holdings: [{ wallet: holding.wallet, balance: holding.balance }],
+    balance: holding.balance,
+    sharesEquivalent: figures.sharesEquivalent,
+    costBasis: figures.costBasis,
+    costBasisAmount: figures.costBasisConverted,
+    unreportedIncome: figures.unreportedIncome,
+    unreportedIncomeAmount: figures.unreportedIncomeConverted,
+    encumbered: holding.encumbered,
+    value: money(figures.value.converted?.amount, position.currency),
+    valueAmount: figures.value.converted?.amount ?? null,
+    valueUsd: figures.value.usd,
+    unrealisedGain: figures.unrealisedGainConverted
+  }
+}
+
 export const lotView = (lot: Lot) => {
   const acquisition = lot.components.find((component) => component.kind === "acquisition")
   const income = lot.components.filter((component) => component.kind === "income")
@@ -106,10 +135,16 @@ export const disposalView = (disposal: Disposal) => ({
   unknownBecause: disposal.nullReasons
 })
 
+/** A disposal whose holding period is unknown could be either: both the short- and long-term sums are unknown. */
+const periodSum = (disposals: ReadonlyArray<Disposal>, period: "short" | "long"): string | null =>
+  disposals.some((d) => d.holdingPeriod === null)
+    ? null
+    : sumOrNull(disposals.filter((d) => d.holdingPeriod === period).map((d) => d.gain))
+
 export const realisedGains = (disposals: ReadonlyArray<Disposal>) => ({
   total: sumOrNull(disposals.map((d) => d.gain)),
-  shortTerm: sumOrNull(disposals.filter((d) => d.holdingPeriod !== "long").map((d) => d.gain)),
-  longTerm: sumOrNull(disposals.filter((d) => d.holdingPeriod === "long").map((d) => d.gain)),
+  shortTerm: periodSum(disposals, "short"),
+  longTerm: periodSum(disposals, "long"),
   totalUsd: sumOrNull(disposals.map((d) => d.gainUsd)),
   unknownCount: disposals.filter((d) => d.gain === null).length
 })

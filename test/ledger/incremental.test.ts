@@ -1,0 +1,265 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { AccountsRepo, LedgerInputs, LedgerStore, requestReplay, WalletsRepo } from "@scaledger/db"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
+import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
+import { LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
+import { ConfigProvider, Effect, Layer } from "effect"
+
+const CHAIN = 31337
+const TOKENS = ["AAPL", "CRWD", "SGOV"]
+const BASE_TIME = Date.UTC(2026, 0, 5) / 1000
+const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
+// Each test has its own account, addresses and transactions (the database is shared by the file's tests).
+let W1 = ""
+let W2 = ""
+let EXCHANGE = ""
+let TX = 0
+const useAccount = (n: number) => {
+  W1 = hex40(0x1000 * n + 1)
+  W2 = hex40(0x1000 * n + 2)
+  EXCHANGE = hex40(0x1000 * n + 3)
+  TX = n * 10_000_000
+}
+const ZERO = hex40(0)
+const tokenKey = (t: number) => hex40(0xa000 + t)
+
+/** A round per token every 50 blocks, up to block 5,000 (rounds recorded later are "new" to a checkpoint). */
+const PRICES: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
+  symbol,
+  Array.from({ length: 100 }, (_, r) => ({
+    roundId: String(r + 1),
+    answer: String((100 + t * 10 + (r % 7)) * 1e8),
+    updatedAt: BASE_TIME + r * 50 - 1,
+    feed: hex40(0xf000 + t)
+  }))
+]))
+/** The rounds recorded so far (a test may add a late one). */
+let prices = PRICES
+
+/**
+ * Transfers at blocks `from`..`to` in the bench's pattern (mints, moves between the two own addresses, sales,
+ * purchases), a dividend step per token every 400 blocks; `provisional` marks them as newer than finality.
+ */
+const seed = (from: number, to: number, provisional = false) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key, from_key,
+                                   to_key, from_address, to_address, raw, provisional)
+      SELECT ${CHAIN}::int, '0x' || lpad(to_hex(${TX}::int + i), 64, '0'), 0, i, '0x' || lpad(to_hex(i), 64, '0'),
+             to_timestamp(${BASE_TIME}::bigint + i), '0x' || lpad(to_hex(${0xa000}::int + (i / 10) % 3), 40, '0'), f, t, f, t,
+             1000000000000000000 + i, ${provisional}::boolean
+      FROM (
+        SELECT i,
+          CASE WHEN i % 10 < 3 THEN ${ZERO} WHEN i % 10 IN (3, 4, 5) THEN ${W1} WHEN i % 10 IN (6, 9) THEN ${EXCHANGE}
+               ELSE ${W2} END AS f,
+          CASE WHEN i % 10 < 3 THEN ${W1} WHEN i % 10 = 3 THEN ${W2} WHEN i % 10 IN (4, 5, 7) THEN ${EXCHANGE}
+               WHEN i % 10 = 6 THEN ${W2} ELSE ${W1} END AS t
+        FROM generate_series(${from}::int, ${to}::int) AS s(i)
+      ) g`
+    yield* sql`
+      INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier, kind, status,
+                                      source, block, block_time)
+      SELECT ${CHAIN}::int, '0x' || lpad(to_hex(${0xa000}::int + k % 3), 40, '0'), to_timestamp(${BASE_TIME}::bigint + k * 400),
+             1000000000000000000 + ((k - 1) / 3) * 1000000000000000,
+             1000000000000000000 + ((k - 1) / 3 + 1) * 1000000000000000,
+             'dividend', 'active', 'chain_storage', k * 400, to_timestamp(${BASE_TIME}::bigint + k * 400)
+      FROM generate_series(1, ${Math.floor(to / 400)}::int) AS s(k)
+      ON CONFLICT DO NOTHING`
+  })
+
+const setup = (n: number) =>
+  Effect.gen(function*() {
+    useAccount(n)
+    const sql = yield* SqlClient.SqlClient
+    const { account } = yield* (yield* AccountsRepo).findOrCreate(`incremental-${n}`)
+    for (const address of [W1, W2]) {
+      yield* (yield* WalletsRepo).insert({
+        accountId: account.id,
+        address,
+        label: "",
+        self: true,
+        watchingFromBlock: null,
+        watchingFromAt: null,
+        chainId: CHAIN
+      })
+    }
+    for (const [t, symbol] of TOKENS.entries()) {
+      yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, decimals, listed, is_stock)
+               VALUES (${CHAIN}, ${tokenKey(t)}, ${tokenKey(t)}, ${symbol}, 18, true, true) ON CONFLICT DO NOTHING`
+    }
+    return account.id
+  })
+
+/** Every stored derived record of the account, in read order. */
+const snapshot = (accountId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = (table: string) =>
+      Effect.map(
+        sql<{ ord: string | number; row: unknown }>`SELECT ord, row FROM ${sql(table)} WHERE account_id = ${accountId}
+                                                   ORDER BY ord`,
+        (list) => list.map((r) => [Number(r.ord), r.row])
+      )
+    const [build] = yield* sql<{ report: unknown; status: string }>`SELECT report, status FROM ledger_builds
+                                                                       WHERE account_id = ${accountId}`
+    return JSON.stringify({
+      status: build?.status,
+      report: build?.report,
+      positions: yield* rows("ledger_positions"),
+      // Lots keep their ord when unchanged (with room between them): only their order is what reads see.
+      lots: (yield* rows("ledger_lots")).map(([, row]) => row),
+      disposals: yield* rows("ledger_disposals"),
+      events: yield* rows("ledger_events")
+    })
+  })
+
+const bump = (accountId: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE ledger_builds SET requested_version = requested_version + 1 WHERE account_id = ${accountId}`
+  )
+
+/** A builder that keeps its checkpoints, for the account set up with its two own addresses. */
+const harness = (n: number) =>
+  Effect.gen(function*() {
+    prices = PRICES
+    const accountId = yield* setup(n)
+    yield* requestReplay(accountId)
+    const builder = yield* makeLedgerBuilder
+    return { accountId, builder }
+  })
+
+const Database = (database: Layer.Layer<SqlClient.SqlClient>) =>
+  Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, LedgerInputs.Default, LedgerStore.Default, FxRates.Default)
+    .pipe(
+      Layer.provideMerge(Layer.mergeAll(
+        Layer.succeed(LedgerPrices, { pricesFor: () => Effect.sync(() => prices) }),
+        ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
+      )),
+      Layer.provideMerge(database),
+      Layer.provide(
+        Layer.setConfigProvider(ConfigProvider.fromJson({ LEDGER_CHECKPOINTS: 4, LEDGER_MIN_INTERVAL_MS: 0 }))
+      )
+    )
+
+for (
+  const [name, database] of [
+    ["PostgreSQL", TestDatabase.postgres],
+    ["PGlite", TestDatabase.pglite]
+  ] as const
+) {
+  layer(Database(database), { timeout: 120_000 })(`incremental ledger builds (${name})`, (it) => {
+    it.effect("resume from the checkpoint and store the same records as a full rebuild", () =>
+      Effect.gen(function*() {
+        const { accountId, builder } = yield* harness(1)
+        yield* seed(1, 1_000)
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 1, incremental: 0 })
+        const first = yield* snapshot(accountId)
+        expect(JSON.parse(first).status).toBe("ready")
+
+        const fullOf = Effect.gen(function*() {
+          const fresh = yield* makeLedgerBuilder
+          // A replay forces a full build by a builder with no checkpoint.
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`UPDATE ledger_builds SET requested_version = requested_version + 1,
+                       replay_version = requested_version + 1 WHERE account_id = ${accountId}`
+          yield* fresh.poll
+          return yield* snapshot(accountId)
+        })
+        const incrementalOf = Effect.gen(function*() {
+          yield* bump(accountId)
+          yield* builder.poll
+          return yield* snapshot(accountId)
+        })
+
+        // New final blocks, crossing a dividend step (block 1,200): applied on the checkpoint.
+        yield* seed(1_001, 1_250)
+        const incremental = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 1, incremental: 1 })
+        expect(incremental).not.toBe(first)
+        expect(yield* fullOf).toBe(incremental)
+
+        // The full rebuild (by another builder) moved the stored version past the first builder's checkpoint: it
+        // must notice and rebuild fully, with the same result.
+        yield* seed(1_251, 1_300)
+        const afterOther = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 2, incremental: 1 })
+        expect(yield* fullOf).toBe(afterOther)
+
+        // A price round recorded late for an earlier time (the price recorder walks feed history backwards): the
+        // figures of the events after it change, so the build is full again, not incremental.
+        yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 3, incremental: 1 })
+        const aapl = prices.AAPL!
+        prices = {
+          ...prices,
+          AAPL: [...aapl.slice(0, 5), {
+            ...aapl[4]!,
+            roundId: "late",
+            answer: "12345000000",
+            updatedAt: BASE_TIME + 230
+          }, ...aapl.slice(5)]
+        }
+        const latePrice = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 4, incremental: 1 })
+        expect(latePrice).not.toBe(afterOther)
+        expect(yield* fullOf).toBe(latePrice)
+      }))
+
+    it.effect("provisional blocks are rewritten by a reorg; a backfill of older blocks forces a full build", () =>
+      Effect.gen(function*() {
+        const { accountId, builder } = yield* harness(2)
+        const sql = yield* SqlClient.SqlClient
+        // After the first test's blocks: the multiplier changes are the chain's, shared by both accounts.
+        yield* seed(2_001, 2_500)
+        yield* builder.poll
+        const fullOf = Effect.gen(function*() {
+          const fresh = yield* makeLedgerBuilder
+          yield* sql`UPDATE ledger_builds SET requested_version = requested_version + 1,
+                       replay_version = requested_version + 1 WHERE account_id = ${accountId}`
+          yield* fresh.poll
+          return yield* snapshot(accountId)
+        })
+        const incrementalOf = Effect.gen(function*() {
+          yield* bump(accountId)
+          yield* builder.poll
+          return yield* snapshot(accountId)
+        })
+        yield* seed(2_501, 2_560, true)
+        const withProvisional = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 1, incremental: 1 })
+        // A reorg replaces the provisional blocks 2,541..2,560 with other transfers.
+        yield* sql`DELETE FROM token_transfers WHERE chain_id = ${CHAIN} AND block > 2540 AND to_key IN (${W1}, ${W2}, ${EXCHANGE})`
+        yield* sql`UPDATE token_transfers SET provisional = false WHERE chain_id = ${CHAIN}`
+        yield* sql`
+          INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                       from_key, to_key, from_address, to_address, raw)
+          VALUES (${CHAIN}, ${"0x" + "ab".repeat(32)}, 0, 2545, ${"0x" + "cd".repeat(32)}, to_timestamp(${
+          BASE_TIME + 2545
+        }),
+                  ${tokenKey(0)}, ${EXCHANGE}, ${W2}, ${EXCHANGE}, ${W2}, 5000000000000000000)`
+        const reorged = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 1, incremental: 2 })
+        expect(reorged).not.toBe(withProvisional)
+        expect(yield* fullOf).toBe(reorged)
+
+        // Older blocks arriving late (a backfill behind the live recorder) are not missed.
+        yield* sql`
+          INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                       from_key, to_key, from_address, to_address, raw)
+          VALUES (${CHAIN}, ${"0x" + "ef".repeat(32)}, 1, 2100, ${"0x" + "cd".repeat(32)}, to_timestamp(${
+          BASE_TIME + 2100
+        }),
+                  ${tokenKey(1)}, ${EXCHANGE}, ${W1}, ${EXCHANGE}, ${W1}, 7000000000000000000)`
+        const late = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 2, incremental: 2 })
+        expect(late).not.toBe(reorged)
+        expect(yield* fullOf).toBe(late)
+      }))
+  })
+}

@@ -1,0 +1,117 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { AccountsRepo, LedgerStore, WalletsRepo } from "@scaledger/db"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { Ledger } from "@scaledger/domain/ledger/index"
+import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
+import { Effect, Either, Layer, Option } from "effect"
+import { call, newKey, restServer } from "../support/RestHarness.js"
+
+const A = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+const B = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
+const EXCHANGE = "0x00000000000000000000000000000000000000e1"
+const at = (iso: string) => Date.parse(iso) / 1000
+const feed = "0x000000000000000000000000000000000000feed"
+const buy = (id: string, to: string, tokens: number, iso: string, block: number): LedgerEvent => ({
+  kind: "transfer",
+  id,
+  token: "AAPL",
+  tokenAddress: "0x00000000000000000000000000000000000000aa",
+  from: EXCHANGE,
+  to,
+  raw: (BigInt(tokens) * 10n ** 18n).toString(),
+  block,
+  logIndex: 0,
+  txHash: `0x${block.toString(16).padStart(64, "0")}`,
+  timestamp: at(iso),
+  classification: { type: "transfer.in", relationship: "exchange", classifiedBy: "user", confirmed: true }
+})
+
+const Db = TestDatabase.pglite
+const Services = Layer.mergeAll(restServer(Db), Layer.mergeAll(LedgerStore.Default, WalletsRepo.Default)).pipe(
+  Layer.provideMerge(Db)
+)
+
+/** Stores a DE build of the account's ledger, as the ledger worker would, and returns the account's key. */
+const deAccount = Effect.gen(function*() {
+  const { key } = yield* newKey("de-account")
+  const account = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("de-account")))
+  for (const address of [A, B]) {
+    yield* Effect.orDie((yield* WalletsRepo).insert({
+      accountId: account.id,
+      address,
+      label: "",
+      self: true,
+      watchingFromBlock: null,
+      watchingFromAt: null,
+      chainId: 31337
+    }))
+  }
+  const report = Either.getOrThrow(Ledger.run({
+    wallets: [{ address: A, self: true }, { address: B, self: true }],
+    country: "DE",
+    prices: {
+      AAPL: [
+        { roundId: "1", answer: "10000000000", updatedAt: at("2026-01-02T00:00:00Z"), feed },
+        { roundId: "2", answer: "11000000000", updatedAt: at("2026-03-01T00:00:00Z"), feed }
+      ]
+    },
+    events: [buy("a1", A, 3, "2026-01-05T15:00:00Z", 1), buy("b1", B, 1, "2026-01-06T15:00:00Z", 2)],
+    asOf: at("2026-03-02T00:00:00Z")
+  }))
+  const sql = yield* SqlClient.SqlClient
+  yield* Effect.orDie(sql`INSERT INTO ledger_builds (account_id, lease_owner, lease_until)
+                          VALUES (${account.id}, 'test', now() + interval '1 minute')
+                          ON CONFLICT (account_id) DO UPDATE SET lease_owner = 'test', lease_until = now() + interval '1 minute'`)
+  const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
+  const stored = yield* Effect.orDie((yield* LedgerStore).store(account.id, "test", 1, {
+    report: summary,
+    positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
+    lots: report.lots.map((row) => ({ token: row.token, row })),
+    disposals: [],
+    events: []
+  }))
+  expect(stored).toBe(true)
+  return key
+})
+
+layer(Services, { timeout: 60_000 })("GET /v1/positions?wallet= under the DE account scope", (it) => {
+  it.effect("shows the wallet's own holding; without the parameter, the pooled position", () =>
+    Effect.gen(function*() {
+      const key = yield* deAccount
+      const pooled = yield* call("GET", "/v1/positions", { key })
+      expect(pooled.status).toBe(200)
+      expect(pooled.body.positions).toHaveLength(1)
+      expect(pooled.body.positions[0]).toMatchObject({
+        wallet: null,
+        balance: "4",
+        holdings: [{ wallet: B, balance: "1" }, { wallet: A, balance: "3" }],
+        costBasisAmount: "400",
+        valueUsd: "440"
+      })
+
+      const own = yield* call("GET", `/v1/positions?wallet=${B.toLowerCase()}`, { key })
+      expect(own.status).toBe(200)
+      expect(own.body.positions).toEqual([{
+        ...pooled.body.positions[0],
+        wallet: B,
+        holdings: [{ wallet: B, balance: "1" }],
+        balance: "1",
+        sharesEquivalent: "1",
+        costBasis: "$100.00",
+        costBasisAmount: "100",
+        unreportedIncome: "$0.00",
+        unreportedIncomeAmount: "0",
+        value: "$110.00",
+        valueAmount: "110",
+        valueUsd: "110",
+        unrealisedGain: "10"
+      }])
+
+      const a = yield* call("GET", `/v1/positions?wallet=${A}`, { key })
+      expect(a.body.positions[0]).toMatchObject({ wallet: A, balance: "3", costBasisAmount: "300", valueUsd: "330" })
+
+      const stranger = yield* call("GET", `/v1/positions?wallet=${EXCHANGE}`, { key })
+      expect(stranger.status).toBe(404)
+    }))
+})

@@ -1,0 +1,97 @@
+import { Ledger } from "@scaledger/domain/ledger/index"
+import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
+import { holdingPositionView, positionView, realisedGains } from "@scaledger/server/http/LedgerViews"
+import { Either } from "effect"
+import { describe, expect, it } from "vitest"
+
+const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
+const A = hex40(0xa)
+const B = hex40(0xb)
+const EXCHANGE = hex40(0xe)
+const at = (iso: string) => Date.parse(iso) / 1000
+const feed = hex40(0xfeed)
+const prices = {
+  AAPL: [
+    { roundId: "1", answer: "10000000000", updatedAt: at("2024-01-02T00:00:00Z"), feed },
+    { roundId: "2", answer: "11000000000", updatedAt: at("2026-03-01T00:00:00Z"), feed }
+  ]
+}
+const move = (id: string, from: string, to: string, tokens: number, iso: string, block: number): LedgerEvent => ({
+  kind: "transfer",
+  id,
+  token: "AAPL",
+  tokenAddress: hex40(0xaa),
+  from,
+  to,
+  raw: (BigInt(tokens) * 10n ** 18n).toString(),
+  block,
+  logIndex: 0,
+  txHash: `0x${block.toString(16).padStart(64, "0")}`,
+  timestamp: at(iso),
+  classification: {
+    type: from === EXCHANGE ? "transfer.in" : "transfer.out",
+    relationship: "exchange",
+    classifiedBy: "user",
+    confirmed: true
+  }
+})
+const report = (country: "US" | "DE", events: ReadonlyArray<LedgerEvent>, asOf: string) =>
+  Either.getOrThrow(Ledger.run({
+    wallets: [{ address: A, self: true }, { address: B, self: true }],
+    country,
+    prices,
+    events,
+    asOf: at(asOf)
+  }))
+
+describe("GET /v1/positions?wallet= views", () => {
+  const events = [
+    move("a1", EXCHANGE, A, 3, "2026-01-05T15:00:00Z", 1),
+    move("b1", EXCHANGE, B, 1, "2026-01-06T15:00:00Z", 2)
+  ]
+
+  it("under account scope (DE) shows the wallet's own holding, not the pooled position", () => {
+    const pooled = report("DE", events, "2026-03-02T00:00:00Z").positions[0]!
+    expect(positionView(pooled)).toMatchObject({ wallet: null, balance: "4", valueUsd: "440" })
+    const own = holdingPositionView(pooled, B.toUpperCase().replace("0X", "0x"))
+    expect(own).toMatchObject({
+      wallet: B,
+      holdings: [{ wallet: B, balance: "1" }],
+      balance: "1",
+      sharesEquivalent: "1",
+      costBasisAmount: "100",
+      costBasis: "$100.00",
+      valueUsd: "110",
+      valueAmount: "110",
+      value: "$110.00",
+      unrealisedGain: "10",
+      unreportedIncomeAmount: "0"
+    })
+  })
+
+  it("falls back to the pooled view for a position stored without per-address figures", () => {
+    const pooled = report("DE", events, "2026-03-02T00:00:00Z").positions[0]!
+    const old = { ...pooled, holdings: pooled.holdings.map(({ figures: _f, ...h }) => h) }
+    expect(holdingPositionView(old, A)).toEqual(positionView(old))
+  })
+})
+
+describe("realised gains by holding period", () => {
+  it("short- and long-term sums are unknown when a disposal's holding period is unknown", () => {
+    const known = report("US", [
+      move("a1", EXCHANGE, A, 2, "2024-01-05T15:00:00Z", 1),
+      move("s1", A, EXCHANGE, 1, "2024-06-05T15:00:00Z", 2),
+      move("s2", A, EXCHANGE, 1, "2026-03-05T15:00:00Z", 3)
+    ], "2026-03-06T00:00:00Z").disposals
+    expect(realisedGains(known)).toMatchObject({ total: "10", shortTerm: "0", longTerm: "10" })
+
+    // B sends 1 to A with nothing recorded at B: A's lot for it has no known date; its sale's period is unknown.
+    const unknown = report("US", [
+      move("a1", EXCHANGE, A, 1, "2024-01-05T15:00:00Z", 1),
+      { ...move("m", B, A, 1, "2024-01-06T15:00:00Z", 2), classification: undefined } as unknown as LedgerEvent,
+      move("s", A, EXCHANGE, 2, "2026-03-05T15:00:00Z", 3)
+    ], "2026-03-06T00:00:00Z").disposals
+    expect(unknown.map((d) => d.holdingPeriod)).toEqual(["long", null])
+    expect(realisedGains(unknown)).toMatchObject({ total: null, shortTerm: null, longTerm: null, unknownCount: 1 })
+  })
+})
