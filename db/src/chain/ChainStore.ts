@@ -515,7 +515,32 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
       (rows) => rows.map((row) => row.address_key)
     )
 
+    /**
+     * The blocks wallets' `watchingFrom` names (or will name: `from` for wallets the recorder has not reached yet)
+     * at or below `to` whose date is not known yet.
+     */
+    const undatedWatchBlocks = (from: number, to: number) =>
+      Effect.map(
+        sql<{ block: string }>`
+          SELECT DISTINCT coalesce(watching_from_block, ${from}) AS block FROM wallets
+          WHERE watching_from_at IS NULL AND coalesce(watching_from_block, ${from}) <= ${to} ORDER BY 1`,
+        (rows) => rows.map((row) => Number(row.block))
+      )
+
+    /** Dates the wallets whose `watchingFrom` names these blocks with the blocks' times. */
+    const dateWatchBlocks = (blocks: ReadonlyArray<{ readonly block: number; readonly time: Date }>) =>
+      Effect.forEach(blocks, ({ block, time }) =>
+        sql`UPDATE wallets SET watching_from_at = ${time}
+            WHERE watching_from_block = ${block} AND watching_from_at IS NULL`, { discard: true })
+
+    /** A re-org replaced the blocks above `forkBlock`: their dates are unknown again. */
+    const undateWatchBlocksAbove = (forkBlock: number) =>
+      sql`UPDATE wallets SET watching_from_at = NULL WHERE watching_from_block > ${forkBlock}`
+
     return {
+      undatedWatchBlocks,
+      dateWatchBlocks,
+      undateWatchBlocksAbove,
       upsertTokens,
       tokens,
       stockTokens,
