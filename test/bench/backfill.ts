@@ -18,7 +18,7 @@ import { loadArtifact } from "../chain/artifacts.js"
 import { startSeededNode, toJson } from "../chain/seed.js"
 import { addAndBackfill, ingestServices } from "../support/ChainHarness.js"
 
-const TOTAL = Number(process.env.BENCH_TOTAL ?? 100_000)
+const TOTAL = Number(process.env.BENCH_TOTAL ?? 50_000)
 const WALLET_SHARE = Math.floor(TOTAL / 10)
 const PER_TX = 250
 const WALLET = "0x00000000000000000000000000000000000beef1"
