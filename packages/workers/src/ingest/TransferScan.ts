@@ -8,6 +8,15 @@ const ADDRESSES_PER_FILTER = 100
 
 const asTopic = (address: string) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}`
 
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+
+/**
+ * A mint or a burn (the zero address on one side) is classified by that alone; any other transfer may be one leg of
+ * a swap or a contract interaction, whose other legs and sender are in its transaction's receipt.
+ */
+const needsReceipt = (event: TransferEvent) =>
+  event.from.toLowerCase() !== ZERO_ADDRESS && event.to.toLowerCase() !== ZERO_ADDRESS
+
 export interface TransferScan {
   readonly transfers: ReadonlyArray<TransferRow>
   readonly receipts: ReadonlyArray<ReceiptRow>
@@ -17,7 +26,7 @@ export interface TransferScan {
 /**
  * The stock-token `Transfer`s in `[fromBlock, toBlock]` that send to or from any of `addresses` (any contract:
  * tokens no list names are recognised by their ERC-8056 interface), with their blocks' times and the receipts of
- * their transactions (the other legs, for classification).
+ * their transactions (the other legs and the sender, for classification), except for mints and burns.
  */
 export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: number, toBlock: number) =>
   Effect.gen(function*() {
@@ -61,7 +70,7 @@ export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: numbe
     const untimed = [...new Set(stockEvents.map((event) => event.block))].filter((block) => !times.has(block))
     for (const [block, time] of yield* chain.blockTimestamps(untimed)) times.set(block, time)
     const transactions = new Map(
-      stockEvents.map((event) => [event.txHash, { txHash: event.txHash, block: event.block }])
+      stockEvents.filter(needsReceipt).map((event) => [event.txHash, { txHash: event.txHash, block: event.block }])
     )
     const receipts = yield* chain.receipts([...transactions.values()])
 
