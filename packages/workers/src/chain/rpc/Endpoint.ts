@@ -27,7 +27,10 @@ export interface Endpoint {
    * Several requests in one HTTP exchange (JSON-RPC batch), answered in request order; `undefined` when the server
    * did not answer with one element per request (it refused the batch as such). HTTP endpoints only.
    */
-  readonly batch?: (calls: ReadonlyArray<RpcCall>) => Promise<ReadonlyArray<BatchAnswer> | undefined>
+  readonly batch?: (
+    calls: ReadonlyArray<RpcCall>,
+    timeoutMs: number
+  ) => Promise<ReadonlyArray<BatchAnswer> | undefined>
   readonly subscribe?: (args: {
     readonly params: ReadonlyArray<unknown>
     readonly onData: (data: { readonly result: unknown }) => void
@@ -88,9 +91,9 @@ export const makeEndpoint = (url: string, timeoutMs: number): Endpoint => {
     label,
     kind: "http",
     request: (args) => transport.request(args as never),
-    batch: async (calls) => {
+    batch: async (calls, timeout) => {
       const body = calls.map((call, id) => ({ jsonrpc: "2.0" as const, id, method: call.method, params: call.params }))
-      return batchAnswers(calls.length, await client.request({ body: body as never }))
+      return batchAnswers(calls.length, await client.request({ body: body as never, timeout }))
     },
     close: async () => {}
   }

@@ -78,28 +78,34 @@ export const makeTransport = (config: ChainConfigShape): Effect.Effect<Transport
       Schedule.whileInput((error: Failure) => isRetryable(error))
     )
 
-    /** One attempt on one endpoint, holding a permit of the concurrency cap. */
-    const attempt = <A>(index: number, method: string, run: (endpoint: Endpoint) => Promise<A>) => {
+    /** One attempt on one endpoint within `timeoutMs`, holding a permit of the concurrency cap. */
+    const attempt = <A>(
+      index: number,
+      method: string,
+      timeoutMs: number,
+      run: (endpoint: Endpoint) => Promise<A>
+    ) => {
       const endpoint = endpoints[index]!
       return Effect.tryPromise({
         try: () => run(endpoint),
-        catch: (error) => classifyRpcFailure(error, endpoint.label, method, config.timeoutMs)
+        catch: (error) => classifyRpcFailure(error, endpoint.label, method, timeoutMs)
       }).pipe(
         Effect.timeoutFail({
-          duration: Duration.millis(config.timeoutMs + 1_000),
+          duration: Duration.millis(timeoutMs + 1_000),
           onTimeout: () =>
             new RpcTimeout({
               endpoint: endpoint.label,
               method,
-              timeoutMs: config.timeoutMs,
-              message: `no answer within ${config.timeoutMs} ms`
+              timeoutMs,
+              message: `no answer within ${timeoutMs} ms`
             })
         }),
         semaphore.withPermits(1)
       )
     }
 
-    const attemptOn = (index: number, call: RpcCall) => attempt(index, call.method, (e) => e.request(call))
+    const attemptOn = (index: number, call: RpcCall) =>
+      attempt(index, call.method, config.timeoutMs, (e) => e.request(call))
 
     /** Retries `run` (on the active endpoint, moving to the next on a retryable failure) until it answers. */
     const withRetries = <A>(method: string, run: (index: number) => Effect.Effect<A, Failure>) =>
@@ -171,16 +177,30 @@ export const makeTransport = (config: ChainConfigShape): Effect.Effect<Transport
         })
       )
 
-    /** One batch on one endpoint: each element's answer, or `undefined` when the server refused the batch. */
-    const batchOn = (index: number, calls: ReadonlyArray<RpcCall>) =>
-      attempt(
+    /**
+     * One batch on one endpoint: each element's answer, or `undefined` when the server refused the batch. A batch
+     * takes longer than one request: its time-out grows with its size. One that times out makes later ones smaller.
+     */
+    const batchOn = (index: number, calls: ReadonlyArray<RpcCall>) => {
+      const timeoutMs = Math.round(config.timeoutMs * (1 + calls.length / 50))
+      return attempt(
         index,
         calls[0]!.method,
+        timeoutMs,
         (endpoint): Promise<ReadonlyArray<BatchAnswer> | undefined> =>
           endpoint.batch !== undefined
-            ? endpoint.batch(calls)
+            ? endpoint.batch(calls, timeoutMs)
             : Promise.all(calls.map((call) => endpoint.request(call).then((result) => ({ result }))))
+      ).pipe(
+        Effect.tapError((error) =>
+          Effect.sync(() => {
+            if (error._tag === "RpcTimeout") {
+              batchLimit = Math.max(1, Math.min(batchLimit, Math.floor(calls.length / 2)))
+            }
+          })
+        )
       )
+    }
 
     const sendChunk = (
       method: string,
@@ -213,8 +233,9 @@ export const makeTransport = (config: ChainConfigShape): Effect.Effect<Transport
         if (params.length <= 1 || batchLimit <= 1 || endpoints[active]!.batch === undefined) {
           return Effect.forEach(params, (p) => send(method, p), { concurrency: config.concurrency })
         }
+        // Few batches in flight: each already carries many requests, and servers work through them one by one.
         return Effect.forEach(Arr.chunksOf(params, batchLimit), (chunk) => sendChunk(method, chunk), {
-          concurrency: config.concurrency
+          concurrency: Math.min(config.concurrency, 2)
         }).pipe(Effect.map((answers) => answers.flat()))
       })
 
