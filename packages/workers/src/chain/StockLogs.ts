@@ -4,6 +4,7 @@ import type { PauseKind, RawLog, StockEvent } from "@scaledger/domain/chain/Chai
 import { Option } from "effect"
 import { decodeEventLog, type Hex } from "viem"
 import { draftMultiplierEventAbi, stockAbi } from "./abi.js"
+import { checksummed } from "./rpc/Checksum.js"
 
 const PAUSE_KINDS: Readonly<Record<string, PauseKind>> = {
   [StockTopics.Paused]: "Paused",
@@ -11,6 +12,9 @@ const PAUSE_KINDS: Readonly<Record<string, PauseKind>> = {
   [StockTopics.OraclePaused]: "OraclePaused",
   [StockTopics.OracleUnpaused]: "OracleUnpaused"
 }
+
+const isAddressTopic = (topic: string | undefined): topic is string =>
+  topic !== undefined && /^0x0{24}[0-9a-fA-F]{40}$/.test(topic)
 
 /** Decodes a `Stock` log: both `UIMultiplierUpdated` variants, transfers, pause events. */
 export const decodeStockLog = (log: RawLog): Option.Option<StockEvent> => {
@@ -51,8 +55,18 @@ export const decodeStockLog = (log: RawLog): Option.Option<StockEvent> => {
         })
       }
       case StockTopics.Transfer: {
-        const { args } = decodeEventLog({ abi: stockAbi, eventName: "Transfer", topics, data })
-        return Option.some({ _tag: "Transfer", ...position, from: args.from, to: args.to, value: args.value })
+        // The commonest log by far, decoded by hand: two indexed addresses and one uint256.
+        const [, from, to] = log.topics
+        if (log.topics.length !== 3 || data.length !== 66 || !isAddressTopic(from) || !isAddressTopic(to)) {
+          return Option.none()
+        }
+        return Option.some({
+          _tag: "Transfer",
+          ...position,
+          from: checksummed(`0x${from.slice(26)}`),
+          to: checksummed(`0x${to.slice(26)}`),
+          value: BigInt(data)
+        })
       }
       case StockTopics.TransferWithScaledUI: {
         const { args } = decodeEventLog({ abi: stockAbi, eventName: "TransferWithScaledUI", topics, data })

@@ -6,7 +6,7 @@
 import type { BlockHeader, RawLog, TransactionReceipt } from "@scaledger/domain/chain/ChainClient"
 import { ChainDecodeError } from "@scaledger/domain/chain/ChainErrors"
 import { Effect, ParseResult, Schema } from "effect"
-import { getAddress, isAddress } from "viem"
+import { checksummed } from "./Checksum.js"
 
 const HexString = Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]*$/))
 
@@ -35,8 +35,8 @@ const Hash = Schema.transform(Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{
 const Address = Schema.transformOrFail(Schema.String, Schema.String, {
   strict: true,
   decode: (s, _, ast) =>
-    isAddress(s, { strict: false })
-      ? ParseResult.succeed(getAddress(s))
+    /^0x[0-9a-fA-F]{40}$/.test(s)
+      ? ParseResult.succeed(checksummed(s))
       : ParseResult.fail(new ParseResult.Type(ast, s, `not an address: ${s}`)),
   encode: ParseResult.succeed
 })
