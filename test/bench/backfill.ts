@@ -1,12 +1,13 @@
 /**
  * `npm run bench:backfill`: seeds a local chain with 50,000 stock-token transfers (`-- --big`: 100,000; or
- * `BENCH_TOTAL`), a tenth of them to one wallet, each of those in a transaction of its own, half of them mints and
- * half transfers from another holder (those need their receipts for classification); then prints (a) the wall time
- * to backfill that wallet into the database (transfers, their block times and receipts, the multiplier history, all
- * stored) and (b) the time of the same `eth_getLogs` calls made raw (the best of three), so the ratio of ingestion
- * to bare fetching can be read off. Runs on PostgreSQL (`DATABASE_URL`, default the local server), with the node
- * as EDR is (no `blockTimestamp` in logs: block times are read in batches) and as geth 1.16+ is (times in the logs),
- * and on the embedded PGlite.
+ * `BENCH_TOTAL`), a tenth of them to one wallet, each of those in a transaction of its own: half mints, half
+ * transfers from another holder, which need their receipts for classification (`-- --mints`: all mints, the
+ * composition of the figures before issue 14). Prints (a) the wall time to backfill that wallet into the database
+ * (transfers, their block times and receipts, the multiplier history, all stored), (b) the same `eth_getLogs` calls
+ * made raw (the best of three) and (c) the needed receipts read raw in batches, so the ratios of ingestion to bare
+ * fetching can be read off. Runs on PostgreSQL (`DATABASE_URL`, default the local server) and on the embedded PGlite
+ * with the node as EDR is (no `blockTimestamp` in logs: block times are read in batches), then on PostgreSQL with
+ * the node as geth 1.16+ is (times in the logs).
  */
 import { SqlClient } from "@effect/sql"
 import { Database } from "@scaledger/db"
@@ -23,6 +24,8 @@ import { addAndBackfill, ingestServices } from "../support/ChainHarness.js"
 
 const TOTAL = Number(process.env.BENCH_TOTAL ?? (process.argv.includes("--big") ? 100_000 : 50_000))
 const WALLET_SHARE = Math.floor(TOTAL / 10)
+/** `--mints`: every wallet transfer a mint (the composition of the figures before issue 14): no receipts needed. */
+const MINTS_ONLY = process.argv.includes("--mints")
 const PER_TX = 250
 const WALLET = "0x00000000000000000000000000000000000beef1"
 
@@ -44,9 +47,11 @@ const main = async () => {
   const batches = Math.ceil(others / PER_TX)
   let other = 0
   await send(encodeFunctionData({ abi: stock.abi as any, functionName: "mint", args: [issuer, 10n ** 30n] }))
+  const walletTransfers: Array<Hex> = []
   for (let i = 0; i < WALLET_SHARE; i++) {
-    const functionName = i % 2 === 0 ? "mint" : "transfer"
-    await send(encodeFunctionData({ abi: stock.abi as any, functionName, args: [WALLET, 10n ** 18n] }))
+    const functionName = i % 2 === 0 || MINTS_ONLY ? "mint" : "transfer"
+    const hash = await send(encodeFunctionData({ abi: stock.abi as any, functionName, args: [WALLET, 10n ** 18n] }))
+    if (functionName === "transfer") walletTransfers.push(hash)
     if (Math.floor(((i + 1) * batches) / WALLET_SHARE) > Math.floor((i * batches) / WALLET_SHARE)) {
       const recipients: Array<string> = []
       for (let j = 0; j < PER_TX && other < others; j++) {
@@ -63,7 +68,9 @@ const main = async () => {
     `seeded ${(TOTAL + seededTransfers).toLocaleString("en")} transfers (${
       WALLET_SHARE.toLocaleString("en")
     } to the wallet, ` +
-      `each in its own transaction, half of them mints) in ${seconds(seedMs)}; head block ${head}`
+      `each in its own transaction, ${MINTS_ONLY ? "all" : "half of them"} mints) in ${
+        seconds(seedMs)
+      }; head block ${head}`
   )
 
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-bench-"))
@@ -98,6 +105,30 @@ const main = async () => {
   }
   let rawMs = await rawGetLogs()
 
+  // (c) The receipts the backfill needs, read raw in batches of 100: what the node itself costs for them.
+  let rawReceiptsMs = performance.now()
+  for (let i = 0; i < walletTransfers.length; i += 100) {
+    const batch = walletTransfers.slice(i, i + 100).map((hash, id) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "eth_getTransactionReceipt",
+      params: [hash]
+    }))
+    await fetch(node.httpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(batch)
+    })
+      .then((r) => r.json())
+  }
+  rawReceiptsMs = performance.now() - rawReceiptsMs
+  console.log(
+    `(c) raw batched eth_getTransactionReceipt for the ${
+      walletTransfers.length.toLocaleString("en")
+    } receipts needed: ` +
+      seconds(rawReceiptsMs)
+  )
+
   const backfill = (name: string, database: Layer.Layer<any>) =>
     Effect.gen(function*() {
       const start = performance.now()
@@ -108,7 +139,9 @@ const main = async () => {
       console.log(
         `(a) backfill on ${name}: ${seconds(ms)} for ${Number(row!.n).toLocaleString("en")} transfers ` +
           `(status ${wallet.backfillStatus}); ${(Number(row!.n) / (ms / 1000)).toFixed(0)} transfers/s; ` +
-          `ratio to raw getLogs ${(ms / rawMs).toFixed(1)}×`
+          `ratio to raw getLogs ${(ms / rawMs).toFixed(1)}×, to raw getLogs + receipts ${
+            (ms / (rawMs + rawReceiptsMs)).toFixed(1)
+          }×`
       )
     }).pipe(
       Effect.provide(
