@@ -5,10 +5,15 @@ import { ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
 import { Chunk, Effect, Layer, Stream } from "effect"
 import { encodeFunctionData, type Hex } from "viem"
 import { afterAll, beforeAll } from "vitest"
-import { loadArtifact } from "./artifacts.js"
-import { type FaultProxy, type Faults, startFaultProxy } from "./faultProxy.js"
-import type { TestNode } from "./node.js"
-import { type SeedManifest, startSeededNode } from "./seed.js"
+import {
+  type FaultProxy,
+  type Faults,
+  loadArtifact,
+  type SeedManifest,
+  startFaultProxy,
+  startSeededNode,
+  type TestNode
+} from "../support/ChainHarness.js"
 
 let node: TestNode
 let manifest: SeedManifest
