@@ -17,7 +17,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { getAddress } from "viem"
 import { afterAll, beforeAll } from "vitest"
-import { type FaultProxy, loadHarness, type SeedManifest, type TestNode } from "./harness.js"
+import {
+  type FaultProxy,
+  type SeedManifest,
+  startFaultProxy,
+  startSeededNode,
+  type TestNode,
+  toJson
+} from "../support/ChainHarness.js"
 
 let node: TestNode
 let manifest: SeedManifest
@@ -28,17 +35,16 @@ let server: Server
 let serverUrl: string
 
 beforeAll(async () => {
-  const h = await loadHarness()
-  const seeded = await h.startSeededNode()
+  const seeded = await startSeededNode()
   node = seeded.node
   manifest = seeded.manifest
-  counter = await h.startFaultProxy({ target: node.httpUrl })
+  counter = await startFaultProxy({ target: node.httpUrl })
   dir = mkdtempSync(join(tmpdir(), "scaledger-tokens-"))
   tokenListPath = join(dir, "tokens.json")
-  writeFileSync(tokenListPath, h.toJson(seeded.tokenList))
+  writeFileSync(tokenListPath, toJson(seeded.tokenList))
   server = createServer((req, res) => {
     if (req.url === "/tokens.json") {
-      res.writeHead(200, { "content-type": "application/json" }).end(h.toJson(seeded.tokenList))
+      res.writeHead(200, { "content-type": "application/json" }).end(toJson(seeded.tokenList))
     } else res.writeHead(404).end()
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))

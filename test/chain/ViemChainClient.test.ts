@@ -6,18 +6,22 @@ import { rangeAdvice, ViemChainClientLayer } from "@scaledger/workers/chain/Viem
 import { Chunk, Duration, Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
 import { type Abi, encodeDeployData, encodeFunctionData, type Hex } from "viem"
 import { afterAll, beforeAll } from "vitest"
-import { type FaultProxy, loadHarness, type SeedManifest, type TestNode } from "./harness.js"
+import {
+  type FaultProxy,
+  loadArtifact,
+  type SeedManifest,
+  startFaultProxy,
+  startSeededNode,
+  type TestNode
+} from "../support/ChainHarness.js"
 
-type Harness = Awaited<ReturnType<typeof loadHarness>>
-
-let h: Harness
 let node: TestNode
 let manifest: SeedManifest
 let head: number
 const proxies: Array<FaultProxy> = []
 
 const proxy = async (faults: Parameters<FaultProxy["setFaults"]>[0] = {}, seed = 1) => {
-  const p = await h.startFaultProxy({ target: node.httpUrl, seed, faults })
+  const p = await startFaultProxy({ target: node.httpUrl, seed, faults })
   proxies.push(p)
   return p
 }
@@ -26,11 +30,10 @@ const send = (from: string, to: string | undefined, data: Hex) =>
   node.request<Hex>("eth_sendTransaction", [{ from, ...(to === undefined ? {} : { to }), data, gas: "0x2dc6c0" }])
 
 beforeAll(async () => {
-  h = await loadHarness()
-  const seeded = await h.startSeededNode()
+  const seeded = await startSeededNode()
   node = seeded.node
   manifest = seeded.manifest
-  const stockAbi = h.loadArtifact("Stock").abi as Abi
+  const stockAbi = loadArtifact("Stock").abi as Abi
   const aapl = manifest.tokens.find((t) => t.symbol === "AAPL")!.address
   const holder = (label: string) => manifest.holders.find((x) => x.label === label)!.address
   for (let round = 0; round < 3; round++) {
@@ -196,7 +199,7 @@ describe("ViemChainClient: logs", () => {
       expect(events.filter((e) => e._tag === "TransferWithScaledUI")).toHaveLength(manifest.transfers.length)
       expect(events.flatMap((e) => (e._tag === "Pause" ? [e.kind] : []))).toEqual(manifest.pauses.map((p) => p.kind))
 
-      const legacy = h.loadArtifact("LegacyStock")
+      const legacy = loadArtifact("LegacyStock")
       const issuer = manifest.issuer
       const deployed = yield* Effect.promise(() =>
         send(

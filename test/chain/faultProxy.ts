@@ -65,6 +65,11 @@ export interface Faults {
   /** State reads at blocks more than this many behind head fail as pruned. */
   readonly prunedAfterBlocks?: number
   readonly prunedStyle?: PrunedStyle
+  /**
+   * Largest JSON-RPC batch accepted; a larger one is refused whole with one JSON-RPC error (HTTP 200, not an array),
+   * as Alchemy and Infura do. 0: batches are not served at all.
+   */
+  readonly maxBatchSize?: number
 }
 
 export type FaultKind =
@@ -75,6 +80,7 @@ export type FaultKind =
   | "range_cap"
   | "result_cap"
   | "pruned"
+  | "batch_refused"
 
 export interface ProxyLogEntry {
   readonly method: string
@@ -94,6 +100,8 @@ export interface FaultProxy {
   counts(): Readonly<Record<string, number>>
   /** Requests received in all. */
   total(): number
+  /** HTTP requests received (a batch is one). */
+  httpRequests(): number
   /** Faults injected per kind. */
   faultCounts(): Readonly<Partial<Record<FaultKind, number>>>
   /** Every request received, in order. */
@@ -171,6 +179,7 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
   let counts: Record<string, number> = {}
   let faultCounts: Partial<Record<FaultKind, number>> = {}
   let log: Array<ProxyLogEntry> = []
+  let httpRequests = 0
   const recentRequests: Array<number> = []
   const hung = new Set<ServerResponse>()
   const sockets = new Set<Socket>()
@@ -400,7 +409,20 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
       return
     }
     const batch = Array.isArray(parsed) ? (parsed as ReadonlyArray<RpcRequest>) : [parsed as RpcRequest]
+    httpRequests++
     for (const r of batch) counts[r.method] = (counts[r.method] ?? 0) + 1
+    if (Array.isArray(parsed) && faults.maxBatchSize !== undefined && batch.length > faults.maxBatchSize) {
+      countFault("batch_refused")
+      for (const r of batch) log.push({ method: r.method, params: r.params ?? [], fault: "batch_refused" })
+      const message = faults.maxBatchSize === 0 ? "batch requests are not supported" : "batch size too large"
+      respond(
+        res,
+        200,
+        { "content-type": "application/json" },
+        JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } })
+      )
+      return
+    }
     if (faults.down === true) {
       countFault("reset")
       for (const r of batch) log.push({ method: r.method, params: r.params ?? [], fault: "reset" })
@@ -463,12 +485,14 @@ export const startFaultProxy = async (options: FaultProxyOptions): Promise<Fault
     faults: () => faults,
     counts: () => ({ ...counts }),
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
+    httpRequests: () => httpRequests,
     faultCounts: () => ({ ...faultCounts }),
     log: () => [...log],
     resetCounts: () => {
       counts = {}
       faultCounts = {}
       log = []
+      httpRequests = 0
     },
     close: async () => {
       if (closed) return

@@ -56,6 +56,13 @@ export interface TestNodeOptions {
   readonly accountBalance?: bigint
   /** Default true: every transaction is mined in its own block at once. */
   readonly autoMine?: boolean
+  /**
+   * Default false. True: `eth_getLogs` answers carry each log's `blockTimestamp`, as geth 1.16+ and Reth give it
+   * (EDR does not); the node keeps the times of the blocks it mines, as a real node has them at hand.
+   */
+  readonly logTimestamps?: boolean
+  /** Default false (EDR does not offer it). True: `eth_getBlockReceipts` is served: every receipt of a block. */
+  readonly blockReceipts?: boolean
 }
 
 export interface BlockRef {
@@ -110,6 +117,8 @@ export interface TestNode {
   reorg(from: Snapshot, options?: ReorgOptions): Promise<ReorgResult>
   /** Open WebSocket connections (to check that clients close theirs). */
   readonly webSocketClients: () => number
+  /** Turns `blockTimestamp` in `eth_getLogs` answers on or off (see `TestNodeOptions.logTimestamps`). */
+  setLogTimestamps(on: boolean): void
   close(): Promise<void>
 }
 
@@ -160,6 +169,10 @@ export const startTestNode = async (options: TestNodeOptions = {}): Promise<Test
   const chainId = options.chainId ?? 31337
   const balance = options.accountBalance ?? 10_000n * 10n ** 18n
   const subscribers = new Map<bigint, { socket: WebSocket; id: string; kind: string }>()
+  let logTimestamps = options.logTimestamps ?? false
+  /** Block hash → hex timestamp of every block mined, from the node's own newHeads feed. */
+  const blockTimes = new Map<string, string>()
+  const internal = { headsFilter: -1n }
 
   const context = await edrContext()
   const provider = await context.createProvider(
@@ -189,6 +202,11 @@ export const startTestNode = async (options: TestNodeOptions = {}): Promise<Test
     { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
     {
       subscriptionCallback: (event) => {
+        if (event.filterId === internal.headsFilter) {
+          const head = event.result as { hash?: string; timestamp?: string }
+          if (head.hash !== undefined && head.timestamp !== undefined) blockTimes.set(head.hash, head.timestamp)
+          return
+        }
         const target = subscribers.get(event.filterId)
         if (target === undefined || target.socket.readyState !== target.socket.OPEN) return
         // EDR batches a block's logs into one array (empty ones too); nodes send one notification per log.
@@ -212,6 +230,44 @@ export const startTestNode = async (options: TestNodeOptions = {}): Promise<Test
     if (typeof request.method !== "string") {
       return { jsonrpc: "2.0", id, error: { code: -32600, message: "Invalid request: no method" } }
     }
+    if (request.method === "eth_getBlockReceipts" && options.blockReceipts === true) {
+      return { jsonrpc: "2.0", id, ...(await blockReceipts(request.params)) }
+    }
+    if (request.method === "eth_getLogs" && logTimestamps) {
+      const answer = await forwardRaw(request)
+      if (answer.error !== undefined || !Array.isArray(answer.result)) return answer
+      const logs = answer.result as Array<{ blockHash: string }>
+      return {
+        ...answer,
+        result: await Promise.all(logs.map(async (log) => ({ ...log, blockTimestamp: await timeOf(log.blockHash) })))
+      }
+    }
+    return forwardRaw(request)
+  }
+
+  const timeOf = async (blockHash: string): Promise<string> => {
+    const known = blockTimes.get(blockHash)
+    if (known !== undefined) return known
+    const block = await request<{ timestamp: string }>("eth_getBlockByHash", [blockHash, false])
+    blockTimes.set(blockHash, block.timestamp)
+    return block.timestamp
+  }
+
+  const blockReceipts = async (params: unknown): Promise<Pick<JsonRpcResponse, "result" | "error">> => {
+    const tag = Array.isArray(params) ? params[0] : undefined
+    const byHash = typeof tag === "string" && tag.length === 66
+    const block = await forwardRaw({
+      method: byHash ? "eth_getBlockByHash" : "eth_getBlockByNumber",
+      params: [tag, false]
+    })
+    if (block.error !== undefined) return { error: block.error }
+    if (block.result === null) return { result: null }
+    const hashes = (block.result as { transactions: Array<string> }).transactions
+    return { result: await Promise.all(hashes.map((hash) => request("eth_getTransactionReceipt", [hash]))) }
+  }
+
+  const forwardRaw = async (request: JsonRpcRequest): Promise<JsonRpcResponse> => {
+    const id = request.id ?? null
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: request.method, params: request.params ?? [] })
     const response = await provider.handleRequest(body)
     const data = (typeof response.data === "string" ? JSON.parse(response.data) : response.data) as {
@@ -230,6 +286,8 @@ export const startTestNode = async (options: TestNodeOptions = {}): Promise<Test
     }
     return response.result as T
   }
+
+  internal.headsFilter = BigInt(await request<string>("eth_subscribe", ["newHeads"]))
 
   const handleWsMessage = async (socket: WebSocket, single: JsonRpcRequest): Promise<JsonRpcResponse> => {
     const response = await forward(single)
@@ -385,6 +443,9 @@ export const startTestNode = async (options: TestNodeOptions = {}): Promise<Test
       return { forkBlock: from.blockNumber, oldHead, newHead: head, dropped }
     },
     webSocketClients: () => wss.clients.size,
+    setLogTimestamps: (on) => {
+      logTimestamps = on
+    },
     close: async () => {
       if (closed) return
       closed = true

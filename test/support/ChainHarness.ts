@@ -17,6 +17,12 @@ import { loadArtifact } from "../chain/artifacts.js"
 import type { TestNode } from "../chain/node.js"
 import { type SeedResult, startSeededNode, toJson } from "../chain/seed.js"
 
+/** The one harness for chain tests: the local node, the fault proxy, the seed, and the ingestion services on them. */
+export { loadArtifact } from "../chain/artifacts.js"
+export { type FaultProxy, type Faults, startFaultProxy } from "../chain/faultProxy.js"
+export { startTestNode, type TestNode } from "../chain/node.js"
+export { type SeedManifest, startSeededNode, toJson } from "../chain/seed.js"
+
 export interface SeededChain extends SeedResult {
   readonly node: TestNode
   readonly tokenListPath: string

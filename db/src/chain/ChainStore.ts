@@ -2,179 +2,25 @@ import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
 import { invalidateLedgers } from "../ledger/LedgerBuilds.js"
+import {
+  type BlockRecord,
+  type BlockRow,
+  type ChainBatch,
+  type CursorRow,
+  dedupeBlocks,
+  dedupeChanges,
+  type GapRow,
+  key,
+  toBlockRow,
+  toChangeRow,
+  type TokenRow,
+  toTokenRow
+} from "./ChainRows.js"
 
-export interface TokenRow {
-  readonly chainId: number
-  readonly address: string
-  readonly symbol: string | null
-  readonly name: string | null
-  readonly isin: string | null
-  readonly decimals: number
-  readonly feedAddress: string | null
-  readonly feedDecimals: number | null
-  readonly listed: boolean
-  readonly isStock: boolean
-}
+/** The row types, public; the helpers stay inside the package. */
+export type * from "./ChainRows.js"
 
-export interface BlockRow {
-  readonly number: number
-  readonly hash: string
-  /** Unknown for blocks learnt from a log rather than from their header. */
-  readonly parentHash: string | null
-  readonly time: Date
-}
-
-export interface CursorRow {
-  readonly block: number
-  readonly hash: string
-  readonly startedBlock: number
-  readonly startedAt: Date
-}
-
-export interface TransferRow {
-  readonly txHash: string
-  readonly logIndex: number
-  readonly block: number
-  readonly blockHash: string
-  readonly time: Date
-  readonly token: string
-  readonly from: string
-  readonly to: string
-  readonly raw: bigint
-}
-
-export interface ReceiptRow {
-  readonly txHash: string
-  readonly block: number
-  readonly blockHash: string
-  readonly from: string
-  readonly to: string | null
-  readonly status: string
-  readonly logs: ReadonlyArray<unknown>
-}
-
-export interface AnnouncementRow {
-  readonly txHash: string
-  readonly logIndex: number
-  readonly block: number
-  readonly blockHash: string
-  readonly time: Date
-  readonly token: string
-  readonly oldMultiplier: bigint
-  readonly newMultiplier: bigint
-  readonly effectiveAt: Date
-  readonly variant: string
-}
-
-export interface PauseRow {
-  readonly txHash: string
-  readonly logIndex: number
-  readonly block: number
-  readonly time: Date
-  readonly token: string
-  readonly kind: "Paused" | "Unpaused" | "OraclePaused" | "OracleUnpaused"
-}
-
-export type ChangeKind = "dividend" | "split"
-export type ChangeSource = "chain_storage" | "event_log" | "issuer_api"
-
-export interface ChangeRow {
-  readonly token: string
-  readonly effectiveAt: Date
-  readonly oldMultiplier: bigint
-  readonly newMultiplier: bigint
-  readonly kind: ChangeKind
-  readonly status: "pending" | "active"
-  readonly source: ChangeSource | null
-  readonly block: number | null
-  readonly blockTime: Date | null
-  readonly announcedAt: Date | null
-  readonly announcedBlock: number | null
-}
-
-export interface GapRow {
-  readonly token: string
-  readonly walletId: string | null
-  readonly fromDate: string
-  readonly toDate: string
-  readonly reason: "archive_unavailable" | "rpc_error" | "before_watch"
-}
-
-/** Everything one step of ingestion writes; stored in one transaction so a crash leaves nothing half-written. */
-export interface ChainBatch {
-  readonly blocks?: ReadonlyArray<BlockRow>
-  readonly transfers?: ReadonlyArray<TransferRow>
-  readonly receipts?: ReadonlyArray<ReceiptRow>
-  readonly announcements?: ReadonlyArray<AnnouncementRow>
-  readonly pauses?: ReadonlyArray<PauseRow>
-  /** Inserted as new changes, or, for an existing (token, effectiveAt), left as they are (re-announcements). */
-  readonly changes?: ReadonlyArray<ChangeRow>
-  /** Activations of pending changes: status, block and source. */
-  readonly activations?: ReadonlyArray<ChangeRow>
-  readonly gaps?: ReadonlyArray<GapRow>
-  readonly coverage?: ReadonlyArray<{
-    readonly token: string
-    readonly fromBlock: number
-    readonly fromTime: Date
-    /** The multiplier in force at `fromBlock`, when it was read. */
-    readonly multiplier?: bigint
-  }>
-  /** Rows of blocks above this number are provisional; at and below it they become final. */
-  readonly finalizedThrough?: number
-}
-
-const key = (address: string) => address.toLowerCase()
 const INSERT_CHUNK = 1_000
-
-const toTokenRow = (row: any): TokenRow => ({
-  chainId: row.chain_id,
-  address: row.address,
-  symbol: row.symbol,
-  name: row.name,
-  isin: row.isin,
-  decimals: row.decimals,
-  feedAddress: row.feed_address,
-  feedDecimals: row.feed_decimals,
-  listed: row.listed,
-  isStock: row.is_stock
-})
-
-const toChangeRow = (row: any): ChangeRow => ({
-  token: row.token_key,
-  effectiveAt: row.effective_at,
-  oldMultiplier: BigInt(row.old_multiplier),
-  newMultiplier: BigInt(row.new_multiplier),
-  kind: row.kind,
-  status: row.status,
-  source: row.source,
-  block: row.block === null ? null : Number(row.block),
-  blockTime: row.block_time,
-  announcedAt: row.announced_at,
-  announcedBlock: row.announced_block === null ? null : Number(row.announced_block)
-})
-
-/** One row per block number, preferring a header (which knows its parent) over a block seen in a log. */
-const dedupeBlocks = (blocks: ReadonlyArray<BlockRow>): ReadonlyArray<BlockRow> => {
-  const byNumber = new Map<number, BlockRow>()
-  for (const block of blocks) {
-    const seen = byNumber.get(block.number)
-    if (seen === undefined || (seen.parentHash === null && block.parentHash !== null)) byNumber.set(block.number, block)
-  }
-  return [...byNumber.values()]
-}
-
-/** One row per (token, effectiveAt): a re-announcement in the same batch keeps the first announcement. */
-const dedupeChanges = (changes: ReadonlyArray<ChangeRow>): ReadonlyArray<ChangeRow> => {
-  const byKey = new Map<string, ChangeRow>()
-  for (const change of changes) {
-    const id = `${change.token.toLowerCase()}:${change.effectiveAt.getTime()}`
-    const seen = byKey.get(id)
-    if (seen === undefined || (change.announcedBlock ?? Infinity) < (seen.announcedBlock ?? Infinity)) {
-      byKey.set(id, change)
-    }
-  }
-  return [...byKey.values()]
-}
 
 /** Writes and reads of the chain record for one chain. */
 export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/ChainStore", {
@@ -249,30 +95,17 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
 
     const storedBlock = (chainId: number, number: number) =>
       Effect.map(
-        sql<{ number: string; hash: string; parent_hash: string | null; block_time: Date }>`
-          SELECT * FROM chain_blocks WHERE chain_id = ${chainId} AND number = ${number}`,
-        (rows) =>
-          Option.map(Option.fromNullable(rows[0]), (row): BlockRow => ({
-            number: Number(row.number),
-            hash: row.hash,
-            parentHash: row.parent_hash,
-            time: row.block_time
-          }))
+        sql<BlockRecord>`SELECT * FROM chain_blocks WHERE chain_id = ${chainId} AND number = ${number}`,
+        (rows) => Option.map(Option.fromNullable(rows[0]), toBlockRow)
       )
 
     /** Stored blocks at or below `number`, newest first: where a re-org search walks back. */
     const storedBlocksBelow = (chainId: number, number: number, limit: number) =>
       Effect.map(
-        sql<{ number: string; hash: string; parent_hash: string | null; block_time: Date }>`
+        sql<BlockRecord>`
           SELECT * FROM chain_blocks WHERE chain_id = ${chainId} AND number <= ${number}
           ORDER BY number DESC LIMIT ${limit}`,
-        (rows) =>
-          rows.map((row): BlockRow => ({
-            number: Number(row.number),
-            hash: row.hash,
-            parentHash: row.parent_hash,
-            time: row.block_time
-          }))
+        (rows) => rows.map(toBlockRow)
       )
 
     const writeBatch = (chainId: number, batch: ChainBatch) =>
@@ -515,7 +348,32 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
       (rows) => rows.map((row) => row.address_key)
     )
 
+    /**
+     * The blocks wallets' `watchingFrom` names (or will name: `from` for wallets the recorder has not reached yet)
+     * at or below `to` whose date is not known yet.
+     */
+    const undatedWatchBlocks = (from: number, to: number) =>
+      Effect.map(
+        sql<{ block: string }>`
+          SELECT DISTINCT coalesce(watching_from_block, ${from}) AS block FROM wallets
+          WHERE watching_from_at IS NULL AND coalesce(watching_from_block, ${from}) <= ${to} ORDER BY 1`,
+        (rows) => rows.map((row) => Number(row.block))
+      )
+
+    /** Dates the wallets whose `watchingFrom` names these blocks with the blocks' times. */
+    const dateWatchBlocks = (blocks: ReadonlyArray<{ readonly block: number; readonly time: Date }>) =>
+      Effect.forEach(blocks, ({ block, time }) =>
+        sql`UPDATE wallets SET watching_from_at = ${time}
+            WHERE watching_from_block = ${block} AND watching_from_at IS NULL`, { discard: true })
+
+    /** A re-org replaced the blocks above `forkBlock`: their dates are unknown again. */
+    const undateWatchBlocksAbove = (forkBlock: number) =>
+      sql`UPDATE wallets SET watching_from_at = NULL WHERE watching_from_block > ${forkBlock}`
+
     return {
+      undatedWatchBlocks,
+      dateWatchBlocks,
+      undateWatchBlocksAbove,
       upsertTokens,
       tokens,
       stockTokens,

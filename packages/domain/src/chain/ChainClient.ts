@@ -79,6 +79,8 @@ export interface RawLog {
   readonly transactionIndex: number
   readonly logIndex: number
   readonly removed: boolean
+  /** Unix seconds of the log's block, when the node gives it with the log (geth 1.16+, Reth, some providers). */
+  readonly blockTimestamp?: number
 }
 
 /** The logs of one block range `[fromBlock, toBlock]`; chunks of a stream cover the filter's range in order. */
@@ -197,6 +199,10 @@ export interface ChainClientService {
   readonly blockByHash: (hash: Hash) => Effect.Effect<BlockHeader, RequestError | BlockNotFound>
   /** Cached once the block is final (deeper than the finality depth). */
   readonly blockTimestamp: (number: number) => Effect.Effect<number, RequestError | BlockNotFound>
+  /** The timestamps of many blocks, by number: cached ones, the rest read in JSON-RPC batches. */
+  readonly blockTimestamps: (
+    numbers: ReadonlyArray<number>
+  ) => Effect.Effect<ReadonlyMap<number, number>, RequestError | BlockNotFound>
   /**
    * `eth_getLogs` over `[fromBlock, toBlock]` in chunks, in block order. The chunk size adapts: it shrinks on the
    * provider's range and result-count errors (to the limit the error names, or by half) and grows again on success.
@@ -234,6 +240,13 @@ export interface ChainClientService {
   /** Fails with `ContractReverted` for a round the feed does not have. */
   readonly getRoundData: (feed: Address, roundId: bigint, block?: BlockTag) => Effect.Effect<RoundData, ReadError>
   readonly receipt: (txHash: Hash) => Effect.Effect<TransactionReceipt, RequestError | ReceiptNotFound>
+  /**
+   * The receipts of many transactions, in the order given: `eth_getBlockReceipts` for a block that holds many of them
+   * (when the node offers it), batched `eth_getTransactionReceipt` for the rest.
+   */
+  readonly receipts: (
+    transactions: ReadonlyArray<{ readonly txHash: Hash; readonly block: number }>
+  ) => Effect.Effect<ReadonlyArray<TransactionReceipt>, RequestError | ReceiptNotFound>
 }
 
 export class ChainClient extends Context.Tag("@scaledger/domain/chain/ChainClient")<

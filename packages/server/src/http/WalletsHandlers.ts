@@ -42,12 +42,16 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
     const sql = yield* SqlClient.SqlClient
     const view = (row: WalletRow) => Effect.map(chain.gapsOfWallet(row.id), (gaps) => walletView(row, gaps))
 
-    /** The next block the recorder will look at: live recording of a wallet added now starts there. */
+    /**
+     * The next block the recorder will look at: live recording of a wallet added now starts there. Its date is that
+     * block's own, known once the block is stored (usually not yet: the recorder fills it in when it records it).
+     */
     const nextRecordedBlock = Effect.gen(function*() {
       const cursor = yield* chain.cursor(chainId, "recorder")
       if (Option.isNone(cursor)) return { block: null, at: null }
-      const block = yield* chain.storedBlock(chainId, cursor.value.block)
-      return { block: cursor.value.block + 1, at: Option.match(block, { onNone: () => null, onSome: (b) => b.time }) }
+      const next = cursor.value.block + 1
+      const block = yield* chain.storedBlock(chainId, next)
+      return { block: next, at: Option.match(block, { onNone: () => null, onSome: (b) => b.time }) }
     })
 
     return handlers

@@ -20,6 +20,10 @@ export interface ChainConfigShape {
   /** First `eth_getLogs` block span tried, and the largest it grows to. */
   readonly logsInitialChunk: number
   readonly logsMaxChunk: number
+  /** Requests per JSON-RPC batch on HTTP endpoints (block and receipt reads); 1 turns batching off. */
+  readonly batchSize: number
+  /** A block holding at least this many of the transactions whose receipts are wanted is read whole. */
+  readonly blockReceiptsMin: number
 }
 
 export const ROBINHOOD_CHAIN_ID = 4663
@@ -36,7 +40,9 @@ export const chainConfigDefaults: Omit<ChainConfigShape, "rpcUrls"> = {
   retryAfterCapMs: 30_000,
   pollIntervalMs: 1_000,
   logsInitialChunk: 10_000,
-  logsMaxChunk: 100_000
+  logsMaxChunk: 100_000,
+  batchSize: 100,
+  blockReceiptsMin: 8
 }
 
 const positiveInt = (name: string, fallback: number) =>
@@ -57,7 +63,7 @@ export const splitRpcUrls = (value: string): ReadonlyArray<string> =>
 /**
  * `RPC_URL` (comma-separated fallbacks), `CHAIN_ID`, `FINALITY_DEPTH`, `RPC_CONCURRENCY`, `RPC_TIMEOUT_MS`,
  * `RPC_MAX_RETRIES`, `RPC_RETRY_BASE_MS`, `RPC_RETRY_MAX_MS`, `RPC_RETRY_AFTER_CAP_MS`, `RPC_POLL_INTERVAL_MS`,
- * `RPC_LOGS_CHUNK_BLOCKS`, `RPC_LOGS_MAX_CHUNK_BLOCKS`.
+ * `RPC_LOGS_CHUNK_BLOCKS`, `RPC_LOGS_MAX_CHUNK_BLOCKS`, `RPC_BATCH_SIZE`, `RPC_BLOCK_RECEIPTS_MIN`.
  */
 export const chainConfig: Config.Config<ChainConfigShape> = Config.all({
   rpcUrls: Config.redacted("RPC_URL").pipe(
@@ -78,7 +84,9 @@ export const chainConfig: Config.Config<ChainConfigShape> = Config.all({
   retryAfterCapMs: nonNegativeInt("RPC_RETRY_AFTER_CAP_MS", chainConfigDefaults.retryAfterCapMs),
   pollIntervalMs: positiveInt("RPC_POLL_INTERVAL_MS", chainConfigDefaults.pollIntervalMs),
   logsInitialChunk: positiveInt("RPC_LOGS_CHUNK_BLOCKS", chainConfigDefaults.logsInitialChunk),
-  logsMaxChunk: positiveInt("RPC_LOGS_MAX_CHUNK_BLOCKS", chainConfigDefaults.logsMaxChunk)
+  logsMaxChunk: positiveInt("RPC_LOGS_MAX_CHUNK_BLOCKS", chainConfigDefaults.logsMaxChunk),
+  batchSize: positiveInt("RPC_BATCH_SIZE", chainConfigDefaults.batchSize),
+  blockReceiptsMin: positiveInt("RPC_BLOCK_RECEIPTS_MIN", chainConfigDefaults.blockReceiptsMin)
 })
 
 export class ChainConfig extends Context.Tag("@scaledger/workers/chain/ChainConfig")<ChainConfig, ChainConfigShape>() {

@@ -118,6 +118,7 @@ export const makeRecorder = Effect.gen(function*() {
     const forkHeader = yield* chain.block(fork)
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* store.rollbackAbove(chainId, fork)
+      yield* store.undateWatchBlocksAbove(fork)
       yield* store.writeBatch(chainId, { blocks: [headerRow(forkHeader)] })
       yield* store.setCursor(chainId, RECORDER, headerRow(forkHeader))
     }))
@@ -170,9 +171,17 @@ export const makeRecorder = Effect.gen(function*() {
         }
       }
 
+      // `watchingFrom` names a block; its date is that block's, filled in once the block is recorded.
+      const undated = yield* store.undatedWatchBlocks(from, to.number)
+      const watchTimes = yield* Effect.forEach(undated, (block) =>
+        Effect.map(
+          block === to.number ? Effect.succeed(to.timestamp) : chain.blockTimestamp(block),
+          (time) => ({ block, time: new Date(time * 1000) })
+        ))
+
       yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`UPDATE wallets SET watching_from_block = ${from}, watching_from_at = ${new Date(to.timestamp * 1000)}
-                   WHERE watching_from_block IS NULL`
+        yield* sql`UPDATE wallets SET watching_from_block = ${from} WHERE watching_from_block IS NULL`
+        yield* store.dateWatchBlocks(watchTimes)
         yield* store.writeBatch(chainId, {
           blocks: [...scan.blocks, headerRow(to)],
           transfers: scan.transfers,

@@ -1,13 +1,21 @@
 import type { BlockRow, ReceiptRow, TransferRow } from "@scaledger/db"
 import { ChainClient, StockTopics, type TransferEvent } from "@scaledger/domain/chain/ChainClient"
 import { Array as Arr, Chunk, Effect, Option, Stream } from "effect"
-import { ChainConfig } from "../chain/ChainConfig.js"
 import { TokenCatalog } from "./TokenCatalog.js"
 
 /** Addresses per `eth_getLogs` topic filter: keeps requests small when many wallets are watched. */
 const ADDRESSES_PER_FILTER = 100
 
 const asTopic = (address: string) => `0x${address.slice(2).toLowerCase().padStart(64, "0")}`
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+
+/**
+ * A mint or a burn (the zero address on one side) is classified by that alone; any other transfer may be one leg of
+ * a swap or a contract interaction, whose other legs and sender are in its transaction's receipt.
+ */
+const needsReceipt = (event: TransferEvent) =>
+  event.from.toLowerCase() !== ZERO_ADDRESS && event.to.toLowerCase() !== ZERO_ADDRESS
 
 export interface TransferScan {
   readonly transfers: ReadonlyArray<TransferRow>
@@ -18,15 +26,12 @@ export interface TransferScan {
 /**
  * The stock-token `Transfer`s in `[fromBlock, toBlock]` that send to or from any of `addresses` (any contract:
  * tokens no list names are recognised by their ERC-8056 interface), with their blocks' times and the receipts of
- * their transactions (the other legs, for classification).
+ * their transactions (the other legs and the sender, for classification), except for mints and burns.
  */
 export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: number, toBlock: number) =>
   Effect.gen(function*() {
     const chain = yield* ChainClient
     const catalog = yield* TokenCatalog
-    // As many fibers as the client lets requests run at once: thousands of fibers queued on its semaphore would
-    // all be woken on every release.
-    const { concurrency } = yield* ChainConfig
     if (addresses.length === 0 || fromBlock > toBlock) {
       return { transfers: [], receipts: [], blocks: [] } satisfies TransferScan
     }
@@ -41,12 +46,15 @@ export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: numbe
       ))
     const seen = new Set<string>()
     const events: Array<TransferEvent> = []
+    // Block times the node gave with the logs (geth 1.16+, Reth): no block reads for those.
+    const times = new Map<number, number>()
     for (const log of logs.flat()) {
       const id = `${log.transactionHash}:${log.logIndex}`
       if (seen.has(id)) continue
       seen.add(id)
       const decoded = chain.decodeStockLog(log)
       if (Option.isSome(decoded) && decoded.value._tag === "Transfer") events.push(decoded.value)
+      if (log.blockTimestamp !== undefined) times.set(log.blockNumber, log.blockTimestamp)
     }
     const contracts = [...new Set(events.map((event) => event.token))]
     const stock = new Set<string>()
@@ -57,15 +65,14 @@ export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: numbe
     const stockEvents = events.filter((event) => stock.has(event.token))
     stockEvents.sort((a, b) => a.block - b.block || a.logIndex - b.logIndex)
 
-    const blockNumbers = [...new Set(stockEvents.map((event) => event.block))]
-    const times = new Map<number, number>()
-    yield* Effect.forEach(blockNumbers, (block) =>
-      Effect.map(chain.blockTimestamp(block), (time) => {
-        times.set(block, time)
-      }), { concurrency })
-
-    const txHashes = [...new Set(stockEvents.map((event) => event.txHash))]
-    const receipts = yield* Effect.forEach(txHashes, (txHash) => chain.receipt(txHash), { concurrency })
+    // The other blocks' times in batched reads; the receipts (the other legs, for classification) likewise, a
+    // block's all at once where it holds many of them.
+    const untimed = [...new Set(stockEvents.map((event) => event.block))].filter((block) => !times.has(block))
+    for (const [block, time] of yield* chain.blockTimestamps(untimed)) times.set(block, time)
+    const transactions = new Map(
+      stockEvents.filter(needsReceipt).map((event) => [event.txHash, { txHash: event.txHash, block: event.block }])
+    )
+    const receipts = yield* chain.receipts([...transactions.values()])
 
     const transfers = stockEvents.map((event): TransferRow => ({
       txHash: event.txHash,
