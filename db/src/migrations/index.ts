@@ -5,6 +5,7 @@ import chain from "./0002_chain.js"
 import fxRates from "./0003_fx_rates.js"
 import ledger from "./0004_ledger.js"
 import priceRounds from "./0005_price_rounds.js"
+import alerts from "./0009_alerts.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -12,5 +13,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0002_chain": chain,
   "0003_fx_rates": fxRates,
   "0004_ledger": ledger,
-  "0005_price_rounds": priceRounds
+  "0005_price_rounds": priceRounds,
+  "0009_alerts": alerts
 }

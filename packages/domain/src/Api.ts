@@ -1,5 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema, SchemaAST } from "effect"
+import { AlertsGroup, WebhooksGroup } from "./alerts/AlertsApi.js"
 import { Authentication } from "./Auth.js"
 import {
   DecodeErrorAsInvalidRequest,
@@ -115,6 +116,8 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(FxGroup)
     .add(MultiplierGroup)
     .add(LedgerGroup)
+    .add(AlertsGroup)
+    .add(WebhooksGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

@@ -1,6 +1,7 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
+import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { createServer } from "node:http"
@@ -44,6 +45,7 @@ const program = Effect.gen(function*() {
   ).pipe(
     Layer.provide(ApiKeys.Default),
     Layer.provide(KeyHashSecretLive),
+    Layer.provide(WebhookSecretBox.Live),
     Layer.provide(AccountsRepo.Default),
     Layer.provide(Database.layerWith(target))
   )

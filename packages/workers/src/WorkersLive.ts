@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AlertsLive } from "./alerts/AlertsLive.js"
 import { ChainConfig } from "./chain/ChainConfig.js"
 import { FxWorkerLive } from "./fx/FxWorker.js"
 import { IngestLive } from "./ingest/IngestLive.js"
@@ -11,5 +12,6 @@ import { LedgerBuilderLive, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
 export const WorkersLive = Layer.mergeAll(
   IngestLive,
   FxWorkerLive,
-  LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live))
+  LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live)),
+  AlertsLive
 )

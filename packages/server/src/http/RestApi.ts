@@ -1,10 +1,13 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { ChainStore, LedgerStore, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import { ScaledgerApi } from "@scaledger/domain"
+import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Layer } from "effect"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { AuthenticationLive } from "../auth/AuthenticationLive.js"
+import { AlertsHandlers, WebhooksHandlers } from "./AlertsHandlers.js"
 import { DocsRoutes } from "./DocsRoutes.js"
 import { FxHandlers } from "./FxHandlers.js"
 import { HealthRoutes } from "./HealthRoutes.js"
@@ -16,6 +19,7 @@ import { WalletsHandlers } from "./WalletsHandlers.js"
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers]),
+  Layer.provide([AlertsHandlers, WebhooksHandlers]),
   // The middleware must come in a later provide than the groups that need it.
   Layer.provide(AuthenticationLive)
 )
@@ -28,6 +32,8 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     ChainStore.Default,
     LedgerStore.Default,
     ApiKeys.Default,
-    FxRates.Default
+    FxRates.Default,
+    AlertsStore.Default,
+    WebhookEndpoints.Default
   ])
 )
