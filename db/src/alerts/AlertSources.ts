@@ -132,9 +132,20 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     /** Changes announced for a token the account holds that have not taken effect yet. */
     const pendingChanges = (accountId: string) => changeRows(sql`c.status = 'pending'`, accountId)
 
-    /** Dividend steps that took effect since `since` on a token the account held just before them. */
-    const recentDividendSteps = (accountId: string, since: Date) =>
-      changeRows(sql`c.status = 'active' AND c.kind = 'dividend' AND c.effective_at >= ${since}`, accountId)
+    /**
+     * Dividend steps on a token the account held just before them that took effect while the account was watching
+     * (at or after its first wallet's `watchingFrom`: history found by a backfill raises no alerts) and at most
+     * `openDays` before the chain's newest stored block (chain time, so a test chain's clock works the same).
+     */
+    const recentDividendSteps = (accountId: string, openDays: number) =>
+      changeRows(
+        sql`c.status = 'active' AND c.kind = 'dividend'
+          AND c.effective_at >= (SELECT min(coalesce(w.watching_from_at, w.created_at)) FROM wallets w
+                                 WHERE w.account_id = ${accountId})
+          AND c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
+                                - make_interval(days => ${openDays})`,
+        accountId
+      )
 
     /** Tokens whose latest Paused/Unpaused event is a pause (whether held is decided by the caller). */
     const pausedTokens = Effect.map(

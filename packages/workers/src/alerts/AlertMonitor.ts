@@ -46,8 +46,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
       })
     }
 
-    const since = new Date(now - config.incomeOpenDays * 86_400_000)
-    for (const step of yield* sources.recentDividendSteps(account.id, since)) {
+    for (const step of yield* sources.recentDividendSteps(account.id, config.incomeOpenDays)) {
       const symbol = symbolOf(step)
       const added = (BigInt(step.balance) * (BigInt(step.newMultiplier) - BigInt(step.oldMultiplier))) / ONE
       causes.push({
