@@ -275,7 +275,9 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
             yield* sql`UPDATE webhook_deliveries SET status = 'succeeded', attempts = ${record.attempt},
                               finished_at = ${record.at}, lease_owner = NULL, lease_until = NULL, last_error = NULL
                        WHERE id = ${delivery.id}`
-            yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = ${delivery.endpointId}`
+            // Only a count to reset takes the endpoint's row lock: concurrent successes do not queue on it.
+            yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 0
+                       WHERE id = ${delivery.endpointId} AND consecutive_failures <> 0`
             break
           }
           case "Retry": {
