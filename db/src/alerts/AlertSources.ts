@@ -33,6 +33,13 @@ export interface PauseFact {
   readonly at: Date
 }
 
+export interface LatestRound {
+  readonly chainId: number
+  readonly tokenKey: string
+  readonly symbol: string | null
+  readonly updatedAt: Date
+}
+
 export interface ReviewBacklog {
   readonly count: number
   readonly topCounterparty: string | null
@@ -177,6 +184,52 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         }))
     )
 
+    /** The newest recorded price-feed round of every token that has a feed. */
+    const latestRounds = Effect.map(
+      sql<{ chain_id: number; token_key: string; symbol: string | null; updated_at: Date }>`
+        SELECT r.chain_id, r.token_key, max(k.symbol) AS symbol, max(r.updated_at) AS updated_at
+        FROM price_rounds r
+        LEFT JOIN chain_tokens k ON k.chain_id = r.chain_id AND k.address_key = r.token_key
+        GROUP BY r.chain_id, r.token_key`,
+      (rows) =>
+        rows.map((row): LatestRound => ({
+          chainId: Number(row.chain_id),
+          tokenKey: row.token_key,
+          symbol: row.symbol,
+          updatedAt: row.updated_at
+        }))
+    )
+
+    /** Tokens whose latest OraclePaused/OracleUnpaused event is `OraclePaused`. */
+    const oraclePausedTokens = Effect.map(
+      sql<
+        {
+          chain_id: number
+          token_key: string
+          symbol: string | null
+          tx_hash: string
+          log_index: number
+          kind: string
+          block_time: Date
+        }
+      >`
+        SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.tx_hash, p.log_index, p.kind,
+               p.block_time
+        FROM token_pause_events p
+        LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
+        WHERE p.kind IN ('OraclePaused', 'OracleUnpaused')
+        ORDER BY p.chain_id, p.token_key, p.block DESC, p.log_index DESC`,
+      (rows) =>
+        rows.filter((row) => row.kind === "OraclePaused").map((row): PauseFact => ({
+          chainId: Number(row.chain_id),
+          tokenKey: row.token_key,
+          symbol: row.symbol,
+          txHash: row.tx_hash,
+          logIndex: Number(row.log_index),
+          at: row.block_time
+        }))
+    )
+
     /** Movements of the account that need review, and the counterparty most of them involve. */
     const reviewBacklog = (accountId: string) =>
       Effect.map(
@@ -224,6 +277,8 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
       pendingChanges,
       recentDividendSteps,
       pausedTokens,
+      latestRounds,
+      oraclePausedTokens,
       reviewBacklog,
       degradedBackfills
     } as const

@@ -2,6 +2,7 @@ import { AlertSources, type ChangeFact } from "@scaledger/db/alerts/AlertSources
 import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import { SEVERITY_OF } from "@scaledger/domain/alerts/Alert"
+import { isFeedStale } from "@scaledger/domain/alerts/OracleStaleness"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { WebhookConfig } from "../webhooks/WebhookConfig.js"
 
@@ -75,6 +76,38 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
         title: `${symbol}: token paused`,
         detail: `The issuer paused ${symbol} at ${pause.at.toISOString()} (transaction ${pause.txHash}); ` +
           `transfers fail until it is unpaused.`,
+        symbol,
+        at: pause.at,
+        oneShot: false
+      })
+    }
+
+    // A held token's feed silent for ORACLE_STALE_MINUTES of regular US session time, or its oracle paused on chain.
+    for (const round of yield* sources.latestRounds) {
+      if (!heldKeys.has(`${round.chainId}:${round.tokenKey}`)) continue
+      if (!isFeedStale(round.updatedAt, new Date(now), config.oracleStaleMinutes)) continue
+      const symbol = symbolOf(round)
+      causes.push({
+        key: `oracle-paused:${round.chainId}:${round.tokenKey}:${round.updatedAt.getTime()}`,
+        kind: "oracle-paused",
+        severity: SEVERITY_OF["oracle-paused"],
+        title: `${symbol}: price feed silent`,
+        detail: `${symbol}'s price feed has given no new round since ${round.updatedAt.toISOString()}, ` +
+          `${config.oracleStaleMinutes} minutes or more of regular US session time; its price is stale.`,
+        symbol,
+        at: new Date(now),
+        oneShot: false
+      })
+    }
+    for (const pause of yield* sources.oraclePausedTokens) {
+      if (!heldKeys.has(`${pause.chainId}:${pause.tokenKey}`)) continue
+      const symbol = symbolOf(pause)
+      causes.push({
+        key: `oracle-paused:event:${pause.chainId}:${pause.tokenKey}:${pause.txHash}:${pause.logIndex}`,
+        kind: "oracle-paused",
+        severity: SEVERITY_OF["oracle-paused"],
+        title: `${symbol}: oracle paused`,
+        detail: `The issuer paused ${symbol}'s oracle at ${pause.at.toISOString()} (transaction ${pause.txHash}).`,
         symbol,
         at: pause.at,
         oneShot: false

@@ -44,6 +44,8 @@ export interface WebhookConfigShape {
   readonly monitorPollMs: number
   /** How long an accrued-income alert stays open after its step. */
   readonly incomeOpenDays: number
+  /** `ORACLE_STALE_MINUTES`: regular-session minutes without a new feed round before `oracle-paused`. */
+  readonly oracleStaleMinutes: number
 }
 
 export const WebhookConfigFromEnv = Config.all({
@@ -58,7 +60,8 @@ export const WebhookConfigFromEnv = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(16)),
   batchSize: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(64)),
   monitorPollMs: Config.integer("ALERT_POLL_MS").pipe(Config.withDefault(2_000)),
-  incomeOpenDays: Config.integer("ALERT_INCOME_OPEN_DAYS").pipe(Config.withDefault(7))
+  incomeOpenDays: Config.integer("ALERT_INCOME_OPEN_DAYS").pipe(Config.withDefault(7)),
+  oracleStaleMinutes: Config.integer("ORACLE_STALE_MINUTES").pipe(Config.withDefault(60))
 })
 
 export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig")<
@@ -78,7 +81,8 @@ export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig
     concurrency: 16,
     batchSize: 64,
     monitorPollMs: 2_000,
-    incomeOpenDays: 7
+    incomeOpenDays: 7,
+    oracleStaleMinutes: 60
   }
   static readonly layer = (overrides: Partial<WebhookConfigShape>) =>
     Layer.succeed(WebhookConfig, { ...WebhookConfig.defaults, ...overrides })
