@@ -103,6 +103,7 @@ describe("webhook delivery policy", () => {
         forEvent(main, request.headers["scaledger-event-id"] as string).length < 3
           ? { status: 500, body: "busy" }
           : { status: 200 }
+      const raisedAt = Date.now()
       const { alert } = yield* raise(accountId)
       const [delivery] = yield* Effect.flatMap(
         SqlClient.SqlClient,
@@ -117,10 +118,12 @@ describe("webhook delivery policy", () => {
         expect(request.headers["content-type"]).toBe("application/json")
         expect(request.headers["scaledger-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
         const body = verifyWithStripe(request, endpoint.secret)
+        expect(body.createdAt).toBeGreaterThanOrEqual(raisedAt)
+        expect(body.createdAt).toBeLessThanOrEqual(requests[0]!.at)
         expect(body).toEqual({
           id: eventId,
           type: "alert",
-          createdAt: Date.UTC(2026, 10, 20, 15, 0, 0),
+          createdAt: body.createdAt,
           data: {
             kind: "token-paused",
             severity: "critical",

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import type { AlertKind, AlertSeverity, WebhookDeliveryBody } from "@scaledger/domain/alerts/Alert"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { newId } from "../Ids.js"
 
 /** One cause an alert stands for, as the monitor derives it from the record. */
@@ -76,12 +76,15 @@ export interface SyncResult {
   readonly deliveries: number
 }
 
-/** The delivery body of an alert for one endpoint (SPEC "Delivery body"), as the bytes that are signed and sent. */
-export const deliveryBody = (eventId: string, alert: AlertRow): string => {
+/**
+ * The delivery body of an alert for one endpoint (SPEC "Delivery body"), as the bytes that are signed and sent:
+ * `createdAt` is when the alert was raised (the event created), `data.at` when its cause arose.
+ */
+export const deliveryBody = (eventId: string, alert: AlertRow, createdAt: Date): string => {
   const body: WebhookDeliveryBody = {
     id: eventId,
     type: "alert",
-    createdAt: alert.raisedAt.getTime(),
+    createdAt: createdAt.getTime(),
     data: {
       kind: alert.kind,
       severity: alert.severity,
@@ -124,6 +127,7 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
         const row = inserted[0]
         if (row === undefined) return { alert: undefined, deliveries: 0 }
         const alert = toRow(row)
+        const createdAt = new Date(yield* Clock.currentTimeMillis)
         const endpoints = yield* sql<{ id: string }>`
           SELECT id FROM webhook_endpoints
           WHERE account_id = ${accountId} AND enabled
@@ -134,7 +138,7 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
           yield* sql`
             INSERT INTO webhook_deliveries (event_id, account_id, endpoint_id, alert_id, kind, body)
             VALUES (${eventId}, ${accountId}, ${endpoint.id}, ${alert.id}, ${alert.kind}, ${
-            deliveryBody(eventId, alert)
+            deliveryBody(eventId, alert, createdAt)
           })`
         }
         return { alert, deliveries: endpoints.length }
