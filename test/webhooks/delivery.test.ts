@@ -32,7 +32,8 @@ const Service = Layer.unwrapScoped(Effect.gen(function*() {
         retryDelaysMs: [100, 200],
         retryAfterCapMs: 5_000,
         pollMs: 20,
-        leaseSeconds: 5
+        leaseSeconds: 5,
+        totalTimeoutMs: 1_000
       }),
       box
     )),
@@ -202,6 +203,43 @@ describe("webhook delivery policy", () => {
       expect(other.received).toHaveLength(0)
       const log = yield* call("GET", "/v1/webhooks/deliveries", { key })
       expect(log.body.deliveries[0]).toMatchObject({ eventId: redirected, attempt: 1, outcome: "failure", status: 302 })
+    }).pipe(Effect.provide(Service), Effect.scoped))
+
+  it.live("time-outs and refused connections are retried, then the delivery fails with the reason logged", () =>
+    Effect.gen(function*() {
+      const { main } = yield* Receivers
+      const { accountId, key } = yield* setup("policy-network", main.url("/slow"))
+      main.answer = { status: 200, delayMs: 3_000 }
+      yield* raise(accountId)
+      const slow = yield* until(
+        "three timed-out attempts",
+        Effect.map(
+          call("GET", "/v1/webhooks/deliveries", { key }),
+          (r) => r.body.deliveries.length === 3 ? r : undefined
+        )
+      )
+      expect(slow.body.deliveries.map((d: any) => [d.attempt, d.outcome, d.status, d.error])).toEqual([
+        [3, "failure", null, "timed out after 1000 ms"],
+        [2, "failure", null, "timed out after 1000 ms"],
+        [1, "failure", null, "timed out after 1000 ms"]
+      ])
+      expect(slow.body.deliveries.every((d: any) => d.durationMs >= 900)).toBe(true)
+
+      // Nothing listens on the port of a closed receiver: connection refused, retried, then failed.
+      const closed = yield* Effect.promise(() => startReceiver())
+      yield* Effect.promise(closed.close)
+      const refused = yield* setup("policy-refused", closed.url("/gone"))
+      yield* raise(refused.accountId)
+      const log = yield* until(
+        "three refused attempts",
+        Effect.map(
+          call("GET", "/v1/webhooks/deliveries", { key: refused.key }),
+          (r) => r.body.deliveries.length === 3 ? r : undefined
+        )
+      )
+      expect(log.body.deliveries.map((d: any) => d.attempt)).toEqual([3, 2, 1])
+      expect(log.body.deliveries.every((d: any) => d.status === null && /ECONNREFUSED/.test(d.error))).toBe(true)
+      expect((yield* call("GET", "/v1/webhooks", { key: refused.key })).body.webhooks[0].consecutiveFailures).toBe(1)
     }).pipe(Effect.provide(Service), Effect.scoped))
 
   it.live("10 failed deliveries disable the endpoint, keeping its row and log; re-enabling resets the count", () =>
