@@ -242,6 +242,22 @@ describe("webhook delivery policy", () => {
       expect((yield* call("GET", "/v1/webhooks", { key: refused.key })).body.webhooks[0].consecutiveFailures).toBe(1)
     }).pipe(Effect.provide(Service), Effect.scoped))
 
+  it.live("a slow receiver does not hold up deliveries to others", () =>
+    Effect.gen(function*() {
+      const { main, other } = yield* Receivers
+      main.answer = { status: 200, delayMs: 5_000 }
+      other.answer = { status: 200 }
+      const slow = yield* setup("slow-account", main.url("/slow"))
+      const fast = yield* setup("fast-account", other.url("/fast"))
+      yield* raise(slow.accountId)
+      yield* until("the slow attempt in flight", Effect.sync(() => main.received.length > 0 ? true : undefined))
+      const raisedAt = Date.now()
+      yield* raise(fast.accountId)
+      const delivered = yield* until("the fast delivery", Effect.sync(() => other.received[0]))
+      // The slow attempt times out after 1 s; the fast one is not queued behind it.
+      expect(delivered.at - raisedAt).toBeLessThan(900)
+    }).pipe(Effect.provide(Service), Effect.scoped))
+
   it.live("10 failed deliveries disable the endpoint, keeping its row and log; re-enabling resets the count", () =>
     Effect.gen(function*() {
       const { main } = yield* Receivers

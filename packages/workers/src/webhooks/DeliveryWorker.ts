@@ -1,7 +1,7 @@
 import type { AttemptResult, ClaimedDelivery } from "@scaledger/db/alerts/Webhooks"
 import { WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import { newId } from "@scaledger/db/Ids"
-import { Clock, Duration, Effect, Layer, Random } from "effect"
+import { Clock, Duration, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { checkTarget } from "./EgressGuard.js"
 import { signatureHeader, WebhookSecretBox } from "./SecretBox.js"
 import { type SendOutcome, WebhookSender } from "./Sender.js"
@@ -99,25 +99,18 @@ export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
 
 /**
  * The delivery worker: claims due deliveries (`FOR UPDATE SKIP LOCKED`, leased so a dead worker's attempt is due
- * again after the lease) and attempts them, `WEBHOOK_CONCURRENCY` at once. State lives in the outbox table only:
- * a restart resumes with whatever is due.
+ * again after the lease) and attempts them, `WEBHOOK_CONCURRENCY` at once. A slot is refilled as soon as its attempt
+ * ends, so one slow receiver never holds up the others. State lives in the outbox table only: a restart resumes with
+ * whatever is due.
  */
 export const runDeliveryWorker = Effect.gen(function*() {
   const config = yield* WebhookConfig
   const repo = yield* WebhooksRepo
   const owner = newId("whw")
-  const pass = Effect.gen(function*() {
-    const claimed = yield* repo.claimDue(owner, config.batchSize, config.leaseSeconds)
-    yield* Effect.forEach(
-      claimed,
-      (delivery) =>
-        attemptDelivery(owner, delivery).pipe(
-          Effect.catchAllCause((cause) => Effect.logError(`webhooks: attempt of ${delivery.eventId} failed`, cause))
-        ),
-      { concurrency: config.concurrency, discard: true }
-    )
-    return claimed.length
-  })
+  const concurrency = Math.max(1, config.concurrency)
+  const slots = yield* Queue.bounded<true>(concurrency)
+  yield* Queue.offerAll(slots, Array.from({ length: concurrency }, () => true as const))
+  const attempts = yield* FiberSet.make()
   yield* Effect.logInfo(
     config.allowPrivateTargets
       ? "webhooks: WEBHOOK_ALLOW_PRIVATE_TARGETS=true: deliveries may reach loopback and private addresses (tests and local development only)"
@@ -127,10 +120,23 @@ export const runDeliveryWorker = Effect.gen(function*() {
     yield* Effect.logWarning("webhooks: the egress guard's address check is off (WEBHOOK_ALLOW_PRIVATE_TARGETS=true)")
   }
   for (;;) {
-    const count = yield* pass.pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhooks: claim failed", cause), 0))
+    // Wait for a free slot, then take every other free one (up to a batch) and claim that many due rows.
+    yield* Queue.take(slots)
+    const free = 1 + (yield* Queue.takeUpTo(slots, Math.max(0, config.batchSize - 1))).length
+    const claimed = yield* repo.claimDue(owner, free, config.leaseSeconds).pipe(
+      Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhooks: claim failed", cause), []))
     )
-    if (count < config.batchSize) yield* Effect.sleep(Duration.millis(config.pollMs))
+    yield* Queue.offerAll(slots, Array.from({ length: free - claimed.length }, () => true as const))
+    for (const delivery of claimed) {
+      yield* FiberSet.run(
+        attempts,
+        attemptDelivery(owner, delivery).pipe(
+          Effect.catchAllCause((cause) => Effect.logError(`webhooks: attempt of ${delivery.eventId} failed`, cause)),
+          Effect.ensuring(Queue.offer(slots, true))
+        )
+      )
+    }
+    if (claimed.length === 0) yield* Effect.sleep(Duration.millis(config.pollMs))
   }
 })
 
