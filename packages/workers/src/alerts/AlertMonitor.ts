@@ -175,9 +175,15 @@ export const monitorPass = Effect.gen(function*() {
   const now = yield* Clock.currentTimeMillis
   let raised = 0
   for (const account of yield* sources.accounts) {
-    const causes = yield* causesOf(account, now)
-    const result = yield* store.sync(account.id, causes, new Date(now))
-    raised += result.raised.length
+    // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
+    // others still get their pass.
+    yield* Effect.gen(function*() {
+      const causes = yield* causesOf(account, now)
+      const result = yield* store.sync(account.id, causes, new Date(now))
+      raised += result.raised.length
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logError(`alerts: monitor pass failed for account ${account.id}`, cause))
+    )
   }
   return raised
 })
