@@ -5,7 +5,17 @@ import tseslint from "typescript-eslint"
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules", "**/dist", "**/build", "**/*.md", "**/data", "test/chain/artifacts", "**/*.json"]
+    ignores: [
+      "**/node_modules",
+      "**/dist",
+      "**/build",
+      "**/.tsbuild",
+      "tools",
+      "**/*.md",
+      "**/data",
+      "test/chain/artifacts",
+      "**/*.json"
+    ]
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

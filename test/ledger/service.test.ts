@@ -1,12 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { AccountsRepo, ChainStore, LedgerStore } from "@scaledger/db"
+import { AlertSources } from "@scaledger/db/alerts/AlertSources"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { AlertMonitorLive } from "@scaledger/workers/alerts/AlertMonitor"
 import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
 import { PriceRecorderLive } from "@scaledger/workers/ingest/PriceRecorder"
 import { RecorderLive } from "@scaledger/workers/ingest/Recorder"
 import { LedgerBuilderLive, LedgerPricesLive } from "@scaledger/workers/ledger/LedgerBuilder"
+import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { BigNumber } from "bignumber.js"
 import { ConfigProvider, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ingestServices, type SeededChain, seededChain } from "../support/ChainHarness.js"
@@ -14,6 +18,12 @@ import { call, newKey, type Reply, restServer } from "../support/RestHarness.js"
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const ALICE_2 = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
+
+/** The alert monitor, deriving alerts from the record every 200 ms. */
+const AlertMonitor = AlertMonitorLive.pipe(
+  Layer.provide(Layer.mergeAll(AlertSources.Default, AlertsStore.Default, FxRates.Default)),
+  Layer.provide(WebhookConfig.layer({ monitorPollMs: 200 }))
+)
 
 class TestChain extends Context.Tag("TestChain")<TestChain, SeededChain>() {}
 
@@ -36,11 +46,12 @@ const Service = Layer.unwrapScoped(Effect.gen(function*() {
     tokenListPath: chain.tokenListPath,
     ingest: { pricePollMs: 200, priceHistoryFrom: Date.UTC(2026, 5, 1) / 1000 }
   })
-  const workers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, PriceRecorderLive, LedgerBuilderLive).pipe(
-    Layer.provide(LedgerPricesLive),
-    Layer.provideMerge(services),
-    Layer.provide(Db)
-  )
+  const workers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, PriceRecorderLive, LedgerBuilderLive, AlertMonitor)
+    .pipe(
+      Layer.provide(LedgerPricesLive),
+      Layer.provideMerge(services),
+      Layer.provide(Db)
+    )
   return Layer.mergeAll(
     restServer(Db),
     workers,
@@ -144,8 +155,16 @@ describe("the ledger through the API, on the local chain", () => {
             block: chain.manifest.transfers.find((t) => t.kind === "self" && t.symbol === "AAPL")!.block
           }
         })
-        const portfolio = yield* call("GET", "/v1/portfolio", { key })
-        expect(portfolio.body.alerts.map((a: any) => a.kind)).toContain("unlabeled_transfers")
+        // The alert monitor raises the review backlog into the alert store, which the portfolio reads.
+        const portfolio = yield* until(
+          "the unlabeled-transfers alert",
+          call("GET", "/v1/portfolio", { key }),
+          (reply) => reply.body.alerts.some((a: any) => a.kind === "unlabeled-transfers")
+        )
+        expect(portfolio.body.alerts.find((a: any) => a.kind === "unlabeled-transfers")).toMatchObject({
+          severity: "warning",
+          title: "Transfers await review"
+        })
         expect(portfolio.body.summary).toMatchObject({ positionCount: 4, fxCurrency: "USD" })
 
         // Income from multiplier growth appears as events with no wallet transaction.

@@ -9,6 +9,7 @@ import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { makeNodeServer } from "@scaledger/server/http/NodeServer"
 import { memoryRateLimiter } from "@scaledger/server/http/RateLimit"
 import { RestServer } from "@scaledger/server/http/RestServer"
+import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { Context, Effect, Layer, Redacted } from "effect"
 
 const TOKEN = "admin-token-for-tests-0123456789abcdefghij"
@@ -32,6 +33,7 @@ const BothListeners = Layer.mergeAll(
   Layer.provide(memoryRateLimiter(100_000)),
   Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),
   Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret"))),
+  Layer.provide(WebhookSecretBox.fromKey(Redacted.make("test-webhook-secret-key"))),
   Layer.provideMerge(TestDatabase.pglite)
 )
 

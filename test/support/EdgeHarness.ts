@@ -7,6 +7,7 @@ import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { makeNodeServer } from "@scaledger/server/http/NodeServer"
 import { memoryRateLimiter, type RateLimiter } from "@scaledger/server/http/RateLimit"
 import { RestRoutes } from "@scaledger/server/http/RestApi"
+import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { Effect, Layer, Redacted } from "effect"
 import * as Net from "node:net"
 
@@ -33,6 +34,8 @@ export const edgeServer = (
     Layer.provideMerge(NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),
     Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret"))),
+    Layer.provide(WebhookSecretBox.fromKey(Redacted.make("test-webhook-secret-key"))),
+    Layer.provide(WebhookSecretBox.fromKey(Redacted.make("test-webhook-secret-key"))),
     Layer.provideMerge(database)
   )
 

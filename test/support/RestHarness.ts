@@ -5,6 +5,7 @@ import { AccountsRepo } from "@scaledger/db"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { RestRoutes } from "@scaledger/server/http/RestApi"
+import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { Effect, Layer, Redacted, type Stream } from "effect"
 
 /** The REST server on a random loopback port over the given database, with an HttpClient pointed at it. */
@@ -13,6 +14,7 @@ export const restServer = (database: Layer.Layer<SqlClient.SqlClient>) =>
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),
     Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret"))),
+    Layer.provide(WebhookSecretBox.fromKey(Redacted.make("test-webhook-secret-key"))),
     Layer.provideMerge(database)
   )
 

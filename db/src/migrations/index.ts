@@ -7,6 +7,7 @@ import ledger from "./0004_ledger.js"
 import priceRounds from "./0005_price_rounds.js"
 import rateLimits from "./0006_rate_limits.js"
 import exportsTables from "./0008_exports.js"
+import alerts from "./0009_alerts.js"
 import market from "./0010_market.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
@@ -18,5 +19,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0005_price_rounds": priceRounds,
   "0006_rate_limits": rateLimits,
   "0008_exports": exportsTables,
+  "0009_alerts": alerts,
   "0010_market": market
 }

@@ -1,5 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema, SchemaAST } from "effect"
+import { AlertsGroup, WebhooksGroup } from "./alerts/AlertsApi.js"
 import { Authentication } from "./Auth.js"
 import {
   DecodeErrorAsInvalidRequest,
@@ -142,6 +143,8 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(EstimatesGroup)
     .add(ExposureGroup)
     .add(SummaryGroup)
+    .add(AlertsGroup)
+    .add(WebhooksGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

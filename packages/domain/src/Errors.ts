@@ -43,6 +43,13 @@ export const ErrorCatalog = {
     description:
       "A webhook request names an alert kind that does not exist; nothing was subscribed. `details.supported` lists the kinds."
   },
+  invalid_webhook_url: {
+    status: 400,
+    title: "Invalid webhook URL",
+    description:
+      "The webhook URL is not `https`, carries credentials, or its host is (or resolves to) a loopback, private, " +
+      "link-local, CGNAT, multicast, unique-local or otherwise non-public address. `details.reason` says which."
+  },
   unauthorized: {
     status: 401,
     title: "Unauthorized",
@@ -145,6 +152,7 @@ export class UnsupportedCurrency
 {}
 export class UnsupportedFormat extends Schema.TaggedError<UnsupportedFormat>()("UnsupportedFormat", errorFields) {}
 export class UnknownAlertKind extends Schema.TaggedError<UnknownAlertKind>()("UnknownAlertKind", errorFields) {}
+export class InvalidWebhookUrl extends Schema.TaggedError<InvalidWebhookUrl>()("InvalidWebhookUrl", errorFields) {}
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", errorFields) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", errorFields) {}
 export class ReplayInProgress extends Schema.TaggedError<ReplayInProgress>()("ReplayInProgress", {
@@ -188,6 +196,7 @@ export const InvalidDateError = wire(InvalidDate, "InvalidDate", "invalid_date")
 export const UnsupportedCurrencyError = wire(UnsupportedCurrency, "UnsupportedCurrency", "unsupported_currency")
 export const UnsupportedFormatError = wire(UnsupportedFormat, "UnsupportedFormat", "unsupported_format")
 export const UnknownAlertKindError = wire(UnknownAlertKind, "UnknownAlertKind", "unknown_alert_kind")
+export const InvalidWebhookUrlError = wire(InvalidWebhookUrl, "InvalidWebhookUrl", "invalid_webhook_url")
 export const UnauthorizedError = wire(Unauthorized, "Unauthorized", "unauthorized")
 export const NotFoundError = wire(NotFound, "NotFound", "not_found")
 export const ReplayInProgressError = wire(ReplayInProgress, "ReplayInProgress", "replay_in_progress")

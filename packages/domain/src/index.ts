@@ -1,4 +1,7 @@
 export * as Address from "./Address.js"
+export * from "./alerts/Alert.js"
+export * from "./alerts/AlertsApi.js"
+export * from "./alerts/Webhook.js"
 export * from "./Api.js"
 export * from "./Auth.js"
 export * from "./Basic.js"

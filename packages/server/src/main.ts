@@ -2,6 +2,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
 import { McpConfig } from "@scaledger/mcp"
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
+import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
 import { Cause, Console, Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
@@ -62,6 +63,7 @@ const program = Effect.gen(function*() {
   ).pipe(
     Layer.provide(ApiKeys.Default),
     Layer.provide(KeyHashSecretLive),
+    Layer.provide(WebhookSecretBox.Live),
     Layer.provide(AccountsRepo.Default),
     Layer.provide(Database.layerWith(target))
   )

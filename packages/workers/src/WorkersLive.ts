@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AlertsLive } from "./alerts/AlertsLive.js"
 import { ChainConfig } from "./chain/ChainConfig.js"
 import { FxWorkerLive } from "./fx/FxWorker.js"
 import { IngestLive } from "./ingest/IngestLive.js"
@@ -13,5 +14,6 @@ export const WorkersLive = Layer.mergeAll(
   IngestLive,
   FxWorkerLive,
   LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live)),
-  EdgarRefreshLive
+  EdgarRefreshLive,
+  AlertsLive
 )

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { LedgerStore, WalletsRepo } from "@scaledger/db"
-import { FxRates } from "@scaledger/db/FxRates"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import {
   Address,
   CurrentAccount,
@@ -47,7 +47,7 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
   Effect.gen(function*() {
     const store = yield* LedgerStore
     const wallets = yield* WalletsRepo
-    const fx = yield* FxRates
+    const alertStore = yield* AlertsStore
 
     /**
      * The account's stored build, or 409 while a replay (or the first build) is under way. An account that never
@@ -180,19 +180,15 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
           const recent = (yield* store.recentEvents(account.id, 10)) as ReadonlyArray<
             Movement | IncomeEvent | SplitEvent
           >
-          const needingReview = yield* store.countNeedingReview(account.id)
+          // The alert store (fed by the alert monitor) is the one source of the seven alert kinds.
           const alerts: Array<
             { kind: string; severity: "info" | "warning" | "critical"; title: string; detail: string }
-          > = []
-          if (needingReview > 0) {
-            alerts.push({
-              kind: "unlabeled_transfers",
-              severity: "warning",
-              title: "Transfers await review",
-              detail:
-                `${needingReview} movement(s) to addresses of unknown relationship are counted as disposals until labelled.`
-            })
-          }
+          > = (yield* alertStore.open(account.id)).map(({ detail, kind, severity, title }) => ({
+            kind,
+            severity,
+            title,
+            detail
+          }))
           const incomplete = positions.filter((p) => p.issues.some((issue) => issue.kind === "incomplete_history"))
           if (incomplete.length > 0) {
             alerts.push({
@@ -211,26 +207,6 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
               severity: "info",
               title: "Positions without a price",
               detail: `${unpriced.map((p) => p.token).join(", ")} have no price feed round; their value is unknown.`
-            })
-          }
-          const gapped = (yield* wallets.listAll(account.id)).filter((w) =>
-            w.backfillStatus === "partial" || w.backfillStatus === "failed"
-          )
-          if (gapped.length > 0) {
-            alerts.push({
-              kind: "coverage_gaps",
-              severity: "info",
-              title: "History with gaps",
-              detail: `${gapped.length} wallet(s) have dates whose multiplier could not be confirmed from chain state.`
-            })
-          }
-          if (currency !== "USD" && (yield* fx.status()).stale) {
-            alerts.push({
-              kind: "stale_reference",
-              severity: "warning",
-              title: "Exchange rates out of date",
-              detail: "The newest stored ECB reference rates are more than two business days old. A rate carried " +
-                "forward more than 7 days is not used: figures on such dates are null (reason `stale_rate`)."
             })
           }
           const zero = { amount: "0", formatted: null, usd: "0", knownAmount: "0", unknownCount: 0 }

@@ -1,11 +1,14 @@
 import { HttpLayerRouter } from "@effect/platform"
 import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
 import { ScaledgerApi } from "@scaledger/domain"
+import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Layer } from "effect"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { AuthenticationLive } from "../auth/AuthenticationLive.js"
+import { AlertsHandlers, WebhooksHandlers } from "./AlertsHandlers.js"
 import { DocsRoutes } from "./DocsRoutes.js"
 import { ExportsHandlers } from "./ExportsHandlers.js"
 import { FxHandlers } from "./FxHandlers.js"
@@ -20,6 +23,7 @@ import { WalletsHandlers } from "./WalletsHandlers.js"
 const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers, MarketHandlers]),
   Layer.provide(ExportsHandlers.pipe(Layer.provide(ExportStore.Default))),
+  Layer.provide([AlertsHandlers, WebhooksHandlers]),
   // The middleware must come in a later provide than the groups that need it.
   Layer.provide(AuthenticationLive)
 )
@@ -34,6 +38,8 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     ApiKeys.Default,
     FxRates.Default,
     FxReads.Default,
-    MultiplierReads.Default
+    MultiplierReads.Default,
+    AlertsStore.Default,
+    WebhookEndpoints.Default
   ])
 )

@@ -1,0 +1,286 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect } from "effect"
+
+/** What the alert monitor reads about one account: facts the record already holds, nothing derived here. */
+export interface HeldToken {
+  readonly chainId: number
+  readonly tokenKey: string
+  readonly symbol: string | null
+  /** Raw units (integer string). */
+  readonly balance: string
+}
+
+export interface ChangeFact {
+  readonly chainId: number
+  readonly tokenKey: string
+  readonly symbol: string | null
+  readonly effectiveAt: Date
+  readonly announcedAt: Date | null
+  readonly oldMultiplier: string
+  readonly newMultiplier: string
+  readonly kind: "dividend" | "split"
+  readonly block: string | null
+  /** Raw balance the account held just before the change's block (accrued income only). */
+  readonly balance: string
+}
+
+export interface PauseFact {
+  readonly chainId: number
+  readonly tokenKey: string
+  readonly symbol: string | null
+  readonly txHash: string
+  readonly logIndex: number
+  readonly at: Date
+}
+
+export interface LatestRound {
+  readonly chainId: number
+  readonly tokenKey: string
+  readonly symbol: string | null
+  readonly updatedAt: Date
+}
+
+export interface ReviewBacklog {
+  readonly count: number
+  readonly topCounterparty: string | null
+  readonly topCount: number
+}
+
+export interface DegradedBackfill {
+  readonly walletId: string
+  readonly address: string
+  readonly status: "partial" | "failed"
+  readonly error: string | null
+  readonly at: Date
+}
+
+const OWN = (sql: SqlClient.SqlClient, accountId: string) =>
+  sql`(SELECT address_key FROM wallets WHERE account_id = ${accountId})`
+
+/** Read-only queries behind the alert causes, each scoped to one account. */
+export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/AlertSources", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const accounts = Effect.map(
+      sql<{ id: string; reporting_currency: string | null }>`
+        SELECT a.id, s.reporting_currency FROM accounts a LEFT JOIN account_settings s ON s.account_id = a.id
+        WHERE EXISTS (SELECT 1 FROM wallets w WHERE w.account_id = a.id)
+           OR EXISTS (SELECT 1 FROM alerts l WHERE l.account_id = a.id AND l.resolved_at IS NULL)
+        ORDER BY a.id`,
+      (rows) => rows.map((row) => ({ id: row.id, reportingCurrency: row.reporting_currency ?? "USD" }))
+    )
+
+    /** Tokens the account's watched addresses hold now (net of transfers between them), raw balance > 0. */
+    const held = (accountId: string) =>
+      Effect.map(
+        sql<{ chain_id: number; token_key: string; symbol: string | null; balance: string }>`
+          SELECT t.chain_id, t.token_key, max(k.symbol) AS symbol,
+                 sum(CASE WHEN t.to_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END)
+               - sum(CASE WHEN t.from_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END) AS balance
+          FROM token_transfers t
+          LEFT JOIN chain_tokens k ON k.chain_id = t.chain_id AND k.address_key = t.token_key
+          WHERE t.to_key IN ${OWN(sql, accountId)} OR t.from_key IN ${OWN(sql, accountId)}
+          GROUP BY t.chain_id, t.token_key`,
+        (rows) =>
+          rows
+            .map((row): HeldToken => ({
+              chainId: Number(row.chain_id),
+              tokenKey: row.token_key,
+              symbol: row.symbol,
+              balance: String(row.balance)
+            }))
+            .filter((row) => BigInt(row.balance) > 0n)
+      )
+
+    const changeRows = (where: Statement.Fragment, accountId: string) =>
+      sql<{
+        chain_id: number
+        token_key: string
+        symbol: string | null
+        effective_at: Date
+        announced_at: Date | null
+        old_multiplier: string
+        new_multiplier: string
+        kind: "dividend" | "split"
+        block: string | null
+        balance: string | null
+      }>`
+        SELECT c.chain_id, c.token_key, k.symbol, c.effective_at, c.announced_at, c.old_multiplier, c.new_multiplier,
+               c.kind, c.block,
+               (SELECT sum(CASE WHEN t.to_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END)
+                     - sum(CASE WHEN t.from_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END)
+                FROM token_transfers t
+                WHERE t.chain_id = c.chain_id AND t.token_key = c.token_key
+                  AND (c.block IS NULL OR t.block < c.block)
+                  AND (t.to_key IN ${OWN(sql, accountId)} OR t.from_key IN ${OWN(sql, accountId)})) AS balance
+        FROM multiplier_changes c
+        LEFT JOIN chain_tokens k ON k.chain_id = c.chain_id AND k.address_key = c.token_key
+        WHERE ${where}
+        ORDER BY c.effective_at, c.token_key`.pipe(
+        Effect.map((rows) =>
+          rows
+            .map((row): ChangeFact => ({
+              chainId: Number(row.chain_id),
+              tokenKey: row.token_key,
+              symbol: row.symbol,
+              effectiveAt: row.effective_at,
+              announcedAt: row.announced_at,
+              oldMultiplier: String(row.old_multiplier),
+              newMultiplier: String(row.new_multiplier),
+              kind: row.kind,
+              block: row.block === null ? null : String(row.block),
+              balance: row.balance === null ? "0" : String(row.balance)
+            }))
+            .filter((row) => BigInt(row.balance) > 0n)
+        )
+      )
+
+    /** Changes announced for a token the account holds that have not taken effect yet. */
+    const pendingChanges = (accountId: string) => changeRows(sql`c.status = 'pending'`, accountId)
+
+    /**
+     * Dividend steps on a token the account held just before them that took effect while the account was watching
+     * (at or after its first wallet's `watchingFrom`: history found by a backfill raises no alerts) and at most
+     * `openDays` before the chain's newest stored block (chain time, so a test chain's clock works the same).
+     */
+    const recentDividendSteps = (accountId: string, openDays: number) =>
+      changeRows(
+        sql`c.status = 'active' AND c.kind = 'dividend'
+          AND c.effective_at >= (SELECT min(coalesce(w.watching_from_at, w.created_at)) FROM wallets w
+                                 WHERE w.account_id = ${accountId})
+          AND c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
+                                - make_interval(days => ${openDays})`,
+        accountId
+      )
+
+    /** Tokens whose latest Paused/Unpaused event is a pause (whether held is decided by the caller). */
+    const pausedTokens = Effect.map(
+      sql<
+        {
+          chain_id: number
+          token_key: string
+          symbol: string | null
+          tx_hash: string
+          log_index: number
+          kind: string
+          block_time: Date
+        }
+      >`
+        SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.tx_hash, p.log_index, p.kind,
+               p.block_time
+        FROM token_pause_events p
+        LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
+        WHERE p.kind IN ('Paused', 'Unpaused')
+        ORDER BY p.chain_id, p.token_key, p.block DESC, p.log_index DESC`,
+      (rows) =>
+        rows.filter((row) => row.kind === "Paused").map((row): PauseFact => ({
+          chainId: Number(row.chain_id),
+          tokenKey: row.token_key,
+          symbol: row.symbol,
+          txHash: row.tx_hash,
+          logIndex: Number(row.log_index),
+          at: row.block_time
+        }))
+    )
+
+    /** The newest recorded price-feed round of every token that has a feed. */
+    const latestRounds = Effect.map(
+      sql<{ chain_id: number; token_key: string; symbol: string | null; updated_at: Date }>`
+        SELECT r.chain_id, r.token_key, max(k.symbol) AS symbol, max(r.updated_at) AS updated_at
+        FROM price_rounds r
+        LEFT JOIN chain_tokens k ON k.chain_id = r.chain_id AND k.address_key = r.token_key
+        GROUP BY r.chain_id, r.token_key`,
+      (rows) =>
+        rows.map((row): LatestRound => ({
+          chainId: Number(row.chain_id),
+          tokenKey: row.token_key,
+          symbol: row.symbol,
+          updatedAt: row.updated_at
+        }))
+    )
+
+    /** Tokens whose latest OraclePaused/OracleUnpaused event is `OraclePaused`. */
+    const oraclePausedTokens = Effect.map(
+      sql<
+        {
+          chain_id: number
+          token_key: string
+          symbol: string | null
+          tx_hash: string
+          log_index: number
+          kind: string
+          block_time: Date
+        }
+      >`
+        SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.tx_hash, p.log_index, p.kind,
+               p.block_time
+        FROM token_pause_events p
+        LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
+        WHERE p.kind IN ('OraclePaused', 'OracleUnpaused')
+        ORDER BY p.chain_id, p.token_key, p.block DESC, p.log_index DESC`,
+      (rows) =>
+        rows.filter((row) => row.kind === "OraclePaused").map((row): PauseFact => ({
+          chainId: Number(row.chain_id),
+          tokenKey: row.token_key,
+          symbol: row.symbol,
+          txHash: row.tx_hash,
+          logIndex: Number(row.log_index),
+          at: row.block_time
+        }))
+    )
+
+    /** Movements of the account that need review, and the counterparty most of them involve. */
+    const reviewBacklog = (accountId: string) =>
+      Effect.map(
+        sql<{ counterparty: string | null; n: string }>`
+          SELECT row->>'counterparty' AS counterparty, count(*) AS n FROM ledger_events
+          WHERE account_id = ${accountId} AND needs_review
+          GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1000`,
+        (rows): ReviewBacklog => ({
+          count: rows.reduce((sum, row) => sum + Number(row.n), 0),
+          topCounterparty: rows[0]?.counterparty ?? null,
+          topCount: Number(rows[0]?.n ?? 0)
+        })
+      )
+
+    /** Wallets whose backfill ended `partial` or `failed`. */
+    const degradedBackfills = (accountId: string) =>
+      Effect.map(
+        sql<
+          {
+            id: string
+            address: string
+            backfill_status: "partial" | "failed"
+            backfill_error: string | null
+            updated_at: Date | null
+            created_at: Date
+          }
+        >`
+          SELECT w.id, w.address, w.backfill_status, w.backfill_error, b.updated_at, w.created_at
+          FROM wallets w LEFT JOIN wallet_backfills b ON b.wallet_id = w.id
+          WHERE w.account_id = ${accountId} AND w.backfill_status IN ('partial', 'failed')
+          ORDER BY w.id`,
+        (rows) =>
+          rows.map((row): DegradedBackfill => ({
+            walletId: String(row.id),
+            address: row.address,
+            status: row.backfill_status,
+            error: row.backfill_error,
+            at: row.updated_at ?? row.created_at
+          }))
+      )
+
+    return {
+      accounts,
+      held,
+      pendingChanges,
+      recentDividendSteps,
+      pausedTokens,
+      latestRounds,
+      oraclePausedTokens,
+      reviewBacklog,
+      degradedBackfills
+    } as const
+  })
+}) {}

@@ -1,0 +1,66 @@
+import { Schema } from "effect"
+import { IsoDateTime, PageParams, strict } from "../Common.js"
+
+const Kinds = Schema.Array(Schema.String).annotations({
+  description: "Alert kinds to deliver; empty means all kinds. An unknown kind is `400 unknown_alert_kind`."
+})
+
+export const WebhookEndpoint = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  description: Schema.String,
+  kinds: Schema.Array(Schema.String),
+  enabled: Schema.Boolean,
+  consecutiveFailures: Schema.Int.annotations({
+    description: "Consecutive failed deliveries; at 10 the endpoint is disabled. Any success resets it."
+  }),
+  createdAt: IsoDateTime
+}).annotations({ identifier: "WebhookEndpoint" })
+export type WebhookEndpoint = typeof WebhookEndpoint.Type
+
+/** The creation answer: the only place the signing secret is ever shown. */
+export const CreatedWebhookEndpoint = Schema.Struct({
+  ...WebhookEndpoint.fields,
+  secret: Schema.String.annotations({ description: "`whsec_` + 32 base62 characters. Shown only in this answer." })
+}).annotations({ identifier: "CreatedWebhookEndpoint" })
+
+export const CreateWebhook = Schema.Struct({
+  url: Schema.String.pipe(Schema.maxLength(2048)).annotations({ description: "An `https` URL (required)." }),
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  kinds: Schema.optional(Kinds)
+}).annotations({ identifier: "CreateWebhook", ...strict })
+
+export const UpdateWebhook = Schema.Struct({
+  url: Schema.optional(Schema.String.pipe(Schema.maxLength(2048))),
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  kinds: Schema.optional(Kinds),
+  enabled: Schema.optional(Schema.Boolean).annotations({
+    description: "`false` disables the endpoint; `true` enables it again and resets its failure count."
+  })
+}).annotations({ identifier: "UpdateWebhook", ...strict })
+
+export const WebhookList = Schema.Struct({
+  webhooks: Schema.Array(WebhookEndpoint),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "WebhookList" })
+
+export const WebhookListParams = Schema.Struct(PageParams)
+
+export const WebhookPath = Schema.Struct({ id: Schema.String })
+
+export const WebhookDeliveryAttempt = Schema.Struct({
+  id: Schema.String,
+  endpointId: Schema.String,
+  eventId: Schema.String,
+  kind: Schema.String,
+  attempt: Schema.Int.annotations({ description: "1, 2 or 3." }),
+  outcome: Schema.Literal("success", "failure"),
+  status: Schema.NullOr(Schema.Int).annotations({ description: "The receiver's HTTP status; null when none came." }),
+  error: Schema.NullOr(Schema.String),
+  durationMs: Schema.Int,
+  at: IsoDateTime
+}).annotations({ identifier: "WebhookDeliveryAttempt" })
+
+export const WebhookDeliveryList = Schema.Struct({
+  deliveries: Schema.Array(WebhookDeliveryAttempt)
+}).annotations({ identifier: "WebhookDeliveryList" })

@@ -1,0 +1,82 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { AlertsStore, alertView } from "@scaledger/db/alerts/AlertsStore"
+import {
+  ALERT_KINDS,
+  ALERT_SEVERITIES,
+  CurrentAccount,
+  DEFAULT_PAGE_LIMIT,
+  InvalidRequest,
+  isAlertKind,
+  ScaledgerApi,
+  UnknownAlertKind
+} from "@scaledger/domain"
+import type { AlertSeverity } from "@scaledger/domain/alerts/Alert"
+import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
+import { Effect } from "effect"
+import { decodeCursor, encodeCursor } from "./Cursor.js"
+import { orUnavailable } from "./Unavailable.js"
+
+const isSeverity = (value: string): value is AlertSeverity =>
+  (ALERT_SEVERITIES as ReadonlyArray<string>).includes(value)
+
+export const AlertsHandlers = HttpApiBuilder.group(ScaledgerApi, "alerts", (handlers) =>
+  Effect.gen(function*() {
+    const store = yield* AlertsStore
+    return handlers.handle("list", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const account = yield* CurrentAccount
+        const { kind, severity } = urlParams
+        if (severity !== undefined && !isSeverity(severity)) {
+          return yield* new InvalidRequest({
+            message: `Unknown severity ${severity}.`,
+            details: { field: "severity", supported: ALERT_SEVERITIES }
+          })
+        }
+        if (kind !== undefined && !isAlertKind(kind)) {
+          return yield* new UnknownAlertKind({
+            message: `Unknown alert kind ${kind}.`,
+            details: { unknown: [kind], supported: ALERT_KINDS }
+          })
+        }
+        const beforeSeq = yield* decodeCursor("alerts", urlParams.cursor)
+        const limit = urlParams.limit ?? DEFAULT_PAGE_LIMIT
+        const page = yield* store.list(account.id, {
+          severity,
+          kind,
+          open: urlParams.open === undefined ? undefined : urlParams.open === "true"
+        }, { beforeSeq, limit })
+        const last = page.alerts[page.alerts.length - 1]
+        return {
+          alerts: page.alerts.map(alertView),
+          nextCursor: page.hasMore && last !== undefined ? encodeCursor("alerts", last.seq) : null
+        }
+      }).pipe(orUnavailable))
+  })).pipe()
+
+export const WebhooksHandlers = HttpApiBuilder.group(ScaledgerApi, "webhooks", (handlers) =>
+  Effect.gen(function*() {
+    const endpoints = yield* WebhookEndpoints
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          const afterSeq = yield* decodeCursor("webhooks", urlParams.cursor)
+          const page = yield* endpoints.list(account.id, { afterSeq, limit: urlParams.limit ?? DEFAULT_PAGE_LIMIT })
+          return {
+            webhooks: page.webhooks,
+            nextCursor: page.hasMore && page.last !== undefined ? encodeCursor("webhooks", page.last) : null
+          }
+        }).pipe(orUnavailable))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          endpoints.create(account.id, payload)).pipe(orUnavailable))
+      .handle("deliveries", () =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          endpoints.deliveries(account.id)).pipe(orUnavailable))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          endpoints.update(account.id, path.id, payload)).pipe(orUnavailable))
+      .handle("remove", ({ path }) =>
+        Effect.flatMap(CurrentAccount, (account) =>
+          endpoints.remove(account.id, path.id)).pipe(orUnavailable))
+  }))

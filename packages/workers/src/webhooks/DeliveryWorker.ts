@@ -1,0 +1,143 @@
+import type { AttemptResult, ClaimedDelivery } from "@scaledger/db/alerts/Webhooks"
+import { WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
+import { newId } from "@scaledger/db/Ids"
+import { Clock, Duration, Effect, FiberSet, Layer, Queue, Random } from "effect"
+import { checkTarget } from "./EgressGuard.js"
+import { signatureHeader, WebhookSecretBox } from "./SecretBox.js"
+import { type SendOutcome, WebhookSender } from "./Sender.js"
+import { WebhookConfig, type WebhookConfigShape } from "./WebhookConfig.js"
+
+/** 2xx only: a 3xx is a failure and is never followed. */
+export const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300
+
+/** Worth another attempt: no answer (connection error, time-out), 408, 429 and 5xx. Other 4xx and 3xx are final. */
+export const isRetryable = (outcome: { readonly status: number | null; readonly refused?: boolean }) =>
+  outcome.refused !== true &&
+  (outcome.status === null || outcome.status === 408 || outcome.status === 429 || outcome.status >= 500)
+
+/**
+ * The retry policy: what attempt `attempt` (1-based) leads to. A retry waits the configured delay with ±20 %
+ * jitter (`random` in [0, 1)); after a 429 at least its `Retry-After`, capped.
+ */
+export const decide = (
+  outcome: SendOutcome & { readonly refused?: boolean },
+  attempt: number,
+  now: number,
+  config: Pick<WebhookConfigShape, "maxAttempts" | "retryDelaysMs" | "retryAfterCapMs">,
+  random: number
+): AttemptResult => {
+  if (isSuccess(outcome.status)) return { _tag: "Delivered" }
+  if (!isRetryable(outcome) || attempt >= config.maxAttempts) return { _tag: "Failed" }
+  const base = config.retryDelaysMs[Math.min(attempt - 1, config.retryDelaysMs.length - 1)] ?? 0
+  let wait = base * (0.8 + 0.4 * random)
+  if (outcome.retryAfterMs !== null) wait = Math.max(wait, Math.min(outcome.retryAfterMs, config.retryAfterCapMs))
+  return { _tag: "Retry", at: new Date(now + Math.round(wait)) }
+}
+
+const USER_AGENT = "Scaledger-Webhooks/1"
+
+/** One attempt of one claimed delivery: guard, sign afresh, send, record. */
+export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
+  Effect.gen(function*() {
+    const config = yield* WebhookConfig
+    const repo = yield* WebhooksRepo
+    const box = yield* WebhookSecretBox
+    const sender = yield* WebhookSender
+    const attempt = delivery.attempts + 1
+    const startedAt = yield* Clock.currentTimeMillis
+    // The guard runs again at every delivery: DNS may have changed since the endpoint was created.
+    const guarded = yield* checkTarget(delivery.url, {
+      allowPrivate: config.allowPrivateTargets,
+      requireResolution: true
+    }).pipe(Effect.either)
+    let outcome: SendOutcome & { refused?: boolean }
+    if (guarded._tag === "Left" || guarded.right === undefined) {
+      outcome = {
+        status: null,
+        error: guarded._tag === "Left" ? `refused by the egress guard: ${guarded.left.message}` : "unresolvable",
+        response: null,
+        retryAfterMs: null,
+        durationMs: 0,
+        refused: true
+      }
+    } else {
+      const secret = box.open(delivery.secretEnc)
+      const t = Math.floor(startedAt / 1000)
+      outcome = yield* sender.send({
+        target: guarded.right,
+        body: delivery.body,
+        headers: {
+          "content-type": "application/json",
+          "user-agent": USER_AGENT,
+          "scaledger-event-id": delivery.eventId,
+          "scaledger-signature": signatureHeader(secret, delivery.body, t)
+        },
+        connectTimeoutMs: config.connectTimeoutMs,
+        totalTimeoutMs: config.totalTimeoutMs
+      })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const result = decide(outcome, attempt, now, config, yield* Random.next)
+    const recorded = yield* repo.recordAttempt(owner, {
+      delivery,
+      attempt,
+      outcome: isSuccess(outcome.status) ? "success" : "failure",
+      status: outcome.status,
+      error: outcome.error === null ? null : outcome.error.slice(0, 2048),
+      response: outcome.response,
+      durationMs: outcome.durationMs,
+      at: new Date(now),
+      result
+    })
+    if (recorded.disabled) {
+      yield* Effect.logWarning(
+        `webhooks: endpoint ${delivery.endpointId} disabled after ${10} consecutive failed deliveries`
+      )
+    }
+    return { result, outcome }
+  })
+
+/**
+ * The delivery worker: claims due deliveries (`FOR UPDATE SKIP LOCKED`, leased so a dead worker's attempt is due
+ * again after the lease) and attempts them, `WEBHOOK_CONCURRENCY` at once. A slot is refilled as soon as its attempt
+ * ends, so one slow receiver never holds up the others. State lives in the outbox table only: a restart resumes with
+ * whatever is due.
+ */
+export const runDeliveryWorker = Effect.gen(function*() {
+  const config = yield* WebhookConfig
+  const repo = yield* WebhooksRepo
+  const owner = newId("whw")
+  const concurrency = Math.max(1, config.concurrency)
+  const slots = yield* Queue.bounded<true>(concurrency)
+  yield* Queue.offerAll(slots, Array.from({ length: concurrency }, () => true as const))
+  const attempts = yield* FiberSet.make()
+  yield* Effect.logInfo(
+    config.allowPrivateTargets
+      ? "webhooks: WEBHOOK_ALLOW_PRIVATE_TARGETS=true: deliveries may reach loopback and private addresses (tests and local development only)"
+      : "webhooks: delivery worker started"
+  )
+  if (config.allowPrivateTargets) {
+    yield* Effect.logWarning("webhooks: the egress guard's address check is off (WEBHOOK_ALLOW_PRIVATE_TARGETS=true)")
+  }
+  for (;;) {
+    // Wait for a free slot, then take every other free one (up to a batch) and claim that many due rows.
+    yield* Queue.take(slots)
+    const free = 1 + (yield* Queue.takeUpTo(slots, Math.max(0, config.batchSize - 1))).length
+    const claimed = yield* repo.claimDue(owner, free, config.leaseSeconds).pipe(
+      Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhooks: claim failed", cause), []))
+    )
+    yield* Queue.offerAll(slots, Array.from({ length: free - claimed.length }, () => true as const))
+    for (const delivery of claimed) {
+      yield* FiberSet.run(
+        attempts,
+        attemptDelivery(owner, delivery).pipe(
+          Effect.catchAllCause((cause) => Effect.logError(`webhooks: attempt of ${delivery.eventId} failed`, cause)),
+          Effect.ensuring(Queue.offer(slots, true))
+        )
+      )
+    }
+    if (claimed.length === 0) yield* Effect.sleep(Duration.millis(config.pollMs))
+  }
+})
+
+export const DeliveryWorkerLive = Layer.scopedDiscard(Effect.forkScoped(runDeliveryWorker))

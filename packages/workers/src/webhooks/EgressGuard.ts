@@ -1,0 +1,137 @@
+import { Data, Effect } from "effect"
+import ipaddr from "ipaddr.js"
+import { promises as Dns } from "node:dns"
+import * as Net from "node:net"
+
+/** Why a webhook target is refused. */
+export type TargetRefusal =
+  | "malformed"
+  | "not_https"
+  | "credentials"
+  | "forbidden_address"
+  | "unresolvable"
+
+export class TargetRefused extends Data.TaggedError("TargetRefused")<{
+  readonly reason: TargetRefusal
+  readonly message: string
+  /** The refused address, for `forbidden_address`. */
+  readonly address?: string
+  /** Its range as the address library names it (`loopback`, `private`, `carrierGradeNat`, …). */
+  readonly range?: string
+}> {}
+
+/** A checked target: the URL and the one address a delivery connects to. */
+export interface CheckedTarget {
+  readonly url: URL
+  /** The host name without IPv6 brackets. */
+  readonly hostname: string
+  readonly address: string
+  readonly family: 4 | 6
+}
+
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR("::/96")
+
+/**
+ * The range of an IP address as `ipaddr.js` classifies it, with IPv4-mapped IPv6 (`::ffff:a.b.c.d`) judged as the
+ * IPv4 address it carries. Only `unicast` (a public address) is allowed.
+ */
+export const addressRange = (address: string): string => {
+  let parsed = ipaddr.parse(address)
+  if (parsed.kind() === "ipv6") {
+    const v6 = parsed as ipaddr.IPv6
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address()
+    // Deprecated IPv4-compatible addresses (::a.b.c.d, ::1 aside): never a public webhook target.
+    else if (v6.range() === "unicast" && v6.match(IPV4_COMPATIBLE)) return "ipv4Compatible"
+  }
+  return parsed.range()
+}
+
+export const isPublicAddress = (address: string): boolean => {
+  try {
+    return addressRange(address) === "unicast"
+  } catch {
+    return false
+  }
+}
+
+const refuse = (reason: TargetRefusal, message: string, extra: { address?: string; range?: string } = {}) =>
+  new TargetRefused({ reason, message, ...extra })
+
+/** Parses and checks the parts of a webhook URL that need no DNS: https, no credentials, a host. */
+export const parseTargetUrl = (input: string): Effect.Effect<URL, TargetRefused> =>
+  Effect.suspend(() => {
+    let url: URL
+    try {
+      url = new URL(input)
+    } catch {
+      return Effect.fail(refuse("malformed", "The URL does not parse."))
+    }
+    if (url.protocol !== "https:") return Effect.fail(refuse("not_https", "Webhook URLs must use https."))
+    if (url.username !== "" || url.password !== "") {
+      return Effect.fail(refuse("credentials", "Webhook URLs must not carry credentials."))
+    }
+    if (url.hostname === "") return Effect.fail(refuse("malformed", "The URL has no host."))
+    return Effect.succeed(url)
+  })
+
+const bare = (hostname: string) => hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname
+
+const checkAddress = (address: string, allowPrivate: boolean) =>
+  Effect.suspend(() => {
+    if (allowPrivate || isPublicAddress(address)) return Effect.void
+    let range = "invalid"
+    try {
+      range = addressRange(address)
+    } catch {
+      // unparsable: refused as invalid
+    }
+    return Effect.fail(
+      refuse("forbidden_address", `The target address ${address} is not a public address (${range}).`, {
+        address,
+        range
+      })
+    )
+  })
+
+export type Resolver = (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>
+
+const systemResolver: Resolver = (hostname) => Dns.lookup(hostname, { all: true, verbatim: true })
+
+export interface GuardOptions {
+  /** `WEBHOOK_ALLOW_PRIVATE_TARGETS`: skip the address check (https and no credentials still hold). */
+  readonly allowPrivate: boolean
+  /** At creation an unresolvable name is accepted (checked again at every delivery); at delivery it fails. */
+  readonly requireResolution: boolean
+  readonly resolve?: Resolver
+}
+
+/**
+ * The egress guard: an `https` URL without credentials whose host is a public address. An IP literal (in any
+ * spelling the URL parser accepts: decimal, octal, hex and short IPv4 forms, bracketed IPv6, IPv4-mapped IPv6) is
+ * checked as is; a name is resolved once and every address it resolves to must be public. The answer names the one
+ * address to connect to, so the connection goes to the address that was checked.
+ */
+export const checkTarget = (
+  input: string,
+  options: GuardOptions
+): Effect.Effect<CheckedTarget | undefined, TargetRefused> =>
+  Effect.gen(function*() {
+    const url = yield* parseTargetUrl(input)
+    const hostname = bare(url.hostname)
+    const literal = Net.isIP(hostname)
+    if (literal !== 0) {
+      yield* checkAddress(hostname, options.allowPrivate)
+      return { url, hostname, address: hostname, family: literal as 4 | 6 }
+    }
+    const resolve = options.resolve ?? systemResolver
+    const answers = yield* Effect.tryPromise(() => resolve(hostname)).pipe(
+      Effect.orElseSucceed(() => [] as ReadonlyArray<{ address: string; family: number }>)
+    )
+    if (answers.length === 0) {
+      if (!options.requireResolution) return undefined
+      return yield* refuse("unresolvable", `The host ${hostname} does not resolve.`)
+    }
+    for (const answer of answers) yield* checkAddress(answer.address, options.allowPrivate)
+    const first = answers[0]!
+    return { url, hostname, address: first.address, family: first.family === 6 ? 6 : 4 }
+  })

@@ -1,0 +1,89 @@
+import { Config, ConfigError, Context, Either, Layer } from "effect"
+
+/** A duration list such as `5s,5m` or `200ms,1s` (units ms, s, m, h) as milliseconds. */
+export const parseDelays = (text: string): ReadonlyArray<number> | undefined => {
+  const parts = text.split(",").map((part) => part.trim())
+  const out: Array<number> = []
+  for (const part of parts) {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(part)
+    if (match === null) return undefined
+    const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as "ms" | "s" | "m" | "h"]
+    out.push(Math.round(Number(match[1]) * unit))
+  }
+  return out
+}
+
+const Delays = Config.string("WEBHOOK_RETRY_DELAYS").pipe(
+  Config.withDefault("5s,5m"),
+  Config.mapOrFail((text) => {
+    const delays = parseDelays(text)
+    return delays === undefined || delays.length === 0
+      ? Either.left(
+        ConfigError.InvalidData(["WEBHOOK_RETRY_DELAYS"], `expected durations such as "5s,5m", got "${text}"`)
+      )
+      : Either.right(delays)
+  })
+)
+
+export interface WebhookConfigShape {
+  /** `WEBHOOK_ALLOW_PRIVATE_TARGETS`: lets deliveries reach loopback and private addresses (tests, local use). */
+  readonly allowPrivateTargets: boolean
+  /** Waits before attempts 2 and 3 (±20 % jitter). */
+  readonly retryDelaysMs: ReadonlyArray<number>
+  readonly maxAttempts: number
+  /** The longest a `Retry-After` is waited for. */
+  readonly retryAfterCapMs: number
+  readonly connectTimeoutMs: number
+  readonly totalTimeoutMs: number
+  /** How long a claimed attempt is leased: a worker that died leaves it due again after this. */
+  readonly leaseSeconds: number
+  readonly pollMs: number
+  readonly concurrency: number
+  readonly batchSize: number
+  /** How often the alert monitor derives the causes (alerts arrive within this plus the recorder's lag). */
+  readonly monitorPollMs: number
+  /** How long an accrued-income alert stays open after its step. */
+  readonly incomeOpenDays: number
+  /** `ORACLE_STALE_MINUTES`: regular-session minutes without a new feed round before `oracle-paused`. */
+  readonly oracleStaleMinutes: number
+}
+
+export const WebhookConfigFromEnv = Config.all({
+  allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+  retryDelaysMs: Delays,
+  maxAttempts: Config.succeed(3),
+  retryAfterCapMs: Config.integer("WEBHOOK_RETRY_AFTER_CAP_MS").pipe(Config.withDefault(15 * 60_000)),
+  connectTimeoutMs: Config.integer("WEBHOOK_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(5_000)),
+  totalTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
+  leaseSeconds: Config.integer("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
+  pollMs: Config.integer("WEBHOOK_POLL_MS").pipe(Config.withDefault(250)),
+  concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(16)),
+  batchSize: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(64)),
+  monitorPollMs: Config.integer("ALERT_POLL_MS").pipe(Config.withDefault(2_000)),
+  incomeOpenDays: Config.integer("ALERT_INCOME_OPEN_DAYS").pipe(Config.withDefault(7)),
+  oracleStaleMinutes: Config.integer("ORACLE_STALE_MINUTES").pipe(Config.withDefault(60))
+})
+
+export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig")<
+  WebhookConfig,
+  WebhookConfigShape
+>() {
+  static readonly Live = Layer.effect(WebhookConfig, WebhookConfigFromEnv)
+  static readonly defaults: WebhookConfigShape = {
+    allowPrivateTargets: false,
+    retryDelaysMs: [5_000, 300_000],
+    maxAttempts: 3,
+    retryAfterCapMs: 15 * 60_000,
+    connectTimeoutMs: 5_000,
+    totalTimeoutMs: 15_000,
+    leaseSeconds: 60,
+    pollMs: 250,
+    concurrency: 16,
+    batchSize: 64,
+    monitorPollMs: 2_000,
+    incomeOpenDays: 7,
+    oracleStaleMinutes: 60
+  }
+  static readonly layer = (overrides: Partial<WebhookConfigShape>) =>
+    Layer.succeed(WebhookConfig, { ...WebhookConfig.defaults, ...overrides })
+}

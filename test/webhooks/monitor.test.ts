@@ -1,0 +1,145 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { AccountsRepo, WalletsRepo } from "@scaledger/db"
+import { AlertSources } from "@scaledger/db/alerts/AlertSources"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { sessionMinutesBetween } from "@scaledger/domain/alerts/OracleStaleness"
+import { monitorPass } from "@scaledger/workers/alerts/AlertMonitor"
+import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
+import { Effect, Layer, TestClock } from "effect"
+import { it as vit } from "vitest"
+
+const CHAIN = 31337
+const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+const AAPL = "0x00000000000000000000000000000000000aa91e"
+const CRWD = "0x00000000000000000000000000000000000c3d00"
+const WAD = 10n ** 18n
+
+const Services = Layer.mergeAll(
+  AlertSources.Default,
+  AlertsStore.Default,
+  FxRates.Default,
+  AccountsRepo.Default,
+  WalletsRepo.Default,
+  WebhookConfig.layer({ oracleStaleMinutes: 60 })
+).pipe(Layer.provideMerge(TestDatabase.pglite))
+
+const openAlerts = (accountId: string) =>
+  Effect.map(
+    Effect.flatMap(AlertsStore, (store) => store.open(accountId)),
+    (alerts) => alerts.map((a) => `${a.kind}|${a.symbol}|${a.severity}`).sort()
+  )
+
+describe("regular-session minutes (NYSE calendar)", () => {
+  vit("counts only regular session time, across nights, weekends and holidays", () => {
+    const at = (iso: string) => new Date(iso)
+    // Friday 20 November 2026, 10:00 → 10:30 New York (EST, UTC−5).
+    expect(sessionMinutesBetween(at("2026-11-20T15:00:00Z"), at("2026-11-20T15:30:00Z"))).toBe(30)
+    // Friday 15:59 → Monday 09:45 New York: one minute on Friday, fifteen on Monday.
+    expect(sessionMinutesBetween(at("2026-11-20T20:59:00Z"), at("2026-11-23T14:45:00Z"))).toBe(16)
+    // Wednesday 15:00 → Monday 09:30: the last hour of Wednesday; Thanksgiving (26 Nov) closed; Friday 27 Nov 09:30–13:00.
+    expect(sessionMinutesBetween(at("2026-11-25T20:00:00Z"), at("2026-11-30T14:30:00Z"))).toBe(60 + 210)
+    expect(sessionMinutesBetween(at("2026-11-23T15:00:00Z"), at("2026-11-23T14:00:00Z"))).toBe(0)
+  })
+})
+
+describe("the alert monitor derives every kind from the record (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("raises and resolves oracle-paused, token-paused, degraded-read, unlabeled-transfers, stale-reference", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { account } = yield* (yield* AccountsRepo).findOrCreate("monitor")
+        const { wallet } = yield* (yield* WalletsRepo).insert({
+          accountId: account.id,
+          address: WALLET,
+          label: "",
+          self: true,
+          watchingFromBlock: 1,
+          watchingFromAt: new Date("2026-11-01T00:00:00Z"),
+          chainId: CHAIN
+        })
+        yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
+                   VALUES (${CHAIN}, ${AAPL}, ${AAPL}, 'AAPL', true, true), (${CHAIN}, ${CRWD}, ${CRWD}, 'CRWD', true, true)`
+        // The wallet holds 10 AAPL; its CRWD went out again (not held).
+        const transfer = (tx: string, token: string, from: string, to: string, raw: bigint) =>
+          sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                           from_key, to_key, from_address, to_address, raw)
+              VALUES (${CHAIN}, ${tx}, 0, 5, '0xb', '2026-11-02T00:00:00Z', ${token}, ${from}, ${to}, ${from}, ${to},
+                      ${String(raw)})`
+        const zero = "0x0000000000000000000000000000000000000000"
+        const w = WALLET.toLowerCase()
+        yield* transfer("0x01", AAPL, zero, w, 10n * WAD)
+        yield* transfer("0x02", CRWD, zero, w, 2n * WAD)
+        yield* transfer("0x03", CRWD, w, "0x00000000000000000000000000000000000000b0", 2n * WAD)
+        const round = (token: string, id: number, updatedAt: string) =>
+          sql`INSERT INTO price_rounds (chain_id, feed_key, round_id, feed_address, token_key, answer, decimals,
+                                        started_at, updated_at, answered_in_round)
+              VALUES (${CHAIN}, ${`feed-${token}`}, ${id}, ${`feed-${token}`}, ${token}, 100, 8, ${updatedAt},
+                      ${updatedAt}, ${id})`
+        yield* round(AAPL, 1, "2026-11-20T15:00:00Z")
+        yield* round(CRWD, 1, "2026-11-20T15:00:00Z")
+
+        // Friday 10:30 New York: 30 session minutes without a round. Nothing yet.
+        yield* TestClock.setTime(Date.parse("2026-11-20T15:30:00Z"))
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual([])
+        // 11:01: AAPL's feed is stale (CRWD's too, but it is not held).
+        yield* TestClock.setTime(Date.parse("2026-11-20T16:01:00Z"))
+        expect(yield* monitorPass).toBe(1)
+        expect(yield* openAlerts(account.id)).toEqual(["oracle-paused|AAPL|warning"])
+        expect(yield* monitorPass).toBe(0)
+        // A new round resolves it.
+        yield* round(AAPL, 2, "2026-11-20T16:02:00Z")
+        yield* TestClock.setTime(Date.parse("2026-11-20T16:03:00Z"))
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual([])
+        // Over the weekend the feed is silent and nothing is raised until 60 session minutes have passed on Monday.
+        yield* round(AAPL, 3, "2026-11-20T20:59:00Z")
+        yield* TestClock.setTime(Date.parse("2026-11-23T14:45:00Z"))
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual([])
+        yield* TestClock.setTime(Date.parse("2026-11-23T15:40:00Z"))
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual(["oracle-paused|AAPL|warning"])
+        yield* round(AAPL, 4, "2026-11-23T15:41:00Z")
+
+        // A pause of a held token (critical), and of one not held (nothing); resolved on unpause.
+        const pause = (tx: string, token: string, kind: string, block: number) =>
+          sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+              VALUES (${CHAIN}, ${tx}, 0, ${block}, '2026-11-23T15:00:00Z', ${token}, ${kind})`
+        yield* pause("0x10", AAPL, "Paused", 10)
+        yield* pause("0x11", CRWD, "Paused", 10)
+        yield* pause("0x12", AAPL, "OraclePaused", 11)
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual(["oracle-paused|AAPL|warning", "token-paused|AAPL|critical"])
+        yield* pause("0x13", AAPL, "Unpaused", 12)
+        yield* pause("0x14", AAPL, "OracleUnpaused", 13)
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual([])
+
+        // A backfill that ended partial; movements needing review; stale ECB rates for an SGD account.
+        yield* sql`UPDATE wallets SET backfill_status = 'partial' WHERE id = ${wallet.id}`
+        for (const [i, counterparty] of ["0xaa", "0xbb", "0xbb"].entries()) {
+          yield* sql`INSERT INTO ledger_events (account_id, ord, id, type, token, day, needs_review, row)
+                     VALUES (${account.id}, ${i}, ${`e${i}`}, 'transfer.out', 'AAPL', '2026-11-02', true,
+                             ${JSON.stringify({ counterparty })}::json)`
+        }
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual(["degraded-read||warning", "unlabeled-transfers||warning"])
+        const [backlog] = (yield* (yield* AlertsStore).open(account.id)).filter((a) => a.kind === "unlabeled-transfers")
+        expect(backlog!.detail).toContain("3 movement(s) need review; the most (2) involve 0xbb")
+        yield* sql`INSERT INTO account_settings (account_id, reporting_currency) VALUES (${account.id}, 'SGD')
+                   ON CONFLICT (account_id) DO UPDATE SET reporting_currency = 'SGD'`
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toContain("stale-reference||warning")
+        // Settled: everything resolves.
+        yield* sql`UPDATE wallets SET backfill_status = 'complete' WHERE id = ${wallet.id}`
+        yield* sql`UPDATE ledger_events SET needs_review = false`
+        yield* sql`UPDATE account_settings SET reporting_currency = 'USD'`
+        yield* monitorPass
+        expect(yield* openAlerts(account.id)).toEqual([])
+      }))
+  })
+})

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import { decide } from "@scaledger/workers/webhooks/DeliveryWorker"
+import { signatureHeader } from "@scaledger/workers/webhooks/SecretBox"
+import { LOGGED_RESPONSE_BYTES, makeSender, parseRetryAfter } from "@scaledger/workers/webhooks/Sender"
+import { parseDelays } from "@scaledger/workers/webhooks/WebhookConfig"
+import { Effect } from "effect"
+import Stripe from "stripe"
+import { startReceiver, TEST_CA } from "./Receiver.js"
+
+const config = { maxAttempts: 3, retryDelaysMs: [5_000, 300_000], retryAfterCapMs: 900_000 }
+const outcome = (status: number | null, retryAfterMs: number | null = null) => ({
+  status,
+  error: null,
+  response: null,
+  retryAfterMs,
+  durationMs: 1
+})
+
+describe("the retry policy", () => {
+  it("2xx delivers; 408, 429, 5xx and no answer retry; 3xx and other 4xx are final", () => {
+    for (const status of [200, 201, 202, 204, 299]) {
+      expect(decide(outcome(status), 1, 0, config, 0.5)._tag).toBe("Delivered")
+    }
+    for (const status of [null, 408, 429, 500, 502, 503, 504]) {
+      expect(decide(outcome(status), 1, 0, config, 0.5)._tag, String(status)).toBe("Retry")
+    }
+    for (const status of [301, 302, 307, 400, 401, 403, 404, 410, 422]) {
+      expect(decide(outcome(status), 1, 0, config, 0.5)._tag, String(status)).toBe("Failed")
+    }
+    expect(decide({ ...outcome(null), refused: true }, 1, 0, config, 0.5)._tag).toBe("Failed")
+    // The third attempt is the last.
+    expect(decide(outcome(500), 3, 0, config, 0.5)._tag).toBe("Failed")
+  })
+
+  it("waits about 5 s then about 5 min (±20 %), and at least a 429's Retry-After, capped", () => {
+    const at = (attempt: number, random: number, retryAfterMs: number | null = null, status = 503) => {
+      const result = decide(outcome(status, retryAfterMs), attempt, 1_000_000, config, random)
+      return result._tag === "Retry" ? result.at.getTime() - 1_000_000 : -1
+    }
+    expect(at(1, 0)).toBe(4_000)
+    expect(at(1, 0.999999)).toBe(6_000)
+    expect(at(2, 0)).toBe(240_000)
+    expect(at(2, 0.999999)).toBe(360_000)
+    expect(at(1, 0.5, 60_000, 429)).toBe(60_000)
+    expect(at(1, 0.5, 1_000, 429)).toBe(5_000)
+    expect(at(1, 0.5, 86_400_000, 429)).toBe(900_000)
+    expect(parseRetryAfter("120", 0)).toBe(120_000)
+    expect(parseRetryAfter(new Date(90_000).toUTCString(), 30_000)).toBe(60_000)
+    expect(parseRetryAfter("soon", 0)).toBeNull()
+    expect(parseDelays("5s,5m")).toEqual([5_000, 300_000])
+    expect(parseDelays("200ms, 1.5s,1h")).toEqual([200, 1_500, 3_600_000])
+    expect(parseDelays("5 seconds")).toBeUndefined()
+  })
+
+  it("signs <t>.<rawBody> as Stripe's library expects, and nothing else verifies", () => {
+    const body = JSON.stringify({ id: "evt_1", type: "alert" })
+    const t = Math.floor(Date.now() / 1000)
+    const header = signatureHeader("whsec_test", body, t)
+    expect(header).toMatch(new RegExp(`^t=${t},v1=[0-9a-f]{64}$`))
+    expect(Stripe.webhooks.signature!.verifyHeader(body, header, "whsec_test", 300)).toBe(true)
+    expect(() => Stripe.webhooks.signature!.verifyHeader(`${body} `, header, "whsec_test", 300)).toThrow()
+    expect(() =>
+      Stripe.webhooks.signature!.verifyHeader(body, signatureHeader("whsec_test", body, t - 301), "whsec_test", 300)
+    )
+      .toThrow()
+  })
+
+  it.live("reads at most 64 KiB of an answer and keeps 2 KiB of it", () =>
+    Effect.gen(function*() {
+      const receiver = yield* Effect.acquireRelease(
+        Effect.promise(() => startReceiver()),
+        (r) => Effect.promise(r.close)
+      )
+      receiver.answer = { status: 500, body: "x".repeat(1024 * 1024) }
+      const sender = makeSender({ ca: TEST_CA })
+      const result = yield* sender.send({
+        target: { url: new URL(receiver.url("/big")), hostname: "localhost", address: "127.0.0.1", family: 4 },
+        body: "{}",
+        headers: { "content-type": "application/json" },
+        connectTimeoutMs: 5_000,
+        totalTimeoutMs: 10_000
+      })
+      expect(result.status).toBe(500)
+      expect(result.response).toHaveLength(LOGGED_RESPONSE_BYTES)
+      // The connection goes to the checked address even when the URL names another host.
+      receiver.answer = { status: 204 }
+      const pinned = yield* sender.send({
+        target: {
+          url: new URL("https://localhost:1/elsewhere"),
+          hostname: "localhost",
+          address: "127.0.0.1",
+          family: 4
+        },
+        body: "{}",
+        headers: {},
+        connectTimeoutMs: 5_000,
+        totalTimeoutMs: 10_000
+      })
+      expect(pinned.status).toBeNull()
+      expect(pinned.error).toMatch(/ECONNREFUSED 127\.0\.0\.1:1/)
+    }).pipe(Effect.scoped))
+})
