@@ -44,7 +44,9 @@ export const ExportList = Schema.Struct({
 
 export const ExportPath = Schema.Struct({ id: Schema.String })
 
-const Csv = HttpApiSchema.Text({ contentType: "text/csv" })
+const Csv = HttpApiSchema.Text({ contentType: "text/csv" }).annotations({
+  description: "The CSV file: RFC 4180, UTF-8 (`text/csv; charset=utf-8`), a header row. Columns: docs/EXPORTS.md."
+})
 
 export class ExportsGroup extends HttpApiGroup.make("exports")
   .add(
@@ -78,6 +80,9 @@ export class ExportsGroup extends HttpApiGroup.make("exports")
     HttpApiEndpoint.get("get", "/exports/:id")
       .setPath(ExportPath)
       .addSuccess(Csv)
+      .addSuccess(
+        HttpApiSchema.Empty(304).annotations({ description: "Not Modified: `If-None-Match` names the ETag." })
+      )
       .addError(NotFoundError)
       .annotate(
         OpenApi.Description,
