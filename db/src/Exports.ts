@@ -15,7 +15,7 @@ import {
   taxtoolLine
 } from "@scaledger/domain/exports/Formats"
 import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
-import { Deferred, Effect, Exit, Fiber, Option, Queue, Scope, Stream, Take } from "effect"
+import { Deferred, Effect, Exit, Option, Queue, Scope, Stream, Take } from "effect"
 import { createHash } from "node:crypto"
 import { newId } from "./Ids.js"
 
@@ -101,10 +101,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /**
-     * Rows of `query` through a cursor of the current transaction, FETCH_ROWS at a time, to `onBatch`. The next
-     * batch is asked for before the current one is handled, so the database works while the rows are formatted.
-     */
+    /** Rows of `query` through a cursor of the current transaction, FETCH_ROWS at a time, to `onBatch`. */
     const eachBatch = <A>(
       query: Statement<unknown>,
       onBatch: (rows: ReadonlyArray<A>) => Effect.Effect<void, SqlError>
@@ -112,14 +109,10 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
       Effect.gen(function*() {
         const [text, params] = query.compile()
         yield* sql.unsafe(`DECLARE export_rows NO SCROLL CURSOR FOR ${text}`, params)
-        const fetch = sql.unsafe<A & object>(`FETCH ${FETCH_ROWS} FROM export_rows`)
-        let next = yield* Effect.fork(fetch)
         while (true) {
-          const rows = yield* Fiber.join(next)
-          const more = rows.length === FETCH_ROWS
-          if (more) next = yield* Effect.fork(fetch)
+          const rows = yield* sql.unsafe<A & object>(`FETCH ${FETCH_ROWS} FROM export_rows`)
           if (rows.length > 0) yield* onBatch(rows)
-          if (!more) break
+          if (rows.length < FETCH_ROWS) break
         }
         yield* sql`CLOSE export_rows`
       })
