@@ -51,7 +51,8 @@ const Csv = HttpApiSchema.Text({ contentType: "text/csv" }).annotations({
 export class ExportsGroup extends HttpApiGroup.make("exports")
   .add(
     HttpApiEndpoint.post("create", "/exports")
-      .setPayload(CreateExport)
+      // No body at all means the defaults, like `{}`.
+      .setPayload(Schema.NullOr(CreateExport))
       .addSuccess(Csv)
       .addError(UnsupportedFormatError)
       .addError(InvalidDateError)
