@@ -55,10 +55,8 @@ export interface StartedExport {
   readonly body: Stream.Stream<Uint8Array, ExportFailure>
 }
 
-/** Rows fetched from the snapshot's cursor at a time. */
-const FETCH_ROWS = 2_000
-/** Stored chunks are about this size. */
-const CHUNK_BYTES = 1024 * 1024
+/** Rows fetched from the snapshot's cursor at a time (a stored chunk is one batch, about 250 KiB of activity). */
+const FETCH_ROWS = 1_000
 /** Batches written ahead of a slow reader (each one FETCH_ROWS rows). */
 const QUEUE_BATCHES = 4
 
@@ -184,17 +182,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
         let rowCount = 0
         let byteCount = 0
         let chunkSeq = 0
-        let pending: Array<Uint8Array> = []
-        let pendingBytes = 0
-        const flush = Effect.suspend(() => {
-          if (pendingBytes === 0) return Effect.void
-          const data = Buffer.concat(pending, pendingBytes)
-          pending = []
-          pendingBytes = 0
-          return Effect.asVoid(
-            sql`INSERT INTO export_chunks (export_id, seq, data) VALUES (${id}, ${chunkSeq++}, ${data})`
-          )
-        })
+        // Each batch is stored as it is sent: one chunk per batch, no copies gathered in memory.
         const emit = (text: string, rows: number) =>
           Effect.suspend(() => {
             if (text === "") return Effect.void
@@ -202,11 +190,11 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             hash.update(bytes)
             rowCount += rows
             byteCount += bytes.length
-            pending.push(bytes)
-            pendingBytes += bytes.length
             return Effect.zipRight(
               out.offer(Take.of(bytes)),
-              pendingBytes >= CHUNK_BYTES ? flush : Effect.void
+              Effect.asVoid(
+                sql`INSERT INTO export_chunks (export_id, seq, data) VALUES (${id}, ${chunkSeq++}, ${bytes})`
+              )
             )
           })
 
@@ -316,7 +304,6 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             break
           }
         }
-        yield* flush
         yield* sql`UPDATE exports SET complete = true, sha256 = ${hash.digest("hex")}, row_count = ${rowCount},
                      byte_count = ${byteCount}
                    WHERE id = ${id}`

@@ -193,17 +193,22 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
               Description: "transfer.in",
               TxHash: `0x${(5000).toString(16).padStart(64, "0")}`
             })
+            // No body at all is the default format, like `{}`.
+            const noBody = yield* call("POST", "/v1/exports", { key })
+            expect(noBody.status, noBody.text).toBe(200)
+            expect(noBody.headers["content-disposition"]).toContain("scaledger-positions-")
             const first = yield* call("POST", "/v1/exports", { key, body: {} })
             expect(first.headers["content-disposition"]).toContain("scaledger-positions-")
             expect(first.text.split("\r\n")[0]).toBe(
               "wallet,wallet_label,token,balance,multiplier,multiplier_at_acquisition,shares_equivalent,cost_basis," +
                 "unreported_income,encumbered,currency,rate,rate_source,rate_date,carried_forward"
             )
-            const page1 = yield* call("GET", "/v1/exports?limit=1", { key })
-            expect(page1.body.exports).toHaveLength(1)
+            const page1 = yield* call("GET", "/v1/exports?limit=2", { key })
+            expect(page1.body.exports).toHaveLength(2)
             expect(page1.body.exports[0]).toMatchObject({ format: "taxtool", rows: 5000, from: "2026-01-02" })
-            const page2 = yield* call("GET", `/v1/exports?limit=1&cursor=${page1.body.nextCursor}`, { key })
-            expect(page2.body.exports[0].format).toBe("positions")
+            const page2 = yield* call("GET", `/v1/exports?limit=2&cursor=${page1.body.nextCursor}`, { key })
+            expect(page2.body.exports.map((e: any) => e.format)).toEqual(["positions"])
+            expect(page2.body.exports[0].id).toBe(first.headers["scaledger-export-id"])
             expect(page2.body.nextCursor).toBeNull()
             expectCode(yield* call("GET", "/v1/exports?cursor=bogus", { key }), 400, "invalid_request")
 
@@ -237,7 +242,7 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
             expectCode(yield* call("GET", "/v1/exports/exp_missing", { key }), 404, "not_found")
             expectCode(yield* call("POST", "/v1/exports", { body: {} }), 401, "unauthorized")
             // None of the refused requests left anything behind.
-            expect((yield* call("GET", "/v1/exports", { key })).body.exports).toHaveLength(2)
+            expect((yield* call("GET", "/v1/exports", { key })).body.exports).toHaveLength(3)
           }),
         90_000
       )

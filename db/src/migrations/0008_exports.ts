@@ -3,8 +3,9 @@ import { Effect } from "effect"
 
 /**
  * Generated exports, kept whole and immutable: the metadata row (format, filters, SHA-256, row and byte counts, the
- * block the record reflected) and the bytes in chunks of about 1 MiB, so an export never has to be in memory at
- * once. An export is written in the same transaction that reads its snapshot, so it appears complete or not at all.
+ * block the record reflected) and the bytes in chunks (one per batch of rows written), so an export never has to
+ * be in memory at once. An export is written in the same transaction that reads its snapshot, so it appears complete
+ * or not at all.
  * Exports hang off the account, not its wallets: deleting a wallet keeps them. Triggers refuse to change a completed
  * export or its bytes.
  */

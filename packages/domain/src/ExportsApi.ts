@@ -44,12 +44,15 @@ export const ExportList = Schema.Struct({
 
 export const ExportPath = Schema.Struct({ id: Schema.String })
 
-const Csv = HttpApiSchema.Text({ contentType: "text/csv" })
+const Csv = HttpApiSchema.Text({ contentType: "text/csv" }).annotations({
+  description: "The CSV file: RFC 4180, UTF-8 (`text/csv; charset=utf-8`), a header row. Columns: docs/EXPORTS.md."
+})
 
 export class ExportsGroup extends HttpApiGroup.make("exports")
   .add(
     HttpApiEndpoint.post("create", "/exports")
-      .setPayload(CreateExport)
+      // No body at all means the defaults, like `{}`.
+      .setPayload(Schema.NullOr(CreateExport))
       .addSuccess(Csv)
       .addError(UnsupportedFormatError)
       .addError(InvalidDateError)
@@ -78,6 +81,9 @@ export class ExportsGroup extends HttpApiGroup.make("exports")
     HttpApiEndpoint.get("get", "/exports/:id")
       .setPath(ExportPath)
       .addSuccess(Csv)
+      .addSuccess(
+        HttpApiSchema.Empty(304).annotations({ description: "Not Modified: `If-None-Match` names the ETag." })
+      )
       .addError(NotFoundError)
       .annotate(
         OpenApi.Description,

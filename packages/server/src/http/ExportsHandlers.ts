@@ -56,9 +56,10 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
     const wallets = yield* WalletsRepo
 
     return handlers
-      .handle("create", ({ payload }) =>
+      .handle("create", ({ payload: body }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
+          const payload = body ?? {}
           const format = payload.format ?? DEFAULT_EXPORT_FORMAT
           if (!isExportFormat(format)) {
             return yield* new UnsupportedFormat({
