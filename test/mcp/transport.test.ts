@@ -25,6 +25,7 @@ const MONDAY = Date.parse("2025-05-12T10:00:00Z")
 
 const TOOL_NAMES = [
   "estimate_sale",
+  "get_alerts",
   "get_dividend_history",
   "get_exchange_rate_on",
   "get_multiplier_history",

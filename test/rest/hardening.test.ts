@@ -228,7 +228,9 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
               expect(op.responses["415"], where).toBeDefined()
             }
             for (const param of op.parameters.filter((p: any) => p.name === "limit")) {
-              expect(schemaOf(param.schema), where).toMatchObject({ type: "integer", minimum: 1, maximum: 500 })
+              const limit = schemaOf(param.schema)
+              expect(limit, where).toMatchObject({ type: "integer", minimum: 1 })
+              expect(limit.maximum, where).toBeLessThanOrEqual(500)
             }
           }
         }

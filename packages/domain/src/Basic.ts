@@ -33,6 +33,30 @@ export const SafeTextMax = (max: number) =>
     Schema.annotations({ description: `Text without control characters, at most ${max} characters.` })
   )
 
+// eslint-disable-next-line no-control-regex
+const CONTROL_BUT_LINE_BREAKS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
+
+/**
+ * Free text a person writes (wallet labels, review notes) of at most `max` characters: line breaks and tabs are
+ * kept (exports quote them), every other control character (NUL included) is refused.
+ */
+export const FreeTextMax = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((text) =>
+      !CONTROL_BUT_LINE_BREAKS.test(text) ||
+      "must not contain control characters other than tab, line feed and carriage return"
+    ),
+    Schema.maxLength(max),
+    Schema.annotations({
+      description: `Text of at most ${max} characters; tab, LF and CR allowed, no other control characters.`,
+      jsonSchema: {
+        type: "string",
+        maxLength: max,
+        pattern: "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
+      }
+    })
+  )
+
 /** A short token-like word (symbols, codes, types): printable ASCII, 1–100 characters, no spaces. */
 export const Word = Schema.String.pipe(
   Schema.pattern(/^[\x21-\x7e]{1,100}$/),

@@ -128,7 +128,8 @@ export class MarketGroup extends HttpApiGroup.make("market")
         ),
         limit: Schema.optional(
           Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
-            description: "How many filings, 1 to 100 (default 20)."
+            description: "How many filings, 1 to 100 (default 20).",
+            jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: 20 }
           })
         )
       }))

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { SafeTextMax } from "./Basic.js"
+import { FreeTextMax } from "./Basic.js"
 import { IsoDate, IsoDateTime, PageParams, strict } from "./Common.js"
 
 export const CoverageGapReason = Schema.Literal("archive_unavailable", "rpc_error", "before_watch")
@@ -42,12 +42,12 @@ export type Wallet = typeof Wallet.Type
 
 export const CreateWallet = Schema.Struct({
   address: Schema.String.annotations({ description: "Public address (0x + 40 hex digits)." }),
-  label: Schema.optional(SafeTextMax(200)),
+  label: Schema.optional(FreeTextMax(200)),
   self: Schema.optional(Schema.Boolean).annotations({ description: "Default true." })
 }).annotations({ identifier: "CreateWallet", ...strict })
 
 export const UpdateWallet = Schema.Struct({
-  label: Schema.optional(SafeTextMax(200)),
+  label: Schema.optional(FreeTextMax(200)),
   self: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "UpdateWallet", ...strict })
 

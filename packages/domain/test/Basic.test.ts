@@ -4,6 +4,7 @@ import {
   CalendarDate,
   decodePageCursor,
   encodePageCursor,
+  FreeTextMax,
   hasControlCharacter,
   isCalendarDate,
   PageLimitParam,
@@ -24,6 +25,16 @@ describe("shared basic schemas", () => {
       expect(accepts(SafeText, good)).toBe(true)
     }
     expect(accepts(SafeTextMax(3), "abcd")).toBe(false)
+  })
+
+  it("FreeTextMax keeps tab and line breaks (labels end up quoted in CSV) and refuses every other control", () => {
+    for (const good of ["=SUM(A1),\"x\"\nsecond line", "a\tb", "crlf\r\n"]) {
+      expect(accepts(FreeTextMax(200), good), JSON.stringify(good)).toBe(true)
+    }
+    for (const bad of ["\u0000", "bell\u0007", "\u000b", "\u001b[31m", "\u007f", "\u0085"]) {
+      expect(accepts(FreeTextMax(200), bad), JSON.stringify(bad)).toBe(false)
+    }
+    expect(accepts(FreeTextMax(3), "abcd")).toBe(false)
   })
 
   it("CalendarDate takes real days in 0001–9999 only", () => {

@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import type { McpSettings } from "./McpConfig.js"
 import { McpToolkit } from "./McpServer.js"
+import { GetAlerts } from "./tools/GetAlerts.js"
 import { GetExchangeRateOn } from "./tools/GetExchangeRateOn.js"
 import { GetMultiplierHistory } from "./tools/GetMultiplierHistory.js"
 import {
@@ -20,6 +21,7 @@ export const McpToolkitLive = (settings: McpSettings) =>
       GetMultiplierHistory(settings.chainId),
       GetWeekendExposure,
       EstimateSale,
+      GetAlerts,
       GetExchangeRateOn,
       GetRecentFilings,
       GetDividendHistory

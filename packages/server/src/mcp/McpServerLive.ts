@@ -1,5 +1,6 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { FxReads, MultiplierReads } from "@scaledger/db"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
 import { McpRoutesLive } from "@scaledger/mcp"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
@@ -21,6 +22,7 @@ export const McpApp = (settings: McpSettings) =>
     Layer.provide(McpKeysLive),
     Layer.provide([
       FxReads.Default,
+      AlertsStore.Default,
       MultiplierReads.Default,
       EdgarReads.Live,
       PortfolioSummaryReads.Live,
