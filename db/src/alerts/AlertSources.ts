@@ -154,35 +154,39 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         accountId
       )
 
+    /** Tokens whose latest event of a pause pair (`paused` / `unpaused`) is the pause. */
+    const latestPauses = (paused: string, unpaused: string) =>
+      Effect.map(
+        sql<
+          {
+            chain_id: number
+            token_key: string
+            symbol: string | null
+            tx_hash: string
+            log_index: number
+            kind: string
+            block_time: Date
+          }
+        >`
+          SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.tx_hash, p.log_index,
+                 p.kind, p.block_time
+          FROM token_pause_events p
+          LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
+          WHERE p.kind IN (${paused}, ${unpaused})
+          ORDER BY p.chain_id, p.token_key, p.block DESC, p.log_index DESC`,
+        (rows) =>
+          rows.filter((row) => row.kind === paused).map((row): PauseFact => ({
+            chainId: Number(row.chain_id),
+            tokenKey: row.token_key,
+            symbol: row.symbol,
+            txHash: row.tx_hash,
+            logIndex: Number(row.log_index),
+            at: row.block_time
+          }))
+      )
+
     /** Tokens whose latest Paused/Unpaused event is a pause (whether held is decided by the caller). */
-    const pausedTokens = Effect.map(
-      sql<
-        {
-          chain_id: number
-          token_key: string
-          symbol: string | null
-          tx_hash: string
-          log_index: number
-          kind: string
-          block_time: Date
-        }
-      >`
-        SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.tx_hash, p.log_index, p.kind,
-               p.block_time
-        FROM token_pause_events p
-        LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
-        WHERE p.kind IN ('Paused', 'Unpaused')
-        ORDER BY p.chain_id, p.token_key, p.block DESC, p.log_index DESC`,
-      (rows) =>
-        rows.filter((row) => row.kind === "Paused").map((row): PauseFact => ({
-          chainId: Number(row.chain_id),
-          tokenKey: row.token_key,
-          symbol: row.symbol,
-          txHash: row.tx_hash,
-          logIndex: Number(row.log_index),
-          at: row.block_time
-        }))
-    )
+    const pausedTokens = latestPauses("Paused", "Unpaused")
 
     /** The newest recorded price-feed round of every token that has a feed. */
     const latestRounds = Effect.map(
@@ -201,34 +205,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     )
 
     /** Tokens whose latest OraclePaused/OracleUnpaused event is `OraclePaused`. */
-    const oraclePausedTokens = Effect.map(
-      sql<
-        {
-          chain_id: number
-          token_key: string
-          symbol: string | null
-          tx_hash: string
-          log_index: number
-          kind: string
-          block_time: Date
-        }
-      >`
-        SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.tx_hash, p.log_index, p.kind,
-               p.block_time
-        FROM token_pause_events p
-        LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
-        WHERE p.kind IN ('OraclePaused', 'OracleUnpaused')
-        ORDER BY p.chain_id, p.token_key, p.block DESC, p.log_index DESC`,
-      (rows) =>
-        rows.filter((row) => row.kind === "OraclePaused").map((row): PauseFact => ({
-          chainId: Number(row.chain_id),
-          tokenKey: row.token_key,
-          symbol: row.symbol,
-          txHash: row.tx_hash,
-          logIndex: Number(row.log_index),
-          at: row.block_time
-        }))
-    )
+    const oraclePausedTokens = latestPauses("OraclePaused", "OracleUnpaused")
 
     /** Movements of the account that need review, and the counterparty most of them involve. */
     const reviewBacklog = (accountId: string) =>
