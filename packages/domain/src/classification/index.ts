@@ -1,1 +1,3 @@
 export * from "./ClassifierPort.js"
+export * from "./EmbeddedModel.js"
+export * from "./ModelFeatures.js"
