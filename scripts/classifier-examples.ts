@@ -26,8 +26,7 @@ const random = (): number => {
 const chance = (p: number) => random() < p
 const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]
 const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1))
-const address = () =>
-  "0x" + Array.from({ length: 40 }, () => "0123456789abcdef"[Math.floor(random() * 16)]).join("")
+const address = () => "0x" + Array.from({ length: 40 }, () => "0123456789abcdef"[Math.floor(random() * 16)]).join("")
 const hash = () => "0x" + Array.from({ length: 64 }, () => "0123456789abcdef"[Math.floor(random() * 16)]).join("")
 const randomSelector = () =>
   "0x" + Array.from({ length: 8 }, () => "0123456789abcdef"[Math.floor(random() * 16)]).join("")

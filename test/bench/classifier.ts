@@ -43,5 +43,6 @@ for (let i = 0; i < rounds; i++) warm()
 const seconds = Number(process.hrtime.bigint() - start) / 1e9
 console.log(
   `throughput: ${Math.round((rounds * features.length) / seconds).toLocaleString("en-US")} labels/s ` +
-    `(${rounds * features.length} classifications in ${seconds.toFixed(2)} s, rationale included, one core)`
+    `(${rounds * features.length} classifications in ${seconds.toFixed(2)} s, rationale included, one core; ` +
+    `${Math.round((labelled / ((rounds + 1) * features.length)) * 100)} % answered)`
 )

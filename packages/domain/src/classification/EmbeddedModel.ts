@@ -185,7 +185,11 @@ const describe = (model: LoadedModel, name: string): string | undefined => {
         none: undefined
       }[value!]
     case "sender":
-      return value === "wallet" ? "sent by the wallet itself" : value === "other" ? "sent by another address" : undefined
+      return value === "wallet"
+        ? "sent by the wallet itself"
+        : value === "other"
+        ? "sent by another address"
+        : undefined
     case "target":
       return value === "counterparty" ? "the wallet called the counterparty directly" : undefined
     case "history":
@@ -253,7 +257,9 @@ export const classifyWith = (
   const reasons = [
     ...(confirmed === undefined
       ? []
-      : [`the account confirmed ${confirmed.count} earlier movement(s) with this counterparty as ${best.relationship}`]),
+      : [
+        `the account confirmed ${confirmed.count} earlier movement(s) with this counterparty as ${best.relationship}`
+      ]),
     ...(classIndex >= 0 ? [rationaleFor(model, featureIndices(model, f), classIndex)] : [])
   ].filter((s) => s.length > 0)
   return Option.some({

@@ -29,7 +29,13 @@ export const activeFeatures = (
   out.push(`cpContract:${f.counterpartyIsContract}`)
   const sender = txFrom === null ? "unknown" : txFrom === wallet ? "wallet" : "other"
   out.push(`sender:${sender}`, `dir:${dir}&sender:${sender}`)
-  const target = txTo === null ? "unknown" : txTo === counterparty ? "counterparty" : txTo === wallet ? "wallet" : "other"
+  const target = txTo === null
+    ? "unknown"
+    : txTo === counterparty
+    ? "counterparty"
+    : txTo === wallet
+    ? "wallet"
+    : "other"
   out.push(`target:${target}`, `dir:${dir}&target:${target}`)
 
   const selector = normaliseSelector(f.methodSelector)
