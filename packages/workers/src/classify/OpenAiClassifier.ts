@@ -129,7 +129,7 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
     ): Effect.Effect<Option.Option<Classification.ModelLabel>, Classification.ClassifierUnavailable> =>
       ask(features).pipe(
         Effect.mapError((error) =>
-          error._tag === "ParseError"
+          error._tag === "ParseError" || (error._tag === "ResponseError" && error.reason !== "StatusCode")
             ? unavailable("the endpoint's answer is not a Chat Completions response")
             : unavailable(
               error.reason === "StatusCode"
