@@ -1,9 +1,9 @@
 /**
- * `npm run classifier:examples`: writes data/classifier/examples.json, the embedded model's labelled examples.
- * Each example is one movement as the model sees it (`MovementFeatures`), built from the public call pattern of a
- * known protocol function: which contract the tokens go to, who sends the transaction, which selector it carries,
- * which Stock-token flows the transaction shows. Sources are listed in data/classifier/README.md. Deterministic:
- * a fixed seed, so the file is the same on every run.
+ * `npm run classifier:examples`: writes packages/workers/assets/classifier/examples.json, the embedded model's
+ * labelled examples. Each example is one movement as the model sees it (`MovementFeatures`), built from the public
+ * call pattern of a known protocol function: which contract the tokens go to, who sends the transaction, which
+ * selector it carries, which Stock-token flows the transaction shows. Sources are listed in the README.md beside
+ * the file. Deterministic: a fixed seed, so the file is the same on every run.
  */
 import type { Classification } from "@scaledger/domain"
 import * as Fs from "node:fs"
@@ -408,7 +408,7 @@ for (const protocol of PROTOCOLS) {
   }
 }
 
-const file = Path.resolve(import.meta.dirname, "..", "data", "classifier", "examples.json")
+const file = Path.resolve(import.meta.dirname, "..", "packages", "workers", "assets", "classifier", "examples.json")
 Fs.mkdirSync(Path.dirname(file), { recursive: true })
 const header = {
   description: "Labelled movements for the embedded classifier; see README.md in this folder for the sources.",

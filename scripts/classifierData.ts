@@ -1,6 +1,6 @@
 /**
- * The embedded classifier's labelled examples (data/classifier/examples.json) and how a model is scored on them;
- * shared by the training script, the benchmark and the tests.
+ * The embedded classifier's labelled examples (packages/workers/assets/classifier/examples.json) and how a model is
+ * scored on them; shared by the training script, the benchmark and the tests.
  */
 import { Classification } from "@scaledger/domain"
 import { Schema } from "effect"
@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 export const root = Path.resolve(import.meta.dirname, "..")
-export const examplesFile = Path.join(root, "data", "classifier", "examples.json")
+export const examplesFile = Path.join(root, "packages", "workers", "assets", "classifier", "examples.json")
 export const weightsFile = Path.join(root, "packages", "workers", "src", "classify", "embedded-model.json")
 
 export const Example = Schema.Struct({

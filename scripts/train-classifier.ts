@@ -1,6 +1,7 @@
 /**
- * `npm run train:classifier`: trains the embedded classifier on the `train` split of data/classifier/examples.json
- * (scripts/classifierTraining.ts) and writes packages/workers/src/classify/embedded-model.json.
+ * `npm run train:classifier`: trains the embedded classifier on the `train` split of
+ * packages/workers/assets/classifier/examples.json (scripts/classifierTraining.ts) and writes
+ * packages/workers/src/classify/embedded-model.json.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"

@@ -1,7 +1,7 @@
 /**
- * `npm run bench:classifier`: the embedded model on the held-out examples of data/classifier/examples.json
- * (accuracy overall, per class, on protocols it saw in training and on protocols it never saw; calibration), and
- * how many labels per second it gives on one core.
+ * `npm run bench:classifier`: the embedded model on the held-out examples of
+ * packages/workers/assets/classifier/examples.json (accuracy overall, per class, on protocols it saw in training and
+ * on protocols it never saw; calibration), and how many labels per second it gives on one core.
  */
 import { Classification } from "@scaledger/domain"
 import { Option } from "effect"
