@@ -64,17 +64,25 @@ export const softmax = (logits: ReadonlyArray<number>): Array<number> => {
 }
 
 /** The feature indices that fire for a movement (names the model does not know are dropped). */
-export const featureIndices = (model: LoadedModel, f: MovementFeatures): ReadonlyArray<number> =>
-  activeFeatures(f, model.knownSelectors).flatMap((name) => {
+export const featureIndices = (model: LoadedModel, f: MovementFeatures): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  for (const name of activeFeatures(f, model.knownSelectors)) {
     const i = model.featureIndex.get(name)
-    return i === undefined ? [] : [i]
-  })
+    if (i !== undefined) out.push(i)
+  }
+  return out
+}
 
 /** Logits before temperature scaling (what training optimises). */
 export const logitsOf = (
   weights: ReadonlyArray<ReadonlyArray<number>>,
   indices: ReadonlyArray<number>
-): Array<number> => weights.map((row) => indices.reduce((sum, i) => sum + row[i], 0))
+): Array<number> =>
+  weights.map((row) => {
+    let sum = 0
+    for (const i of indices) sum += row[i]
+    return sum
+  })
 
 /** Calibrated class probabilities from the weights alone. */
 export const predictProba = (model: LoadedModel, f: MovementFeatures): Array<number> =>

@@ -107,7 +107,6 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
     const ask = (features: Classification.MovementFeatures) =>
       openai.client.createChatCompletion({
         model: settings.model,
-        temperature: 0,
         messages: [
           { role: "system", content: SYSTEM_PROMPT },
           { role: "user", content: JSON.stringify(features) }
