@@ -100,6 +100,31 @@ describe("embedded classifier: the shipped model", () => {
     expect(Classification.activeFeatures(odd, model.knownSelectors)).toContain("sel:none")
   })
 
+  it("reads the transaction's shape from the features, whatever the address case", () => {
+    const names = Classification.activeFeatures({
+      ...base,
+      wallet: base.wallet.toUpperCase().replace("0X", "0x"),
+      txTo: base.counterparty,
+      tokenFlows: [{ token: "AAPL", direction: "out", amount: "1" }, { token: "TSLA", direction: "in", amount: "2" }],
+      priorIn: 1,
+      priorOut: 7
+    }, new Set())
+    expect(names).toEqual(expect.arrayContaining([
+      "sender:wallet",
+      "target:counterparty",
+      "sel:unseen",
+      "flows:exchange",
+      "history:both",
+      "priorOut:6+"
+    ]))
+    const roundTrip = Classification.activeFeatures({
+      ...base,
+      txFrom: null,
+      tokenFlows: [{ token: "AAPL", direction: "out", amount: "1" }, { token: "AAPL", direction: "in", amount: "1" }]
+    }, new Set(["0xdeadbeef"]))
+    expect(roundTrip).toEqual(expect.arrayContaining(["sender:unknown", "flows:both-same", "sel:0xdeadbeef"]))
+  })
+
   it("refuses weights whose shape does not match their classes and features", () => {
     expect(() => Classification.loadModel({ ...weights, weights: weights.weights.slice(1) })).toThrow(/rows/)
     expect(() => Classification.loadModel({ ...weights, features: weights.features.slice(1) })).toThrow(/features/)
