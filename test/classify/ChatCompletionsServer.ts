@@ -20,7 +20,13 @@ export interface Received {
 
 /** What to do with one request: answer with this content, this raw body and status, or never answer. */
 export type Reply =
-  | { readonly content: string | null; readonly refusal?: string; readonly model?: string; readonly compat?: boolean }
+  | {
+    readonly content: string | null
+    readonly refusal?: string
+    readonly model?: string
+    readonly compat?: boolean
+    readonly delayMs?: number
+  }
   | { readonly status: number; readonly raw: string }
   | { readonly hang: true }
 
@@ -64,6 +70,7 @@ export const completion = (
 export const startChatServer = async (script: (request: Received, n: number) => Reply) => {
   const received: Array<Received> = []
   const hanging: Array<Http.ServerResponse> = []
+  const flight = { now: 0, max: 0 }
   const server = Http.createServer((req, res) => {
     let text = ""
     req.on("data", (chunk) => (text += chunk))
@@ -85,8 +92,13 @@ export const startChatServer = async (script: (request: Received, n: number) => 
         res.end(reply.raw)
         return
       }
-      res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify(completion(reply.content, reply.model, reply.compat, reply.refusal)))
+      flight.now++
+      flight.max = Math.max(flight.max, flight.now)
+      setTimeout(() => {
+        flight.now--
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify(completion(reply.content, reply.model, reply.compat, reply.refusal)))
+      }, reply.delayMs ?? 0)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -94,6 +106,8 @@ export const startChatServer = async (script: (request: Received, n: number) => 
   return {
     url: `http://127.0.0.1:${port}/v1`,
     received,
+    /** Most answered requests in flight at once since the last reset. */
+    flight,
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy()

@@ -73,6 +73,7 @@ describe("MODEL_PROVIDER and its settings", () => {
       expect(settings.url).toBe("https://api.openai.com/v1")
       expect(Duration.toMillis(settings.timeout)).toBe(20_000)
       expect(settings.retries).toBe(2)
+      expect(settings.concurrency).toBe(4)
       expect(settings.minConfidence).toBe(0.5)
       expect(Redacted.value(Option.getOrThrow(settings.apiKey))).toBe("sk-x")
       expect(String(Option.getOrThrow(settings.apiKey))).not.toContain("sk-x")
@@ -113,6 +114,9 @@ describe("MODEL_PROVIDER and its settings", () => {
       )
       expect(yield* failureOf({ MODEL_PROVIDER: "openai", MODEL_NAME: "m", MODEL_RETRIES: "9" })).toMatch(
         /MODEL_RETRIES.*0 to 5/s
+      )
+      expect(yield* failureOf({ MODEL_PROVIDER: "openai", MODEL_NAME: "m", MODEL_CONCURRENCY: "0" })).toMatch(
+        /MODEL_CONCURRENCY.*1 to 64/s
       )
       // The embedded provider does not read the openai settings.
       const embedded = yield* withEnv({ MODEL_PROVIDER: "embedded", MODEL_TIMEOUT: "soon" })(ClassifierSettingsFromEnv)

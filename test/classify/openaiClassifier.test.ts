@@ -38,25 +38,23 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 const KEY = "sk-test-0123456789abcdef"
-const classify = (env: Record<string, string> = {}) =>
-  Effect.flatMap(Classification.Classifier, (c) => c.classify(features)).pipe(
-    Effect.provide(
-      ClassifierFromConfig.pipe(
-        Layer.provide(FetchHttpClient.layer),
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(
-          new Map(Object.entries({
-            MODEL_PROVIDER: "openai",
-            MODEL_URL: server.url,
-            MODEL_NAME: "gpt-4o-mini",
-            MODEL_API_KEY: KEY,
-            MODEL_TIMEOUT: "2s",
-            MODEL_RETRIES: "2",
-            ...env
-          }))
-        )))
-      )
-    )
+const layerWith = (env: Record<string, string>) =>
+  ClassifierFromConfig.pipe(
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(
+      new Map(Object.entries({
+        MODEL_PROVIDER: "openai",
+        MODEL_URL: server.url,
+        MODEL_NAME: "gpt-4o-mini",
+        MODEL_API_KEY: KEY,
+        MODEL_TIMEOUT: "2s",
+        MODEL_RETRIES: "2",
+        ...env
+      }))
+    )))
   )
+const classify = (env: Record<string, string> = {}) =>
+  Effect.flatMap(Classification.Classifier, (c) => c.classify(features)).pipe(Effect.provide(layerWith(env)))
 
 const expectUnavailable = <A>(exit: Exit.Exit<A, unknown>, reason: RegExp) => {
   expect(Exit.isFailure(exit)).toBe(true)
@@ -183,6 +181,18 @@ describe("openai provider against a local Chat Completions server", () => {
       before = server.received.length
       expectUnavailable(yield* Effect.exit(classify({ MODEL_RETRIES: "1" })), /HTTP 500/)
       expect(server.received.length - before).toBe(2)
+    }))
+
+  it.live("at most MODEL_CONCURRENCY requests in flight; waiting for a turn does not eat the time budget", () =>
+    Effect.gen(function*() {
+      next = () => ({ content: good, delayMs: 150 })
+      server.flight.max = 0
+      const labels = yield* Effect.flatMap(
+        Classification.Classifier,
+        (c) => Effect.all(Array.from({ length: 6 }, () => c.classify(features)), { concurrency: "unbounded" })
+      ).pipe(Effect.provide(layerWith({ MODEL_CONCURRENCY: "2", MODEL_TIMEOUT: "400ms" })))
+      expect(labels.every(Option.isSome)).toBe(true)
+      expect(server.flight.max).toBe(2)
     }))
 
   it.live("an unreachable endpoint is ClassifierUnavailable", () =>

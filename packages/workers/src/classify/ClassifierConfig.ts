@@ -15,6 +15,8 @@ export type ClassifierSettings =
     readonly timeout: Duration.Duration
     /** Further attempts after a transient failure (transport error, 408, 429, 5xx, attempt time-out). */
     readonly retries: number
+    /** Requests in flight to the endpoint at once; others wait their turn (the wait is not part of the budget). */
+    readonly concurrency: number
   }
 
 const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
@@ -57,6 +59,13 @@ const Retries = Config.integer("MODEL_RETRIES").pipe(
   Config.mapOrFail((n) => n >= 0 && n <= 5 ? Either.right(n) : invalid("MODEL_RETRIES", `expected 0 to 5, got ${n}`))
 )
 
+const Concurrency = Config.integer("MODEL_CONCURRENCY").pipe(
+  Config.withDefault(4),
+  Config.mapOrFail((n) =>
+    n >= 1 && n <= 64 ? Either.right(n) : invalid("MODEL_CONCURRENCY", `expected 1 to 64, got ${n}`)
+  )
+)
+
 const Model = Config.string("MODEL_NAME").pipe(
   Config.mapOrFail((name) =>
     name.trim().length > 0 ? Either.right(name.trim()) : invalid("MODEL_NAME", "must not be empty")
@@ -85,7 +94,8 @@ export const ClassifierSettingsFromEnv: Effect.Effect<ClassifierSettings, Config
             model: Model,
             apiKey: Config.option(Config.redacted("MODEL_API_KEY")),
             timeout: Timeout,
-            retries: Retries
+            retries: Retries,
+            concurrency: Concurrency
           }))
         }
     }

@@ -103,6 +103,7 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
     const unavailable = (reason: string) => new Classification.ClassifierUnavailable({ model: settings.model, reason })
     const budget = Duration.toMillis(settings.timeout)
     const decodeAnswer = Schema.decodeUnknown(Schema.parseJson(RemoteAnswer))
+    const permits = yield* Effect.makeSemaphore(settings.concurrency)
 
     const ask = (features: Classification.MovementFeatures) =>
       openai.client.createChatCompletion({
@@ -158,6 +159,7 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
           onTimeout: () => unavailable(`no answer within ${Duration.format(settings.timeout)}`)
         }),
         Effect.catchAllDefect((defect) => Effect.fail(unavailable(`unexpected failure: ${String(defect)}`))),
+        permits.withPermits(1),
         Effect.withSpan("Classifier.openai.classify")
       )
 
