@@ -162,6 +162,40 @@ describe("embedded classifier: learning from the account's confirmed labels", ()
       expect(elsewhere).toEqual(before)
     }))
 
+  it("a relationship the caller says was confirmed narrows the labels to it", () => {
+    const swapLike = {
+      ...base,
+      methodSelector: "0x38ed1739",
+      tokenFlows: [{ token: "AAPL", direction: "out" as const, amount: "10" }, {
+        token: "TSLA",
+        direction: "in" as const,
+        amount: "3"
+      }]
+    }
+    const asContract = Option.getOrThrow(
+      Classification.classifyWith(model, new Map(), { ...swapLike, confirmedRelationship: "contract" }, 0.5)
+    )
+    expect(asContract).toMatchObject({ type: "swap", relationship: "contract" })
+    expect(asContract.rationale).toContain("the account confirmed the counterparty as contract")
+    const asPerson = Option.getOrThrow(
+      Classification.classifyWith(model, new Map(), { ...swapLike, confirmedRelationship: "counterparty" }, 0.5)
+    )
+    expect(asPerson).toMatchObject({ type: "transfer.out", relationship: "counterparty", confidence: 1 })
+    const asExchange = Option.getOrThrow(
+      Classification.classifyWith(
+        model,
+        new Map(),
+        { ...base, direction: "in", confirmedRelationship: "exchange" },
+        0.5
+      )
+    )
+    expect(asExchange).toMatchObject({
+      type: "transfer.in",
+      relationship: "exchange",
+      confidence: Classification.CONFIRMED_RELATIONSHIP_CONFIDENCE
+    })
+  })
+
   it("more confirmations weigh more; an unknown type teaches nothing", () => {
     const one = Classification.remember(new Map(), [{ features: base, type: "bridge.out", relationship: "self" }])
     const three = Classification.remember(one, [

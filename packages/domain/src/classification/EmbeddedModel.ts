@@ -206,8 +206,6 @@ const describe = (model: LoadedModel, name: string): string | undefined => {
         : value === "new"
         ? undefined
         : `earlier movements ${value} with this counterparty`
-    case "confirmed":
-      return `the account confirmed the counterparty as ${value}`
     default:
       return undefined
   }
@@ -244,7 +242,24 @@ export const score = (model: LoadedModel, memory: CounterpartyMemory, f: Movemen
     const before = blended.get(key)?.p ?? 0
     blended.set(key, { type, relationship: c.relationship, p: before + c.count / (n + MEMORY_PRIOR) })
   }
-  return [...blended.values()].sort((a, b) => b.p - a.p)
+  // A type of the other direction (a `bridge.in` for a movement out) is no candidate; its small mass goes.
+  const consistent = [...blended.values()].filter((c) => typeFor(familyOf(c.type), f.direction) === c.type)
+  const total = consistent.reduce((sum, c) => sum + c.p, 0)
+  const candidates = total > 0 ? consistent.map((c) => ({ ...c, p: c.p / total })) : consistent
+  return (f.confirmedRelationship === null ? candidates : givenRelationship(candidates, f)).sort((a, b) => b.p - a.p)
+}
+
+/** How sure a label is whose relationship the account confirmed and whose type follows from it and the direction. */
+export const CONFIRMED_RELATIONSHIP_CONFIDENCE = 0.95
+
+/** The account confirmed the counterparty's relationship: only labels with it remain, their mass renormalised. */
+const givenRelationship = (candidates: ReadonlyArray<Scored>, f: MovementFeatures): Array<Scored> => {
+  const relationship = f.confirmedRelationship!
+  const kept = candidates.filter((c) => c.relationship === relationship)
+  const mass = kept.reduce((sum, c) => sum + c.p, 0)
+  if (kept.length > 0 && mass > 0) return kept.map((c) => ({ ...c, p: c.p / mass }))
+  // No class of the weights has it (an exchange): a transfer, as DECISIONS.md has it for exchanges.
+  return [{ type: typeFor("transfer", f.direction), relationship, p: CONFIRMED_RELATIONSHIP_CONFIDENCE }]
 }
 
 /** The model's label, or None when its confidence is below `minConfidence`. */
@@ -263,6 +278,9 @@ export const classifyWith = (
     c.type === best.type && c.relationship === best.relationship
   )
   const reasons = [
+    ...(f.confirmedRelationship === null
+      ? []
+      : [`the account confirmed the counterparty as ${f.confirmedRelationship}`]),
     ...(confirmed === undefined
       ? []
       : [

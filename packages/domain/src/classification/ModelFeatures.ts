@@ -69,6 +69,5 @@ export const activeFeatures = (
     ? "out"
     : "new"
   out.push(`history:${history}`, `dir:${dir}&history:${history}`)
-  if (f.confirmedRelationship !== null) out.push(`confirmed:${f.confirmedRelationship}`)
   return out
 }
