@@ -76,17 +76,11 @@ const compatibleResponses = (client: HttpClient.HttpClient): HttpClient.HttpClie
           ))
   )
 
-const isTransient = (error: unknown): boolean => {
-  if (HttpClientError.isHttpClientError(error)) {
-    if (error._tag === "RequestError") return true
-    if (error.reason === "StatusCode") {
-      const status = error.response.status
-      return status === 408 || status === 429 || status >= 500
-    }
-    return false
-  }
-  return false
-}
+const isTransient = (error: unknown): boolean =>
+  HttpClientError.isHttpClientError(error) &&
+  (error._tag === "RequestError" ||
+    (error.reason === "StatusCode" &&
+      (error.response.status === 408 || error.response.status === 429 || error.response.status >= 500)))
 
 /**
  * Any OpenAI-compatible endpoint through `@effect/ai-openai`'s client (`MODEL_PROVIDER=openai`), speaking Chat
