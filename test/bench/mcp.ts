@@ -3,8 +3,10 @@
  * `DATABASE_URL`, default the local server, a fresh database), one account with one wallet whose history is
  * `BENCH_TOKENS` tokens (default 10) of 100 movements each plus quarterly dividend steps, then autocannon against
  * `GET /v1/positions` and `tools/call get_positions` (the same `LedgerQueries.positions` behind both), one after the
- * other in the same run, `BENCH_SECONDS` each (default 10) with `BENCH_CONNECTIONS` (default 10). The rate limit is
- * off (`RATE_LIMIT_PER_MINUTE=0`) and logging at warning level, so the figures are the reads themselves.
+ * other in the same run: `BENCH_ROUNDS` (default 3) alternating rounds of `BENCH_SECONDS` each (default 5) with
+ * `BENCH_CONNECTIONS` (default 10), so that a change of the machine's load hits both alike; the median round of each
+ * is printed last. The rate limit is off (`RATE_LIMIT_PER_MINUTE=0`) and logging at warning level, so the figures
+ * are the reads themselves.
  */
 import { SqlClient } from "@effect/sql"
 import { AccountsRepo, Database, LedgerStore, WalletsRepo } from "@scaledger/db"
@@ -21,7 +23,8 @@ import * as Path from "node:path"
 import { freePort, ready, runEntry } from "../support/Processes.js"
 
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 10)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const KEY_HASH_SECRET = "bench-key-hash-secret-0123456789abcdef"
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -190,14 +193,24 @@ const program = Effect.gen(function*() {
   // Warm-up of both paths (JIT, connection pool), not counted.
   yield* run({ url: `http://127.0.0.1:${port}/v1/positions`, headers: { authorization }, duration: 2 })
   yield* run({ url: `http://127.0.0.1:${mcpPort}/mcp`, method: "POST", headers: mcpHeaders, body, duration: 2 })
-  const restRun = yield* run({ url: `http://127.0.0.1:${port}/v1/positions`, headers: { authorization } })
-  const mcpRun = yield* run({ url: `http://127.0.0.1:${mcpPort}/mcp`, method: "POST", headers: mcpHeaders, body })
   const line = (name: string, result: autocannon.Result) =>
     `${name.padEnd(30)} ${result.requests.average.toFixed(0).padStart(6)} req/s   p50 ${
       String(result.latency.p50).padStart(4)
     } ms   p99 ${String(result.latency.p99).padStart(4)} ms   non-2xx ${result.non2xx}   errors ${result.errors}`
-  console.log(line("GET /v1/positions", restRun))
-  console.log(line("tools/call get_positions", mcpRun))
+  const restRuns: Array<autocannon.Result> = []
+  const mcpRuns: Array<autocannon.Result> = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    restRuns.push(yield* run({ url: `http://127.0.0.1:${port}/v1/positions`, headers: { authorization } }))
+    mcpRuns.push(yield* run({ url: `http://127.0.0.1:${mcpPort}/mcp`, method: "POST", headers: mcpHeaders, body }))
+    console.log(`round ${round}`)
+    console.log(`  ${line("GET /v1/positions", restRuns[restRuns.length - 1]!)}`)
+    console.log(`  ${line("tools/call get_positions", mcpRuns[mcpRuns.length - 1]!)}`)
+  }
+  const median = (runs: ReadonlyArray<autocannon.Result>) =>
+    [...runs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(runs.length / 2)]!
+  console.log(`median of ${ROUNDS} rounds`)
+  console.log(`  ${line("GET /v1/positions", median(restRuns))}`)
+  console.log(`  ${line("tools/call get_positions", median(mcpRuns))}`)
 })
 
 Effect.runPromise(
