@@ -5,9 +5,7 @@ import {
   InvalidDate,
   InvalidRequest,
   NotFound,
-  ReplayInProgress,
-  type ReportingCurrency,
-  ServiceUnavailable
+  type ReportingCurrency
 } from "@scaledger/domain"
 import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
@@ -31,6 +29,7 @@ import {
   type StoredReport,
   totalView
 } from "./LedgerViews.js"
+import { settledBuild } from "./SettledBuild.js"
 
 export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
 
@@ -73,25 +72,10 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
     const market = yield* MarketReads
     const edgar = yield* EdgarCache
 
-    /**
-     * The account's stored build, or 409 while a replay (or the first build) is under way. An account that never
-     * asked for a build (no wallets yet) has an empty record.
-     */
+    /** The account's stored build summary, under the replay rule of `settledBuild`. */
     const settledReport = (accountId: string) =>
       Effect.gen(function*() {
-        const state = yield* store.state(accountId)
-        if (Option.isNone(state)) return Option.none<StoredReport>()
-        if (state.value.builtVersion === 0 || state.value.replayVersion > state.value.builtVersion) {
-          return yield* new ReplayInProgress({
-            message: "The account's history is being rebuilt; retry shortly.",
-            retryAfterSeconds: 1
-          })
-        }
-        if (state.value.status === "failed") {
-          return yield* new ServiceUnavailable({
-            message: `The account's ledger could not be built: ${state.value.error}`
-          })
-        }
+        if (Option.isNone(yield* settledBuild(store, accountId))) return Option.none<StoredReport>()
         return Option.map(yield* store.report(accountId), (report) => report as StoredReport)
       })
 
