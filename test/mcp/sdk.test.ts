@@ -1,11 +1,13 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ChainStore } from "@scaledger/db"
+import { AccountsRepo, ChainStore, LedgerStore, WalletsRepo } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
-import { ConfigProvider, Effect, Layer, TestClock } from "effect"
+import { ConfigProvider, Effect, Layer, Option, TestClock } from "effect"
+import { ALICE, ledgerScenario, ScenarioChain, watchAndSettle } from "../support/LedgerScenario.js"
 import { mcpServer, McpUrl } from "../support/McpHarness.js"
 import { call, newKey, restServer } from "../support/RestHarness.js"
 
@@ -163,11 +165,30 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
         expect((edgar.structuredContent as { status: string }).status).toBe("edgar_not_configured")
       }))
 
+    it.scoped("during a replay get_positions and get_activity are tool errors with replay_in_progress and retryAfter", () =>
+      Effect.gen(function*() {
+        const url = yield* McpUrl
+        const { key } = yield* newKey("mcp-replay")
+        const account = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("mcp-replay")))
+        // Asked for, never built yet: the first build is a replay.
+        yield* Effect.orDie((yield* SqlClient.SqlClient)`
+          INSERT INTO ledger_builds (account_id, requested_version, replay_version) VALUES (${account.id}, 1, 1)`)
+        const client = yield* connect(url, key)
+        for (const name of ["get_positions", "get_activity"]) {
+          const answer = yield* Effect.promise(() => client.callTool({ name, arguments: {} }))
+          expect(answer.isError, name).toBe(true)
+          expect(answer.structuredContent, name).toMatchObject({ code: "replay_in_progress", retryAfter: 1 })
+        }
+        const rest = yield* call("GET", "/v1/positions", { key })
+        expect(rest.status).toBe(409)
+        expect(rest.body.error.code).toBe("replay_in_progress")
+      }))
+
     it.scoped("without a key the client connects and lists, and a call fails with HTTP 401", () =>
       Effect.gen(function*() {
         const url = yield* McpUrl
         const client = yield* connect(url, undefined)
-        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(8)
+        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(10)
         const failure = yield* Effect.promise(() =>
           client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "EUR", date: "2025-05-09" } }).then(
             () => undefined,
@@ -179,3 +200,155 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
       }))
   })
 })
+
+const ScenarioDatabase = Layer.effectDiscard(ensureBundledHistory()).pipe(
+  Layer.provide(FxRates.Default),
+  Layer.provideMerge(TestDatabase.postgres),
+  Layer.orDie
+)
+
+const Scenario = Layer.mergeAll(
+  restServer(ScenarioDatabase),
+  mcpServer(ScenarioDatabase),
+  ledgerScenario(ScenarioDatabase)
+).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(ChainStore.Default, LedgerStore.Default, WalletsRepo.Default).pipe(
+      Layer.provideMerge(ScenarioDatabase)
+    )
+  ),
+  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ CHAIN_ID: 31337 })))
+)
+
+/** The tool's answer without its evidence, and the evidence. */
+const split = (answer: Record<string, unknown>) => {
+  expect(answer.isError, JSON.stringify(answer.structuredContent)).toBeFalsy()
+  const { evidence, ...figures } = answer.structuredContent as Record<string, any>
+  return { figures, evidence }
+}
+
+layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
+  "the ledger tools on the local chain scenario",
+  (it) => {
+    it.scoped("get_positions and get_activity answer the figures of GET /v1/positions and GET /v1/events", () =>
+      Effect.gen(function*() {
+        const chain = yield* ScenarioChain
+        const { key } = yield* newKey("mcp-ledger")
+        yield* watchAndSettle("mcp-ledger")
+        const client = yield* connect(yield* McpUrl, key)
+
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
+        expect(byName.get_positions!.annotations?.readOnlyHint).toBe(true)
+        expect(Object.keys(byName.get_positions!.inputSchema.properties ?? {})).toEqual(["wallet"])
+        expect(Object.keys(byName.get_activity!.inputSchema.properties ?? {}).sort()).toEqual(
+          ["from", "limit", "symbol", "to", "type"]
+        )
+        expect((byName.get_activity!.inputSchema.properties as any).type.enum).toContain("income.multiplier_increase")
+
+        // Positions: the same list as REST, with the feed rounds and lots behind them.
+        const positions = split(yield* Effect.promise(() => client.callTool({ name: "get_positions", arguments: {} })))
+        const restPositions = yield* call("GET", "/v1/positions", { key })
+        expect(restPositions.status).toBe(200)
+        expect(positions.figures).toEqual(restPositions.body)
+        const byToken = Object.fromEntries(positions.figures.positions.map((p: any) => [p.token, p]))
+        expect(Object.keys(byToken).sort()).toEqual(["AAPL", "CRWD", "F", "MU"])
+        expect(byToken.AAPL).toMatchObject({ balance: "16", multiplier: { at: "1.000566080061092436", from: "1" } })
+        // CRWD was paused and unpaused around its split: not paused now.
+        expect(byToken.CRWD.paused).toBeNull()
+        expect(positions.evidence.lotIds.length).toBeGreaterThanOrEqual(4)
+        expect(positions.evidence.feedRounds.map((r: any) => r.token).sort()).toEqual(
+          positions.figures.positions.filter((p: any) => p.price !== null).map((p: any) => p.token).sort()
+        )
+        expect(positions.evidence.feedRounds[0]).toEqual(expect.objectContaining({
+          feed: expect.any(String),
+          roundId: expect.any(String),
+          updatedAt: expect.any(String)
+        }))
+
+        const own = split(
+          yield* Effect.promise(() => client.callTool({ name: "get_positions", arguments: { wallet: ALICE } }))
+        )
+        expect(own.figures).toEqual((yield* call("GET", `/v1/positions?wallet=${ALICE}`, { key })).body)
+
+        // Activity: AAPL's movements and its dividend step, as GET /v1/events?token= lists them.
+        const activity = split(
+          yield* Effect.promise(() => client.callTool({ name: "get_activity", arguments: { symbol: "aapl" } }))
+        )
+        const restEvents = yield* call("GET", "/v1/events?token=aapl&limit=100", { key })
+        expect(restEvents.status).toBe(200)
+        expect(activity.figures).toEqual({ events: restEvents.body.events, hasMore: false })
+        expect(activity.figures.events.every((e: any) => e.token === "AAPL")).toBe(true)
+        expect(activity.evidence.eventIds).toEqual(activity.figures.events.map((e: any) => e.id))
+        const movements = activity.figures.events.filter((e: any) => e.walletTransaction !== null)
+        expect(movements.length).toBeGreaterThan(0)
+        expect(activity.evidence.transactions).toEqual(
+          movements.map((e: any) => ({ eventId: e.id, txHash: e.walletTransaction.txHash }))
+        )
+        const step = activity.figures.events.find((e: any) => e.type === "income.multiplier_increase")
+        expect(step).toMatchObject({
+          date: "2026-08-14",
+          from: "1",
+          to: "1.000566080061092436",
+          walletTransaction: null
+        })
+        // No EDGAR here: the income per share is known, the declared dividend and the rate are not.
+        expect(step.withholding).toMatchObject({ declaredPerShare: null, impliedWithholdingRate: null })
+        expect(step.withholding.paidPerShare).not.toBeNull()
+        expect(activity.evidence.feedRounds).toHaveLength(1)
+
+        const income = split(
+          yield* Effect.promise(() =>
+            client.callTool({ name: "get_activity", arguments: { type: "income.multiplier_increase", limit: 1 } })
+          )
+        )
+        const restIncome = yield* call("GET", "/v1/events?type=income.multiplier_increase&limit=1", { key })
+        expect(income.figures.events).toEqual(restIncome.body.events)
+        expect(income.figures.hasMore).toBe(restIncome.body.nextCursor !== null)
+
+        // Bad arguments are tool errors with the REST code.
+        const bad: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+          [{ type: "transfer.sideways" }, "invalid_request"],
+          [{ limit: 0 }, "invalid_request"],
+          [{ limit: 501 }, "invalid_request"],
+          [{ from: "2026-13-01" }, "invalid_date"],
+          [{ symbol: "AAPL", extra: true }, "invalid_request"]
+        ]
+        for (const [args, code] of bad) {
+          const answer = yield* Effect.promise(() => client.callTool({ name: "get_activity", arguments: args }))
+          expect(answer.isError, JSON.stringify(args)).toBe(true)
+          expect((answer.structuredContent as { code: string }).code, JSON.stringify(args)).toBe(code)
+        }
+        const badWallet = yield* Effect.promise(() =>
+          client.callTool({ name: "get_positions", arguments: { wallet: "0x123" } })
+        )
+        expect(badWallet.isError).toBe(true)
+        expect((badWallet.structuredContent as { code: string }).code).toBe("invalid_address")
+
+        // AAPL paused on chain: positions say so, REST and tool alike, with the block and transaction as evidence.
+        const aaplAddress = chain.tokenList.tokens.find((t) => t.symbol === "AAPL")!.address
+        const pauseTx = `0x${"ab".repeat(32)}`
+        yield* Effect.orDie((yield* ChainStore).writeBatch(chain.node.chainId, {
+          pauses: [{
+            txHash: pauseTx,
+            logIndex: 0,
+            block: 999_999,
+            time: new Date("2026-11-20T21:00:00Z"),
+            token: aaplAddress,
+            kind: "Paused"
+          }]
+        }))
+        const paused = split(yield* Effect.promise(() => client.callTool({ name: "get_positions", arguments: {} })))
+        expect(paused.figures).toEqual((yield* call("GET", "/v1/positions", { key })).body)
+        const pausedByToken = Object.fromEntries(paused.figures.positions.map((p: any) => [p.token, p]))
+        expect(pausedByToken.AAPL.paused).toEqual({
+          since: "2026-11-20T21:00:00.000Z",
+          block: 999_999,
+          txHash: pauseTx,
+          provisional: false
+        })
+        expect(pausedByToken.MU.paused).toBeNull()
+        expect(paused.evidence.pauses).toEqual([{ token: "AAPL", block: 999_999, txHash: pauseTx }])
+      }))
+  }
+)

@@ -25,11 +25,13 @@ const MONDAY = Date.parse("2025-05-12T10:00:00Z")
 
 const TOOL_NAMES = [
   "estimate_sale",
+  "get_activity",
   "get_alerts",
   "get_dividend_history",
   "get_exchange_rate_on",
   "get_multiplier_history",
   "get_portfolio_summary",
+  "get_positions",
   "get_recent_filings",
   "get_weekend_exposure"
 ]

@@ -236,6 +236,30 @@ layer(
       expect(held.body.status).toBe("ok")
     }))
 
+  it.effect("income events carry the same withholding estimate as GET /v1/dividends, from the EDGAR cache", () =>
+    Effect.gen(function*() {
+      const edgar = yield* Edgar
+      const { key } = yield* newKey("edgar-income-events")
+      yield* seedDividendStep("edgar-income-events")
+      const dividends = yield* call("GET", "/v1/dividends?symbol=AAPL", { key })
+      expect(dividends.status, dividends.text).toBe(200)
+      const before = edgar.requests.length
+      const events = yield* call("GET", "/v1/events?type=income.multiplier_increase&token=aapl", { key })
+      expect(events.status, events.text).toBe(200)
+      const { date: _, eventId: __, from: ___, to: ____, wallet: _____, ...figures } = dividends.body.withholding[0]
+      expect(events.body.events).toHaveLength(1)
+      expect(events.body.events[0].withholding).toEqual({ ...figures, accessionNumber: "0000320193-24-000123" })
+      expect(events.body.events[0].withholding).toMatchObject({
+        paidPerShare: "0.1805",
+        declaredPerShare: "0.25",
+        impliedWithholdingRate: "0.278"
+      })
+      // The events read uses the cache only: it never calls EDGAR.
+      expect(edgar.requests.length).toBe(before)
+      const other = yield* call("GET", "/v1/events?token=MSFT", { key })
+      expect(other.body.events).toEqual([])
+    }))
+
   it.effect("falls back to CommonStockDividendsPerShareCashPaid; an ETF (no concept, or no facts at all) is null", () =>
     Effect.gen(function*() {
       const { key } = yield* newKey("edgar-fallback")
@@ -311,6 +335,23 @@ layer(
       const all = yield* call("GET", "/v1/filings", { key })
       expect(all.body.status).toBe("edgar_not_configured")
       expect(edgar.requests).toEqual([])
+    }))
+
+  it.effect("income events still show the income per share; the declared figure and the rate are null", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("edgar-off-income")
+      yield* seedDividendStep("edgar-off-income")
+      const events = yield* call("GET", "/v1/events", { key })
+      expect(events.status, events.text).toBe(200)
+      expect(events.body.events.map((e: any) => e.withholding)).toEqual([{
+        sharePriceUsd: "190",
+        paidPerShare: "0.1805",
+        declaredPerShare: null,
+        declaredPeriod: null,
+        matchedBy: null,
+        impliedWithholdingRate: null,
+        accessionNumber: null
+      }])
     }))
 
   it.effect("bad input is a 400 invalid_request", () =>

@@ -26,6 +26,8 @@ export interface EventRecord {
 }
 
 export interface EventFilter {
+  /** A token symbol, any case. */
+  readonly token?: string | undefined
   readonly type?: string | undefined
   readonly from?: string | undefined
   readonly to?: string | undefined
@@ -280,6 +282,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       Effect.map(
         sql<{ ord: string; row: unknown }>`
           SELECT ord, row FROM ledger_events WHERE account_id = ${accountId}
+            ${filter.token === undefined ? sql`` : sql`AND upper(token) = ${filter.token.toUpperCase()}`}
             ${filter.type === undefined ? sql`` : sql`AND type = ${filter.type}`}
             ${filter.from === undefined ? sql`` : sql`AND day >= ${filter.from}`}
             ${filter.to === undefined ? sql`` : sql`AND day <= ${filter.to}`}

@@ -47,6 +47,14 @@ export class EdgarCache extends Effect.Service<EdgarCache>()("@scaledger/db/Edga
         (rows) => rows.map((row) => ({ kind: row.kind, cik: Number(row.cik) }))
       )
 
-    return { get, put, staleBefore } as const
+    /** One ticker's entry of the cached ticker map (`{ cik, ticker, name }`), without reading the whole map. */
+    const issuerOf = (ticker: string) =>
+      Effect.map(
+        sql<{ issuer: unknown }>`
+          SELECT body -> ${ticker} AS issuer FROM edgar_documents WHERE kind = 'tickers' AND cik = 0 AND status = 'ok'`,
+        (rows) => Option.fromNullable(rows[0]?.issuer as { readonly cik: number } | null | undefined)
+      )
+
+    return { get, put, staleBefore, issuerOf } as const
   })
 }) {}

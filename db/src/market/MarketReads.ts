@@ -19,6 +19,14 @@ export interface PauseState {
   readonly provisional: boolean
 }
 
+/** A token's trading pause in force now. */
+export interface CurrentPause {
+  readonly since: Date
+  readonly block: number
+  readonly txHash: string
+  readonly provisional: boolean
+}
+
 const key = (address: string) => address.toLowerCase()
 
 /** Reads of the chain record the market reads need: feed rounds around the close, pause events. */
@@ -83,6 +91,40 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
         oracle: pauseOf(chainId, token, at, ["OraclePaused", "OracleUnpaused"])
       })
 
-    return { hasFeed, roundAt, pauses } as const
+    /**
+     * The trading pauses in force now among the given tokens: each token whose latest `Paused`/`Unpaused` event is
+     * `Paused`, keyed by lowercase address.
+     */
+    const currentPauses = (tokens: ReadonlyArray<string>) =>
+      tokens.length === 0
+        ? Effect.succeed(new Map<string, CurrentPause>())
+        : Effect.map(
+          sql<
+            {
+              token_key: string
+              kind: string
+              block: string | number
+              block_time: Date
+              tx_hash: string
+              provisional: boolean
+            }
+          >`
+            SELECT DISTINCT ON (chain_id, token_key) token_key, kind, block, block_time, tx_hash, provisional
+            FROM token_pause_events
+            WHERE token_key IN ${sql.in([...new Set(tokens.map(key))])}
+              AND kind IN ('Paused', 'Unpaused')
+            ORDER BY chain_id, token_key, block DESC, log_index DESC`,
+          (rows) =>
+            new Map(
+              rows.filter((row) => row.kind === "Paused").map((row) => [row.token_key, {
+                since: row.block_time,
+                block: Number(row.block),
+                txHash: row.tx_hash,
+                provisional: row.provisional
+              }])
+            )
+        )
+
+    return { hasFeed, roundAt, pauses, currentPauses } as const
   })
 }) {}

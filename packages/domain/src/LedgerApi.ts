@@ -28,6 +28,14 @@ export const PriceView = Schema.Struct({
   answer: DecimalString.annotations({ description: "USD per token (the multiplier already included)." })
 }).annotations({ identifier: "PriceRound" })
 
+/** The token's trading pause in force (its latest `Paused` event not followed by `Unpaused`). */
+export const TokenPauseView = Schema.Struct({
+  since: IsoDateTime.annotations({ description: "When the block with the `Paused` event was made." }),
+  block: Schema.Int,
+  txHash: Schema.String,
+  provisional: Schema.Boolean.annotations({ description: "True until the block is final." })
+}).annotations({ identifier: "TokenPause" })
+
 export const PositionView = Schema.Struct({
   token: Schema.String,
   wallet: Schema.NullOr(Schema.String).annotations({
@@ -57,7 +65,10 @@ export const PositionView = Schema.Struct({
   price: Schema.NullOr(PriceView),
   unrealisedGain: NullableDecimal,
   unknownBecause: Schema.Array(UnknownBecause),
-  issues: Schema.Array(LedgerIssueView)
+  issues: Schema.Array(LedgerIssueView),
+  paused: Schema.NullOr(TokenPauseView).annotations({
+    description: "Set while the token is paused (no transfers); null when it is not, as far as the record shows."
+  })
 }).annotations({ identifier: "Position" })
 export type PositionView = typeof PositionView.Type
 
@@ -157,6 +168,23 @@ export const WalletTransactionView = Schema.Struct({
   logIndex: Schema.Int
 })
 
+/** A dividend step's income per share beside the issuer's declared dividend (the one `GET /v1/dividends` shows). */
+export const IncomeWithholdingView = Schema.Struct({
+  sharePriceUsd: NullableDecimal.annotations({ description: "One share before the step: feed price / multiplier." }),
+  paidPerShare: NullableDecimal.annotations({
+    description: "USD per share the step paid: (to / from − 1) × share price. Null without a price."
+  }),
+  declaredPerShare: NullableDecimal.annotations({
+    description: "USD per share, gross, from the issuer's XBRL facts in the EDGAR cache; null when not known."
+  }),
+  declaredPeriod: Schema.NullOr(Schema.Struct({ start: IsoDate, end: IsoDate })),
+  matchedBy: Schema.NullOr(Schema.Literal("containing_quarter", "previous_quarter")),
+  impliedWithholdingRate: NullableDecimal.annotations({
+    description: "1 − paid / declared (0.3 = 30 %); null where either is unknown."
+  }),
+  accessionNumber: Schema.NullOr(Schema.String).annotations({ description: "The filing of the declared figure." })
+}).annotations({ identifier: "IncomeWithholding" })
+
 export const EventView = Schema.Struct({
   id: Schema.String,
   block: Schema.Int,
@@ -167,6 +195,9 @@ export const EventView = Schema.Struct({
   from: Schema.optional(DecimalString).annotations({ description: "Multiplier before (multiplier events)." }),
   to: Schema.optional(DecimalString).annotations({ description: "Multiplier after (multiplier events)." }),
   income: Schema.optional(Schema.NullOr(IncomeView)),
+  withholding: Schema.optional(IncomeWithholdingView).annotations({
+    description: "Income events only: the withholding estimate of the dividend step."
+  }),
   walletTransaction: Schema.NullOr(WalletTransactionView),
   counterparty: Schema.optional(Schema.String),
   relationship: Schema.optional(Schema.NullOr(Schema.String)),
@@ -265,6 +296,7 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.get("events", "/events")
       .setUrlParams(Schema.Struct({
+        token: Schema.optional(Schema.String.annotations({ description: "Only this token (symbol, any case)." })),
         type: Schema.optional(Schema.String),
         from: Schema.optional(Schema.String),
         to: Schema.optional(Schema.String),

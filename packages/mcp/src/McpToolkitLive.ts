@@ -4,6 +4,7 @@ import { McpToolkit } from "./McpServer.js"
 import { GetAlerts } from "./tools/GetAlerts.js"
 import { GetExchangeRateOn } from "./tools/GetExchangeRateOn.js"
 import { GetMultiplierHistory } from "./tools/GetMultiplierHistory.js"
+import { GetActivity, GetPositions } from "./tools/LedgerTools.js"
 import {
   EstimateSale,
   GetDividendHistory,
@@ -18,7 +19,9 @@ export const McpToolkitLive = (settings: McpSettings) =>
     McpToolkit,
     Effect.all([
       GetPortfolioSummary,
+      GetPositions,
       GetMultiplierHistory(settings.chainId),
+      GetActivity,
       GetWeekendExposure,
       EstimateSale,
       GetAlerts,

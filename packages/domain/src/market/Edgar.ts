@@ -234,3 +234,37 @@ export const impliedWithholding = (
   const rate = new BigNumber(1).minus(paid.div(declaredPerShare)).decimalPlaces(4, BigNumber.ROUND_HALF_EVEN)
   return { paidPerShare, rate: rate.toFixed() }
 }
+
+/** A dividend step's income per share beside the declared dividend it reflects (`null` where either is unknown). */
+export interface WithholdingFigures {
+  readonly sharePriceUsd: string | null
+  readonly paidPerShare: string | null
+  readonly declaredPerShare: string | null
+  readonly declaredPeriod: { readonly start: string; readonly end: string } | null
+  readonly matchedBy: "containing_quarter" | "previous_quarter" | null
+  readonly impliedWithholdingRate: string | null
+  /** The filing the declared figure comes from. */
+  readonly accessionNumber: string | null
+}
+
+/**
+ * The withholding estimate of one dividend step against the issuer's declared dividends (`null`: none known): the
+ * one computation behind `GET /v1/dividends` and the income events.
+ */
+export const withholdingFor = (
+  step: { readonly date: string; readonly from: string; readonly to: string; readonly sharePriceUsd: string | null },
+  declared: ReadonlyArray<DeclaredDividend> | null
+): WithholdingFigures => {
+  const match = declared === null ? null : declaredFor(declared, step.date)
+  const declaredPerShare = match?.dividend.perShare ?? null
+  const implied = impliedWithholding(step, declaredPerShare)
+  return {
+    sharePriceUsd: step.sharePriceUsd,
+    paidPerShare: implied.paidPerShare,
+    declaredPerShare,
+    declaredPeriod: match === null ? null : { start: match.dividend.start, end: match.dividend.end },
+    matchedBy: match?.matchedBy ?? null,
+    impliedWithholdingRate: implied.rate,
+    accessionNumber: match?.dividend.accessionNumber ?? null
+  }
+}

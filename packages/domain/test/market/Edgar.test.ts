@@ -8,7 +8,8 @@ import {
   parseCompanyTickers,
   parseDeclaredDividends,
   parseRecentFilings,
-  periodKind
+  periodKind,
+  withholdingFor
 } from "@scaledger/domain/market/Edgar"
 import { readFileSync } from "node:fs"
 
@@ -113,6 +114,36 @@ describe("withholding estimate", () => {
     expect(impliedWithholding({ from: "1", to: "1.001", sharePriceUsd: "200" }, null)).toEqual({
       paidPerShare: "0.2",
       rate: null
+    })
+  })
+
+  it("withholdingFor: one step against the declared dividends, with the filing; null where unknown", () => {
+    const step = { date: "2024-05-16", from: "1", to: "1.00095", sharePriceUsd: "190" }
+    expect(withholdingFor(step, declared)).toEqual({
+      sharePriceUsd: "190",
+      paidPerShare: "0.1805",
+      declaredPerShare: "0.25",
+      declaredPeriod: { start: "2024-03-31", end: "2024-06-29" },
+      matchedBy: "containing_quarter",
+      impliedWithholdingRate: "0.278",
+      accessionNumber: "acc-2024-03-31"
+    })
+    const unknown = {
+      sharePriceUsd: "190",
+      paidPerShare: "0.1805",
+      declaredPerShare: null,
+      declaredPeriod: null,
+      matchedBy: null,
+      impliedWithholdingRate: null,
+      accessionNumber: null
+    }
+    // No declared dividends known (EDGAR not cached, an ETF), or none near the step's date.
+    expect(withholdingFor(step, null)).toEqual(unknown)
+    expect(withholdingFor({ ...step, date: "2025-06-01" }, declared)).toEqual(unknown)
+    expect(withholdingFor({ ...step, sharePriceUsd: null }, declared)).toMatchObject({
+      paidPerShare: null,
+      declaredPerShare: "0.25",
+      impliedWithholdingRate: null
     })
   })
 })

@@ -3,6 +3,7 @@ import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, Wallet
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
+import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { ScaledgerApi } from "@scaledger/domain"
 import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Layer } from "effect"
@@ -39,6 +40,7 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     FxRates.Default,
     FxReads.Default,
     MultiplierReads.Default,
+    LedgerQueries.Default,
     AlertsStore.Default,
     WebhookEndpoints.Default
   ])

@@ -1,6 +1,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { FxReads, MultiplierReads } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
 import { McpRoutesLive } from "@scaledger/mcp"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
@@ -24,6 +25,7 @@ export const McpApp = (settings: McpSettings) =>
       FxReads.Default,
       AlertsStore.Default,
       MultiplierReads.Default,
+      LedgerQueries.Default,
       EdgarReads.Live,
       PortfolioSummaryReads.Live,
       SaleEstimator.Live,

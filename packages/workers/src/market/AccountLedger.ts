@@ -1,28 +1,11 @@
 import type { LedgerStore } from "@scaledger/db"
-import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
+import { settledBuild } from "@scaledger/db/reads/SettledBuild"
 import type { IncomeEvent, Lot, Position } from "@scaledger/domain/ledger/LedgerReport"
 import { Effect, Option } from "effect"
 
-/**
- * The account's stored ledger build as the market reads use it, with the same rule as the ledger reads: 409 while a
- * replay (or the first build) is under way, 503 when the build failed. An account that never asked for a build has
- * an empty record.
- */
+/** True when the account has a stored build, under the ledger reads' replay rule (409 while a replay runs). */
 export const settledLedger = (store: LedgerStore, accountId: string) =>
-  Effect.gen(function*() {
-    const state = yield* store.state(accountId)
-    if (Option.isNone(state)) return false
-    if (state.value.builtVersion === 0 || state.value.replayVersion > state.value.builtVersion) {
-      return yield* new ReplayInProgress({
-        message: "The account's history is being rebuilt; retry shortly.",
-        retryAfterSeconds: 1
-      })
-    }
-    if (state.value.status === "failed") {
-      return yield* new ServiceUnavailable({ message: `The account's ledger could not be built: ${state.value.error}` })
-    }
-    return true
-  })
+  Effect.map(settledBuild(store, accountId), Option.isSome)
 
 export const positionsOf = (store: LedgerStore, accountId: string) =>
   Effect.map(store.positions(accountId), (rows) => rows as ReadonlyArray<Position>)

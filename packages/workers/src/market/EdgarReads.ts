@@ -3,17 +3,16 @@ import { LedgerStore } from "@scaledger/db"
 import { EdgarCache, type EdgarDocument, type EdgarDocumentKind } from "@scaledger/db/market/EdgarCache"
 import {
   type DeclaredDividend,
-  declaredFor,
   EdgarError,
   type EdgarNotFound,
   type EdgarSourceShape,
   edgarTicker,
   type Filing,
-  impliedWithholding,
   type Issuer,
   parseCompanyTickers,
   parseDeclaredDividends,
-  parseRecentFilings
+  parseRecentFilings,
+  withholdingFor
 } from "@scaledger/domain/market/Edgar"
 import type { Dividends, Filings } from "@scaledger/domain/MarketApi"
 import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
@@ -260,21 +259,14 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshHours: number) 
         }): Dividends => {
           const declared = fields.declared ?? null
           const withholding = steps.map((step) => {
-            const match = declared === null ? null : declaredFor(declared, step.date)
-            const declaredPerShare = match?.dividend.perShare ?? null
-            const implied = impliedWithholding(step, declaredPerShare)
+            const { accessionNumber: _, ...figures } = withholdingFor(step, declared)
             return {
               eventId: step.eventId,
               wallet: step.wallet,
               date: step.date,
               from: step.from,
               to: step.to,
-              sharePriceUsd: step.sharePriceUsd,
-              paidPerShare: implied.paidPerShare,
-              declaredPerShare,
-              declaredPeriod: match === null ? null : { start: match.dividend.start, end: match.dividend.end },
-              matchedBy: match?.matchedBy ?? null,
-              impliedWithholdingRate: implied.rate
+              ...figures
             }
           })
           const used = fields.used ?? []

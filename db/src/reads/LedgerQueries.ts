@@ -1,0 +1,309 @@
+import {
+  Address,
+  DEFAULT_PAGE_LIMIT,
+  InvalidAddress,
+  InvalidDate,
+  InvalidRequest,
+  NotFound,
+  type ReportingCurrency
+} from "@scaledger/domain"
+import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
+import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
+import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
+import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
+import { Clock, Effect, Either, Option } from "effect"
+import { AlertsStore } from "../alerts/AlertsStore.js"
+import { type EventFilter, LedgerStore } from "../ledger/LedgerStore.js"
+import { EdgarCache } from "../market/EdgarCache.js"
+import { type CurrentPause, MarketReads } from "../market/MarketReads.js"
+import { WalletsRepo } from "../Wallets.js"
+import { ledgerEvidence } from "./LedgerEvidence.js"
+import {
+  disposalView,
+  eventView,
+  holdingPositionView,
+  lotView,
+  positionView,
+  realisedGains,
+  type StoredReport,
+  totalView
+} from "./LedgerViews.js"
+import { settledBuild } from "./SettledBuild.js"
+
+export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
+
+type EventRow = Movement | IncomeEvent | SplitEvent
+
+const validDate = (field: string, value: string | undefined) =>
+  value === undefined || isIsoDate(value)
+    ? Effect.succeed(value)
+    : Effect.fail(
+      new InvalidDate({
+        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
+        details: { field, reason: "malformed" }
+      })
+    )
+
+/** The filters of `GET /v1/events` and `get_activity`, as sent. */
+export interface EventQuery {
+  readonly token?: string | undefined
+  readonly type?: string | undefined
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  readonly needsReview?: boolean | undefined
+}
+
+const pauseView = (pause: CurrentPause | undefined) =>
+  pause === undefined
+    ? null
+    : { since: pause.since.toISOString(), block: pause.block, txHash: pause.txHash, provisional: pause.provisional }
+
+/**
+ * The ledger reads behind `GET /v1/positions`, `/v1/basis`, `/v1/events`, `/v1/portfolio` and the MCP tools
+ * `get_positions` and `get_activity`: the account's stored build (409 `replay_in_progress` while a replay runs), in
+ * the API's views, with the evidence behind each figure for the tools.
+ */
+export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/db/LedgerQueries", {
+  effect: Effect.gen(function*() {
+    const store = yield* LedgerStore
+    const wallets = yield* WalletsRepo
+    const alertStore = yield* AlertsStore
+    const market = yield* MarketReads
+    const edgar = yield* EdgarCache
+
+    /** The account's stored build summary, under the replay rule of `settledBuild`. */
+    const settledReport = (accountId: string) =>
+      Effect.gen(function*() {
+        if (Option.isNone(yield* settledBuild(store, accountId))) return Option.none<StoredReport>()
+        return Option.map(yield* store.report(accountId), (report) => report as StoredReport)
+      })
+
+    const currencyOf = (report: Option.Option<StoredReport>): ReportingCurrency =>
+      Option.match(report, { onNone: () => "USD", onSome: (r) => r.currency })
+
+    const asOfOf = (report: Option.Option<StoredReport>) =>
+      Option.match(report, {
+        onNone: () => Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString()),
+        onSome: (r) => Effect.succeed(new Date(r.asOf * 1000).toISOString())
+      })
+
+    const storedPositions = (accountId: string) =>
+      Effect.map(store.positions(accountId), (rows) => rows as ReadonlyArray<Position>)
+
+    /** The views of positions with the pause in force for each token. */
+    const withPauses = (rows: ReadonlyArray<Position>, view: (p: Position) => ReturnType<typeof positionView>) =>
+      Effect.map(market.currentPauses(rows.map((p) => p.tokenAddress)), (pauses) => ({
+        pauses,
+        views: rows.map((p): PositionView => ({
+          ...view(p),
+          paused: pauseView(pauses.get(p.tokenAddress.toLowerCase()))
+        }))
+      }))
+
+    /** `wallet`: only that watched address's positions (its own holding of a pooled one). */
+    const positions = Effect.fn("LedgerQueries.positions")(function*(accountId: string, wallet?: string) {
+      const report = yield* settledReport(accountId)
+      let rows = yield* storedPositions(accountId)
+      let view: (p: Position) => ReturnType<typeof positionView> = positionView
+      if (wallet !== undefined) {
+        const parsed = Address.parseAddress(wallet)
+        if (Either.isLeft(parsed)) {
+          return yield* new InvalidAddress({
+            message: `${wallet} is not a valid address.`,
+            details: { address: wallet, reason: parsed.left }
+          })
+        }
+        const address = parsed.right
+        if (Option.isNone(yield* wallets.find(accountId, address))) {
+          return yield* new NotFound({ message: `No watched wallet ${address}.` })
+        }
+        const key = address.toLowerCase()
+        rows = rows.filter((p) =>
+          p.wallet?.toLowerCase() === key ||
+          (p.wallet === null && p.holdings.some((h) => h.wallet.toLowerCase() === key))
+        )
+        // Under account lot scope a position is pooled: show the wallet's own holding of it.
+        view = (p) => (p.wallet === null ? holdingPositionView(p, address) : positionView(p))
+      }
+      const { pauses, views } = yield* withPauses(rows, view)
+      return {
+        list: { positions: views, currency: currencyOf(report), asOf: yield* asOfOf(report) },
+        evidence: ledgerEvidence.positions(rows, pauses)
+      }
+    })
+
+    /** One token's basis record (symbol or address, any case), or every token's. */
+    const basis = Effect.fn("LedgerQueries.basis")(function*(accountId: string, token?: string) {
+      const report = yield* settledReport(accountId)
+      const currency = currencyOf(report)
+      const lotScope = Option.match(report, { onNone: () => "wallet" as const, onSome: (r) => r.lotScope })
+      const tokens = Option.match(report, { onNone: () => [], onSome: (r) => r.tokens })
+      const wanted = token?.toUpperCase()
+      const chosen = tokens.filter((t) =>
+        wanted === undefined || t.token.toUpperCase() === wanted || t.tokenAddress.toUpperCase() === wanted
+      )
+      if (wanted !== undefined && chosen.length === 0) {
+        return yield* new NotFound({ message: `No basis record for token ${token}.` })
+      }
+      const records = yield* Effect.forEach(chosen, (t) =>
+        Effect.gen(function*() {
+          const lots = (yield* store.lots(accountId, t.token)) as ReadonlyArray<Lot>
+          const disposals = (yield* store.disposals(accountId, t.token)) as ReadonlyArray<Disposal>
+          return {
+            token: t.token,
+            currency,
+            lots: lots.map(lotView),
+            accruedIncomeAddedToBasis: t.accruedIncomeAddedToBasis,
+            accruedIncomeAddedToBasisUsd: t.accruedIncomeAddedToBasisUsd,
+            lotMatching: "fifo" as const,
+            lotScope,
+            disposals: disposals.map(disposalView),
+            realisedGains: realisedGains(disposals)
+          }
+        }))
+      if (wanted !== undefined) return records[0]!
+      return { currency, lotMatching: "fifo" as const, lotScope, records }
+    })
+
+    /** Checks the filters of an events read (before the page cursor, so a bad date is reported first). */
+    const eventFilter = Effect.fn("LedgerQueries.eventFilter")(function*(query: EventQuery) {
+      const from = yield* validDate("from", query.from)
+      const to = yield* validDate("to", query.to)
+      if (query.type !== undefined && !EVENT_TYPES.includes(query.type)) {
+        return yield* new InvalidRequest({
+          message: `Unknown event type ${query.type}.`,
+          details: { field: "type", supported: EVENT_TYPES }
+        })
+      }
+      const filter: EventFilter = { token: query.token, type: query.type, from, to, needsReview: query.needsReview }
+      return filter
+    })
+
+    /** The declared dividends of a token's issuer as cached from EDGAR (never fetched here); null when not known. */
+    const cachedDividends = (symbol: string) =>
+      Effect.gen(function*() {
+        const issuer = yield* edgar.issuerOf(edgarTicker(symbol))
+        if (Option.isNone(issuer) || typeof issuer.value.cik !== "number") return null
+        const doc = yield* edgar.get("dividends", issuer.value.cik)
+        if (Option.isNone(doc) || doc.value.status !== "ok" || doc.value.body === null) return null
+        return (doc.value.body as { readonly dividends: ReadonlyArray<DeclaredDividend> }).dividends
+      })
+
+    /** The views of event rows, each income event with its withholding estimate. */
+    const eventViews = (rows: ReadonlyArray<EventRow>) =>
+      Effect.gen(function*() {
+        const declared = new Map<string, ReadonlyArray<DeclaredDividend> | null>()
+        const views: Array<EventView> = []
+        for (const row of rows) {
+          const view = eventView(row)
+          if (row.type !== "income.multiplier_increase") {
+            views.push(view)
+            continue
+          }
+          const symbol = row.token.toUpperCase()
+          if (!declared.has(symbol)) declared.set(symbol, yield* cachedDividends(symbol))
+          views.push({ ...view, withholding: withholdingFor(row, declared.get(symbol)!) })
+        }
+        return views
+      })
+
+    /** One page of events in chain order after `afterOrd`. */
+    const events = Effect.fn("LedgerQueries.events")(function*(
+      accountId: string,
+      filter: EventFilter,
+      page: { readonly afterOrd?: number | undefined; readonly limit?: number | undefined }
+    ) {
+      yield* settledReport(accountId)
+      const stored = yield* store.events(accountId, filter, {
+        afterOrd: page.afterOrd,
+        limit: page.limit ?? DEFAULT_PAGE_LIMIT
+      })
+      const rows = stored.events.map((e) => e.row as EventRow)
+      const views = yield* eventViews(rows)
+      return {
+        events: views,
+        lastOrd: stored.events[stored.events.length - 1]?.ord,
+        hasMore: stored.hasMore,
+        evidence: ledgerEvidence.events(rows, views)
+      }
+    })
+
+    const portfolio = Effect.fn("LedgerQueries.portfolio")(function*(accountId: string) {
+      const report = yield* settledReport(accountId)
+      const currency = currencyOf(report)
+      const rows = yield* storedPositions(accountId)
+      const recent = yield* eventViews((yield* store.recentEvents(accountId, 10)) as ReadonlyArray<EventRow>)
+      // The alert store (fed by the alert monitor) is the one source of the seven alert kinds.
+      const alerts: Array<
+        { kind: string; severity: "info" | "warning" | "critical"; title: string; detail: string }
+      > = (yield* alertStore.open(accountId)).map(({ detail, kind, severity, title }) => ({
+        kind,
+        severity,
+        title,
+        detail
+      }))
+      const incomplete = rows.filter((p) => p.issues.some((issue) => issue.kind === "incomplete_history"))
+      if (incomplete.length > 0) {
+        alerts.push({
+          kind: "incomplete_history",
+          severity: "warning",
+          title: "History incomplete",
+          detail: `${incomplete.map((p) => p.token).join(", ")}: more left an address than its recorded history holds.`
+        })
+      }
+      const unpriced = rows.filter((p) => p.value.usd === null)
+      if (unpriced.length > 0) {
+        alerts.push({
+          kind: "missing_prices",
+          severity: "info",
+          title: "Positions without a price",
+          detail: `${unpriced.map((p) => p.token).join(", ")} have no price feed round; their value is unknown.`
+        })
+      }
+      const zero = { amount: "0", formatted: null, usd: "0", knownAmount: "0", unknownCount: 0 }
+      const { views } = yield* withPauses(rows, positionView)
+      return {
+        asOf: yield* asOfOf(report),
+        summary: Option.match(report, {
+          onNone: () => ({
+            valueUsd: "0",
+            positionCount: 0,
+            pricedPositions: 0,
+            positionsWithBasis: 0,
+            fxCurrency: currency
+          }),
+          onSome: (r) => ({
+            valueUsd: r.summary.valueUsd,
+            positionCount: r.summary.positionCount,
+            pricedPositions: r.summary.pricedPositions,
+            positionsWithBasis: r.summary.positionsWithBasis,
+            fxCurrency: r.summary.fxCurrency
+          })
+        }),
+        alerts,
+        positions: views,
+        totals: Option.match(report, {
+          onNone: () => ({
+            value: zero,
+            costBasis: zero,
+            unrealisedGain: zero,
+            realisedGainThisYear: zero,
+            incomeThisYear: zero
+          }),
+          onSome: (r) => ({
+            value: totalView(r.totals.value, currency),
+            costBasis: totalView(r.totals.costBasis, currency),
+            unrealisedGain: totalView(r.totals.unrealisedGain, currency),
+            realisedGainThisYear: totalView(r.totals.realisedGainInYear, currency),
+            incomeThisYear: totalView(r.totals.incomeInYear, currency)
+          })
+        }),
+        recentActivity: recent
+      }
+    })
+
+    return { settledReport, positions, basis, eventFilter, events, portfolio } as const
+  }),
+  dependencies: [LedgerStore.Default, WalletsRepo.Default, AlertsStore.Default, MarketReads.Default, EdgarCache.Default]
+}) {}

@@ -1,0 +1,224 @@
+import { formatMoney, type ReportingCurrency } from "@scaledger/domain"
+import type { Converted } from "@scaledger/domain/ledger/Convert"
+import type {
+  Disposal,
+  IncomeEvent,
+  LedgerReport,
+  Lot,
+  Movement,
+  Position,
+  PriceProvenance,
+  SplitEvent,
+  Total
+} from "@scaledger/domain/ledger/LedgerReport"
+import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
+import { BigNumber } from "bignumber.js"
+
+/** The stored summary of a build: the report without the rows kept in their own tables. */
+export type StoredReport = Omit<LedgerReport, "disposals" | "income" | "lots" | "movements" | "positions" | "splits">
+
+const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
+
+const money = (amount: string | null | undefined, currency: ReportingCurrency) =>
+  amount === null || amount === undefined ? null : formatMoney(amount, currency)
+
+/** Σ of decimal strings, null as soon as one is null (unknown never becomes zero). */
+const sumOrNull = (values: ReadonlyArray<string | null>): string | null => {
+  let total = new BigNumber(0)
+  for (const value of values) {
+    if (value === null) return null
+    total = total.plus(value)
+  }
+  return total.toFixed()
+}
+
+export const priceView = (price: PriceProvenance | null) =>
+  price === null
+    ? null
+    : { feed: price.feed, roundId: price.roundId, updatedAt: iso(price.updatedAt), answer: price.answer }
+
+/** A position's figures: the view without what is read beside the build (`paused`). */
+export type PositionFigures = Omit<PositionView, "paused">
+
+export const positionView = (position: Position): PositionFigures => ({
+  token: position.token,
+  wallet: position.wallet,
+  holdings: position.holdings.map((holding) => ({ wallet: holding.wallet, balance: holding.balance })),
+  balance: position.balance,
+  multiplier: position.multiplier,
+  sharesEquivalent: position.sharesEquivalent,
+  currency: position.currency,
+  costBasis: position.costBasis,
+  costBasisAmount: position.costBasisConverted,
+  unreportedIncome: position.unreportedIncome,
+  unreportedIncomeAmount: position.unreportedIncomeConverted,
+  encumbered: position.encumbered,
+  value: money(position.value.converted?.amount, position.currency),
+  valueAmount: position.value.converted?.amount ?? null,
+  valueUsd: position.value.usd,
+  price: priceView(position.value.price),
+  unrealisedGain: position.unrealisedGainConverted,
+  unknownBecause: position.nullReasons,
+  issues: position.issues
+})
+
+/**
+ * One address's own holding within an account-scope (pooled) position, for `GET /v1/positions?wallet=`: its
+ * balance, shares, value and income, with its pro rata share of the pool's basis. Positions stored before the
+ * per-address figures existed fall back to the pooled view.
+ */
+export const holdingPositionView = (position: Position, wallet: string): PositionFigures => {
+  const pooled = positionView(position)
+  const key = wallet.toLowerCase()
+  const holding = position.holdings.find((h) => h.wallet.toLowerCase() === key)
+  const figures = holding?.figures
+  if (holding === undefined || figures === undefined) return pooled
+  return {
+    ...pooled,
+    wallet: holding.wallet,
+    holdings: [{ wallet: holding.wallet, balance: holding.balance }],
+    balance: holding.balance,
+    sharesEquivalent: figures.sharesEquivalent,
+    costBasis: figures.costBasis,
+    costBasisAmount: figures.costBasisConverted,
+    unreportedIncome: figures.unreportedIncome,
+    unreportedIncomeAmount: figures.unreportedIncomeConverted,
+    encumbered: holding.encumbered,
+    value: money(figures.value.converted?.amount, position.currency),
+    valueAmount: figures.value.converted?.amount ?? null,
+    valueUsd: figures.value.usd,
+    unrealisedGain: figures.unrealisedGainConverted
+  }
+}
+
+export const lotView = (lot: Lot) => {
+  const acquisition = lot.components.find((component) => component.kind === "acquisition")
+  const income = lot.components.filter((component) => component.kind === "income")
+  return {
+    id: lot.id,
+    acquired: lot.acquired,
+    qty: lot.qty,
+    basis: lot.basis,
+    rate: lot.rate,
+    rateDate: acquisition?.converted?.rateDate ?? null,
+    basisUsd: lot.basisUsd,
+    incomeAddedUsd: sumOrNull(income.map((component) => component.usd)),
+    wallet: lot.wallet,
+    location: lot.location,
+    multiplierAtAcquisition: lot.multiplierAtAcquisition,
+    shares: lot.shares,
+    unknownBecause: lot.nullReasons
+  }
+}
+
+export const disposalView = (disposal: Disposal) => ({
+  id: disposal.id,
+  eventId: disposal.eventId,
+  date: disposal.date,
+  type: disposal.type,
+  wallet: disposal.wallet,
+  counterparty: disposal.counterparty,
+  qty: disposal.qty,
+  shares: disposal.shares,
+  lotId: disposal.lotId,
+  acquired: disposal.acquired,
+  holdingPeriod: disposal.holdingPeriod,
+  currency: disposal.currency,
+  proceeds: disposal.proceeds?.amount ?? null,
+  basis: disposal.basis,
+  gain: disposal.gain,
+  proceedsUsd: disposal.proceedsUsd,
+  basisUsd: disposal.basisUsd,
+  gainUsd: disposal.gainUsd,
+  rate: disposal.proceeds?.rate ?? null,
+  rateDate: disposal.proceeds?.rateDate ?? null,
+  taxable: disposal.taxable,
+  needsReview: disposal.needsReview,
+  txHash: disposal.walletTransaction.txHash,
+  unknownBecause: disposal.nullReasons
+})
+
+/** A disposal whose holding period is unknown could be either: both the short- and long-term sums are unknown. */
+const periodSum = (disposals: ReadonlyArray<Disposal>, period: "short" | "long"): string | null =>
+  disposals.some((d) => d.holdingPeriod === null)
+    ? null
+    : sumOrNull(disposals.filter((d) => d.holdingPeriod === period).map((d) => d.gain))
+
+export const realisedGains = (disposals: ReadonlyArray<Disposal>) => ({
+  total: sumOrNull(disposals.map((d) => d.gain)),
+  shortTerm: periodSum(disposals, "short"),
+  longTerm: periodSum(disposals, "long"),
+  totalUsd: sumOrNull(disposals.map((d) => d.gainUsd)),
+  unknownCount: disposals.filter((d) => d.gain === null).length
+})
+
+/** `{ usd, <code>: converted, rate, rateDate, source, carriedForward }`; for USD accounts the code is `usd` itself. */
+const incomeView = (usd: string | null, converted: Converted | null, currency: ReportingCurrency) => ({
+  usd,
+  [currency.toLowerCase()]: currency === "USD" ? usd : converted?.amount ?? null,
+  rate: converted?.rate ?? (currency === "USD" ? "1" : null),
+  rateDate: converted?.rateDate ?? null,
+  source: converted?.source ?? null,
+  carriedForward: converted?.carriedForward ?? false
+})
+
+type EventRow = Movement | IncomeEvent | SplitEvent
+
+export const eventView = (row: EventRow): EventView => {
+  switch (row.type) {
+    case "income.multiplier_increase":
+      return {
+        id: row.id,
+        block: row.block,
+        date: row.date,
+        type: row.type,
+        token: row.token,
+        wallet: row.wallet,
+        from: row.from,
+        to: row.to,
+        income: incomeView(row.incomeUsd, row.income, row.currency),
+        walletTransaction: null,
+        taxable: row.taxable,
+        needsReview: row.needsReview
+      }
+    case "split":
+      return {
+        id: row.id,
+        block: row.block,
+        date: row.date,
+        type: row.type,
+        token: row.token,
+        wallet: row.wallet,
+        from: row.from,
+        to: row.to,
+        walletTransaction: null,
+        taxable: row.taxable,
+        needsReview: false
+      }
+    default:
+      return {
+        id: row.id,
+        block: row.walletTransaction.block,
+        date: row.date,
+        type: row.type,
+        token: row.token,
+        wallet: row.wallet,
+        walletTransaction: row.walletTransaction,
+        counterparty: row.counterparty,
+        relationship: row.relationship,
+        classifiedBy: row.classifiedBy,
+        qty: row.qty,
+        valueUsd: row.valueUsd,
+        taxable: row.taxable,
+        needsReview: row.needsReview
+      }
+  }
+}
+
+export const totalView = (total: Total, currency: ReportingCurrency) => ({
+  amount: total.converted,
+  formatted: money(total.converted, currency),
+  usd: total.usd,
+  knownAmount: total.knownConverted,
+  unknownCount: total.unknownCount
+})

@@ -1,0 +1,62 @@
+import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
+import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
+import { Effect, Schema } from "effect"
+import { tool } from "../McpTool.js"
+
+/** The largest page a list answers (DECISIONS.md: max 500). */
+const MAX_PAGE = 500
+const DEFAULT_ACTIVITY = 100
+
+const Day = (description: string) =>
+  Schema.String.annotations({ description: `${description}, YYYY-MM-DD (UTC, inclusive).` })
+
+/** `get_positions`: the REST twin is `GET /v1/positions?wallet=`. */
+export const GetPositions = Effect.map(LedgerQueries, (queries) =>
+  tool({
+    name: "get_positions",
+    title: "Positions",
+    description:
+      "Per position (per address and token; per token under account lot scope): balance in tokens, the multiplier " +
+      "now and when the oldest open lot was acquired, share equivalence (tokens × multiplier), cost basis, value and " +
+      "unrealised gain in the reporting currency, this year's income from multiplier growth, the feed round behind " +
+      "the price, and `paused` while the token is paused. Unknown figures are null with `unknownBecause`.",
+    input: Schema.Struct({
+      wallet: Schema.optional(Schema.String.annotations({
+        description: "Only this watched address (0x…); under account lot scope, its own holding of each position."
+      }))
+    }),
+    run: ({ wallet }, account) =>
+      Effect.map(queries.positions(account.id, wallet), ({ evidence, list }) => ({ ...list, evidence }))
+  }))
+
+/** `get_activity`: the REST twin is `GET /v1/events?token=&type=&from=&to=&limit=` (its first page). */
+export const GetActivity = Effect.map(LedgerQueries, (queries) =>
+  tool({
+    name: "get_activity",
+    title: "Activity",
+    description: "The account's events in chain order: movements (each with its transaction hash, counterparty and " +
+      "relationship), income from multiplier growth (no wallet transaction; the income in USD and the reporting " +
+      "currency with the rate's source and ECB date, and the withholding estimate against the issuer's declared " +
+      "dividend) and splits. `hasMore` says a later page exists: narrow the dates or raise `limit`.",
+    input: Schema.Struct({
+      symbol: Schema.optional(Schema.String.annotations({ description: "Only this token, e.g. AAPL (any case)." })),
+      type: Schema.optional(
+        Schema.Literal(...MovementType.literals, "income.multiplier_increase", "split").annotations({
+          description: "Only events of this type."
+        })
+      ),
+      from: Schema.optional(Day("From this date")),
+      to: Schema.optional(Day("Up to this date")),
+      limit: Schema.optional(
+        Schema.Int.pipe(Schema.between(1, MAX_PAGE)).annotations({
+          description: `How many events, 1 to ${MAX_PAGE} (default ${DEFAULT_ACTIVITY}), oldest first.`
+        })
+      )
+    }),
+    run: ({ from, limit, symbol, to, type }, account) =>
+      Effect.gen(function*() {
+        const filter = yield* queries.eventFilter({ token: symbol, type, from, to })
+        const page = yield* queries.events(account.id, filter, { limit: limit ?? DEFAULT_ACTIVITY })
+        return { events: page.events, hasMore: page.hasMore, evidence: page.evidence }
+      })
+  }))
