@@ -11,7 +11,7 @@ export interface StoredRound {
   readonly updatedAt: Date
 }
 
-/** The latest pause event of each kind for a token (the recorder stores them in `token_pause_events`). */
+/** A token's pause state: the latest pause fact (event, or for the trading pause also a `paused()` read). */
 export interface PauseState {
   readonly paused: boolean
   readonly since: Date | null
@@ -74,12 +74,36 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
       )
 
     /**
-     * The token's trading pause (`Paused`/`Unpaused`) and oracle pause (`OraclePaused`/`OracleUnpaused`) in force at
+     * The token's trading pause at `at`: the newest of its Paused/Unpaused events and its `paused()` reads (a read
+     * after the events of its block), so a pause only a read shows (from before watching, or issuer-wide) counts.
+     */
+    const tokenPause = (chainId: number, token: string, at: Date) =>
+      Effect.map(
+        sql<{ paused: boolean; block: string | number; block_time: Date; provisional: boolean }>`
+          SELECT paused, block, block_time, provisional FROM (
+            SELECT kind = 'Paused' AS paused, block, block_time, provisional, 0 AS src, log_index
+            FROM token_pause_events
+            WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND kind IN ('Paused', 'Unpaused')
+              AND block_time <= ${at}
+            UNION ALL
+            SELECT paused, block, block_time, false, 1, 0 FROM token_pause_reads
+            WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND block_time <= ${at}
+          ) f
+          ORDER BY block DESC, src DESC, log_index DESC LIMIT 1`,
+        (rows): PauseState => {
+          const row = rows[0]
+          if (row === undefined) return { paused: false, since: null, block: null, provisional: false }
+          return { paused: row.paused, since: row.block_time, block: Number(row.block), provisional: row.provisional }
+        }
+      )
+
+    /**
+     * The token's trading pause (`Paused`/`Unpaused` and `paused()` reads) and oracle pause (`OraclePaused`/`OracleUnpaused`) in force at
      * `at`: the latest event of each pair in a block at or before it.
      */
     const pauses = (chainId: number, token: string, at: Date) =>
       Effect.all({
-        token: pauseOf(chainId, token, at, ["Paused", "Unpaused"]),
+        token: tokenPause(chainId, token, at),
         oracle: pauseOf(chainId, token, at, ["OraclePaused", "OracleUnpaused"])
       })
 
