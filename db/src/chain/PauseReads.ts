@@ -49,7 +49,8 @@ export class PauseReads extends Effect.Service<PauseReads>()("@scaledger/db/Paus
                     ON CONFLICT (chain_id, token_key, block) DO UPDATE SET paused = excluded.paused, read_at = now()`,
                 [read]
               ))),
-        (stored) => stored.flat()
+        (stored) =>
+          stored.flat()
       )
 
     /** Drops the reads of blocks a re-org replaced. */

@@ -180,7 +180,8 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
         kind: "degraded-read",
         severity: SEVERITY_OF["degraded-read"],
         title: `Chain reads failing (${reader.reader}: ${reader.cause.replace("_", " ")})`,
-        detail: `Since ${reader.since.toISOString()} the ${reader.reader}'s reads of chain ${reader.chainId} fail past ` +
+        detail:
+          `Since ${reader.since.toISOString()} the ${reader.reader}'s reads of chain ${reader.chainId} fail past ` +
           `the retry budget (${reader.cause}${reader.error === null ? "" : `: ${reader.error}`}). The record ` +
           "is served as stored and catches up once reads work again.",
         symbol: "",

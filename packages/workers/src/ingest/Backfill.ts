@@ -171,7 +171,9 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     // Whether the tokens it touched are paused now, whatever their (possibly unscanned) events said.
     yield* Effect.flatMap(chain.blockTimestamp(target), (time) =>
       pauseChecks.check(tokens, target, new Date(time * 1000))).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`backfill ${job.address}: pause reads skipped: ${error.message}`))
+        Effect.catchAll((error) =>
+          Effect.logWarning(`backfill ${job.address}: pause reads skipped: ${error.message}`)
+        )
       )
   })
 

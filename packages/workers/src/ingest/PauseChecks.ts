@@ -40,7 +40,9 @@ export class PauseChecks extends Effect.Service<PauseChecks>()("@scaledger/worke
                   unreachable = true
                 } else if (!warned.has(token)) {
                   warned.add(token)
-                  yield* Effect.logWarning(`pauses: paused() of ${token} at block ${block} unreadable: ${error.message}`)
+                  yield* Effect.logWarning(
+                    `pauses: paused() of ${token} at block ${block} unreadable: ${error.message}`
+                  )
                 }
                 return Option.none<PauseRead>()
               })

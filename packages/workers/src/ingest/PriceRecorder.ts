@@ -326,7 +326,9 @@ export const makePriceRecorder = Effect.gen(function*() {
               )
               : Effect.as(
                 Effect.flatMap(health.failed("prices", error), (reported) => {
-                  if (reported) unreachable = true
+                  if (reported) {
+                    unreachable = true
+                  }
                   return reported ? Effect.void : Effect.logWarning(
                     `prices: ${target.symbol} (feed ${target.feed}) failed, next try in the next pass: ${error.message}`
                   )
@@ -335,8 +337,12 @@ export const makePriceRecorder = Effect.gen(function*() {
               )
           )
         ), { concurrency: config.priceConcurrency })
-      if (!unreachable) yield* health.succeeded("prices")
-      return feeds.filter((_, i) => more[i])
+      if (!unreachable) {
+        yield* health.succeeded("prices")
+      }
+      return feeds.filter((_, i) =>
+        more[i]
+      )
     })
 
   /** Every feed up to date and every history walked to its bound. */

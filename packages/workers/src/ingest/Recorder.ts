@@ -40,7 +40,7 @@ const headerRow = (header: BlockHeader): BlockRow => ({
  * starts, on its first run, at the head ("from the next block"), and on every later start catches up from its
  * cursor, so a change that activated while the service was down is still read where the node keeps that state.
  * A re-org below the cursor (its block hash changed) rolls the record back to the common ancestor first.
- * `paused()` of every token is read at the first block it reaches after each start, and of a token at the block of
+ * `paused()` of every token is read at the first block it reaches after each start and after each outage, and of a token at the block of
  * each of its Paused/Unpaused logs (see `PauseChecks`). A step whose chain reads fail past the retry budget turns
  * the `recorder` reader degraded (`ReadHealth`: one log line, the `degraded-read` alert); its next success ends it.
  */
@@ -213,7 +213,9 @@ export const makeRecorder = Effect.gen(function*() {
       // A Paused/Unpaused log says what `tokenPaused()` became; `paused()` at its block says whether the token is.
       const pauseBlocks = new Map<string, PauseRow>()
       for (const pause of pauses) {
-        if (pause.kind === "Paused" || pause.kind === "Unpaused") pauseBlocks.set(`${pause.token}:${pause.block}`, pause)
+        if (pause.kind === "Paused" || pause.kind === "Unpaused") {
+          pauseBlocks.set(`${pause.token}:${pause.block}`, pause)
+        }
       }
       for (const pause of pauseBlocks.values()) yield* pauseChecks.check([pause.token], pause.block, pause.time)
     })
@@ -254,10 +256,13 @@ export const makeRecorder = Effect.gen(function*() {
         step(head).pipe(
           Effect.tap(() => health.succeeded("recorder")),
           Effect.tapError((error) =>
-            Effect.flatMap(health.failed("recorder", error), (reported) =>
-              reported
+            Effect.flatMap(health.failed("recorder", error), (reported) => {
+              // After an outage every token's `paused()` is read again.
+              if (reported) pausesReadSinceStart = false
+              return reported
                 ? Effect.void
-                : Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`))
+                : Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`)
+            })
           ),
           Effect.retry(retry)
         )
@@ -266,7 +271,12 @@ export const makeRecorder = Effect.gen(function*() {
       Effect.tapErrorCause((cause) =>
         Effect.flatMap(
           health.failed("recorder", Option.getOrUndefined(Cause.failureOption(cause))),
-          (reported) => reported ? Effect.void : Effect.logWarning("recorder: head subscription failed; resubscribing", cause)
+          (reported) => {
+            if (reported) pausesReadSinceStart = false
+            return reported
+              ? Effect.void
+              : Effect.logWarning("recorder: head subscription failed; resubscribing", cause)
+          }
         )
       ),
       Effect.retry(retry)

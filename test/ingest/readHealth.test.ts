@@ -1,0 +1,132 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { AccountsRepo, WalletsRepo } from "@scaledger/db"
+import { AlertSources } from "@scaledger/db/alerts/AlertSources"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { monitorPass } from "@scaledger/workers/alerts/AlertMonitor"
+import { makeRecorder } from "@scaledger/workers/ingest/Recorder"
+import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
+import { Duration, Effect, Layer, Logger } from "effect"
+import { ingestServices, seededChain, startFaultProxy } from "../support/ChainHarness.js"
+
+const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+
+/** Polls `check` every 100 ms until it holds, for at most `seconds`. */
+const waitFor = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, seconds = 20) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + seconds * 1000
+    while (!(yield* check)) {
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+      yield* Effect.sleep(Duration.millis(100))
+    }
+  })
+
+describe("degraded chain reads (fault proxy)", () => {
+  it.live(
+    "an unreachable RPC turns the recorder degraded with one log line, raises degraded-read once, and recovers",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const proxy = yield* Effect.acquireRelease(
+          Effect.promise(() => startFaultProxy({ target: chain.node.httpUrl })),
+          (p) => Effect.promise(() => p.close())
+        )
+        const lines: Array<{ level: string; message: string; cause: boolean }> = []
+        const capture = Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ cause, logLevel, message }) => {
+            lines.push({
+              level: logLevel.label,
+              message: Array.isArray(message) ? message.map(String).join(" ") : String(message),
+              cause: cause._tag !== "Empty"
+            })
+          })
+        )
+        const services = Layer.mergeAll(
+          ingestServices({
+            rpcUrl: proxy.url,
+            chainId: chain.node.chainId,
+            tokenListPath: chain.tokenListPath,
+            chain: { maxRetries: 3, retryBaseDelayMs: 5, retryMaxDelayMs: 20, timeoutMs: 1_000 }
+          }),
+          AlertSources.Default,
+          AlertsStore.Default,
+          FxRates.Default,
+          WebhookConfig.layer({})
+        ).pipe(Layer.provideMerge(TestDatabase.postgres))
+
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* AlertsStore
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("health")
+          yield* (yield* WalletsRepo).insert({
+            accountId: account.id,
+            address: ALICE,
+            label: "",
+            self: true,
+            watchingFromBlock: null,
+            watchingFromAt: null,
+            chainId: chain.node.chainId
+          })
+          const health = sql<{ status: string; cause: string | null }>`
+            SELECT status, cause FROM chain_read_health WHERE reader = 'recorder'`
+          const degradedAlerts = Effect.map(
+            store.list(account.id, { kind: "degraded-read" }, { beforeSeq: undefined, limit: 50 }),
+            (page) => page.alerts
+          )
+          const recorder = yield* makeRecorder
+          yield* Effect.forkScoped(recorder.run)
+          yield* waitFor(
+            "the recorder's first step",
+            Effect.map(sql`SELECT 1 FROM chain_cursors WHERE name = 'recorder'`, (rows) => rows.length > 0)
+          )
+
+          // The RPC goes away: every connection reset.
+          proxy.setFaults({ down: true })
+          yield* waitFor("the recorder degraded", Effect.map(health, (rows) => rows[0]?.status === "degraded"))
+          expect((yield* health)[0]).toEqual({ status: "degraded", cause: "unreachable" })
+          // Several retries later, still one line about it and no stack traces.
+          const failedBefore = proxy.faultCounts().reset ?? 0
+          yield* Effect.sleep(Duration.seconds(3))
+          expect((proxy.faultCounts().reset ?? 0) - failedBefore).toBeGreaterThan(3)
+          expect(lines.filter((l) => l.message.includes("chain reads degraded (recorder"))).toHaveLength(1)
+          expect(lines.filter((l) => l.level === "WARN" && l.message.startsWith("recorder:"))).toEqual([])
+          expect(lines.filter((l) => l.cause)).toEqual([])
+
+          // The alert: raised once, however many passes; the record is still read from the database meanwhile.
+          expect(yield* monitorPass).toBeGreaterThanOrEqual(1)
+          expect(yield* monitorPass).toBe(0)
+          // (The pause reads of the recorder's first step may have been cut off by the outage too.)
+          expect((yield* store.open(account.id)).map((a) => a.causeKey)).toContain(
+            `degraded-read:chain:${chain.node.chainId}:recorder:unreachable`
+          )
+          const alert = (yield* degradedAlerts).find((a) => a.causeKey.includes(":recorder:"))
+          expect(alert).toMatchObject({ kind: "degraded-read", severity: "warning", resolvedAt: null })
+          expect(alert!.detail).toContain("unreachable")
+          const stored = yield* sql<{ n: string }>`SELECT count(*) AS n FROM chain_blocks`
+          expect(Number(stored[0]!.n)).toBeGreaterThan(0)
+
+          // Back: the next step succeeds, one line says so, and the alert is resolved.
+          proxy.setFaults({})
+          yield* Effect.promise(() => chain.node.mine(1))
+          yield* waitFor("the recorder recovered", Effect.map(health, (rows) => rows[0]?.status === "ok"), 90)
+          expect(lines.filter((l) => l.message.includes("chain reads recovered (recorder)"))).toHaveLength(1)
+          // The step after the outage reads every token's paused() again, so the pause reads are back too.
+          yield* waitFor(
+            "every reader ok",
+            Effect.map(
+              sql<{ n: string }>`
+            SELECT count(*) AS n FROM chain_read_health WHERE status = 'degraded'`,
+              (rows) => Number(rows[0]!.n) === 0
+            )
+          )
+          yield* monitorPass
+          expect((yield* degradedAlerts).every((a) => a.resolvedAt !== null)).toBe(true)
+          expect(yield* store.open(account.id)).toEqual([])
+        }).pipe(Effect.provide(services), Effect.provide(capture))
+      }).pipe(Effect.scoped),
+    150_000
+  )
+})
