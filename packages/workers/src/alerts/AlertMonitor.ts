@@ -22,11 +22,31 @@ const symbolOf = (fact: { readonly symbol: string | null; readonly tokenKey: str
 
 const changeKey = (fact: ChangeFact) => `${fact.chainId}:${fact.tokenKey}:${fact.effectiveAt.getTime()}`
 
+/** The facts of the record that are the same for every account: read once per pass, not once per account. */
+export const sharedFacts = (needFx: boolean) =>
+  Effect.gen(function*() {
+    const sources = yield* AlertSources
+    return {
+      pausedTokens: yield* sources.pausedTokens,
+      latestRounds: yield* sources.latestRounds,
+      oraclePausedTokens: yield* sources.oraclePausedTokens,
+      degradedReads: yield* sources.degradedReads,
+      fx: needFx ? yield* (yield* FxRates).status() : undefined
+    }
+  })
+
+export type SharedFacts = Effect.Effect.Success<ReturnType<typeof sharedFacts>>
+
 /** Every cause the record shows for one account right now (DECISIONS.md "Alerts"). */
-export const causesOf = (account: { readonly id: string; readonly reportingCurrency: string }, now: number) =>
+export const causesOf = (
+  account: { readonly id: string; readonly reportingCurrency: string },
+  now: number,
+  given?: SharedFacts
+) =>
   Effect.gen(function*() {
     const sources = yield* AlertSources
     const config = yield* WebhookConfig
+    const shared = given ?? (yield* sharedFacts(account.reportingCurrency !== "USD"))
     const causes: Array<AlertCause> = []
     const held = yield* sources.held(account.id)
     const heldKeys = new Set(held.map((token) => `${token.chainId}:${token.tokenKey}`))
@@ -67,7 +87,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
     }
 
     // One pause, one cause: named by its first fact, a Paused event or (no event shows it) a `paused()` read.
-    for (const pause of yield* sources.pausedTokens) {
+    for (const pause of shared.pausedTokens) {
       if (!heldKeys.has(`${pause.chainId}:${pause.tokenKey}`)) continue
       const symbol = symbolOf(pause)
       const fromEvent = pause.txHash !== null
@@ -90,7 +110,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
     }
 
     // A held token's feed silent for ORACLE_STALE_MINUTES of regular US session time, or its oracle paused on chain.
-    for (const round of yield* sources.latestRounds) {
+    for (const round of shared.latestRounds) {
       if (!heldKeys.has(`${round.chainId}:${round.tokenKey}`)) continue
       if (!isFeedStale(round.updatedAt, new Date(now), config.oracleStaleMinutes)) continue
       const symbol = symbolOf(round)
@@ -106,7 +126,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
         oneShot: false
       })
     }
-    for (const pause of yield* sources.oraclePausedTokens) {
+    for (const pause of shared.oraclePausedTokens) {
       if (!heldKeys.has(`${pause.chainId}:${pause.tokenKey}`)) continue
       const symbol = symbolOf(pause)
       causes.push({
@@ -140,7 +160,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
     }
 
     if (account.reportingCurrency !== "USD") {
-      const status = yield* (yield* FxRates).status()
+      const status = shared.fx ?? (yield* (yield* FxRates).status())
       if (status.stale) {
         causes.push({
           key: `stale-reference:${status.newestDay ?? "none"}`,
@@ -174,7 +194,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
         oneShot: false
       })
     }
-    for (const reader of yield* sources.degradedReads) {
+    for (const reader of shared.degradedReads) {
       causes.push({
         key: `degraded-read:chain:${reader.chainId}:${reader.reader}:${reader.cause}`,
         kind: "degraded-read",
@@ -198,11 +218,13 @@ export const monitorPass = Effect.gen(function*() {
   const store = yield* AlertsStore
   const now = yield* Clock.currentTimeMillis
   let raised = 0
-  for (const account of yield* sources.accounts) {
+  const accounts = yield* sources.accounts
+  const shared = yield* sharedFacts(accounts.some((account) => account.reportingCurrency !== "USD"))
+  for (const account of accounts) {
     // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
     // others still get their pass.
     yield* Effect.gen(function*() {
-      const causes = yield* causesOf(account, now)
+      const causes = yield* causesOf(account, now, shared)
       const result = yield* store.sync(account.id, causes, new Date(now))
       raised += result.raised.length
     }).pipe(
