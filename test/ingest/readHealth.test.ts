@@ -9,7 +9,7 @@ import { monitorPass } from "@scaledger/workers/alerts/AlertMonitor"
 import { makeRecorder } from "@scaledger/workers/ingest/Recorder"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Duration, Effect, Layer, Logger } from "effect"
-import { ingestServices, seededChain, startFaultProxy } from "../support/ChainHarness.js"
+import { ingestServices, issuerCall, seededChain, startFaultProxy } from "../support/ChainHarness.js"
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 
@@ -25,7 +25,7 @@ const waitFor = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, second
 
 describe("degraded chain reads (fault proxy)", () => {
   it.live(
-    "an unreachable RPC turns the recorder degraded with one log line, raises degraded-read once, and recovers",
+    "an unreachable, then rate-limiting RPC, then a range no split fetches: one line and one alert per cause, resolved when reads work",
     () =>
       Effect.gen(function*() {
         const chain = yield* seededChain
@@ -108,6 +108,16 @@ describe("degraded chain reads (fault proxy)", () => {
           const stored = yield* sql<{ n: string }>`SELECT count(*) AS n FROM chain_blocks`
           expect(Number(stored[0]!.n)).toBeGreaterThan(0)
 
+          // Reachable again but rate limiting every request: another cause, so the first alert ends and one more is
+          // raised, with one more line.
+          proxy.setFaults({ rateLimitRate: 1, retryAfterSeconds: 1 })
+          yield* waitFor("the cause rate_limited", Effect.map(health, (rows) => rows[0]?.cause === "rate_limited"), 90)
+          expect(lines.filter((l) => l.message.includes("chain reads degraded (recorder"))).toHaveLength(2)
+          yield* monitorPass
+          const open = (yield* store.open(account.id)).map((a) => a.causeKey)
+          expect(open).toContain(`degraded-read:chain:${chain.node.chainId}:recorder:rate_limited`)
+          expect(open).not.toContain(`degraded-read:chain:${chain.node.chainId}:recorder:unreachable`)
+
           // Back: the next step succeeds, one line says so, and the alert is resolved.
           proxy.setFaults({})
           yield* Effect.promise(() => chain.node.mine(1))
@@ -125,6 +135,22 @@ describe("degraded chain reads (fault proxy)", () => {
           yield* monitorPass
           expect((yield* degradedAlerts).every((a) => a.resolvedAt !== null)).toBe(true)
           expect(yield* store.open(account.id)).toEqual([])
+          expect(lines.filter((l) => l.cause)).toEqual([])
+
+          // A log no range split can fetch (a provider capping results below what one block holds): `range`.
+          const aapl = chain.manifest.tokens.find((t) => t.symbol === "AAPL")!.address
+          proxy.setFaults({ getLogsMaxResults: 0 })
+          yield* Effect.promise(() => issuerCall(chain.node, aapl, "pause", []))
+          yield* waitFor("the cause range", Effect.map(health, (rows) => rows[0]?.cause === "range"), 90)
+          proxy.setFaults({})
+          yield* Effect.promise(() => chain.node.mine(1))
+          yield* waitFor("the recorder recovered", Effect.map(health, (rows) => rows[0]?.status === "ok"), 90)
+          // The pause the capped logs hid is on record once they could be read.
+          const pauses =
+            yield* sql`SELECT 1 FROM token_pause_events WHERE kind = 'Paused' AND token_key = ${aapl.toLowerCase()} AND block > ${
+              chain.manifest.pauses.reduce((max, p) => Math.max(max, p.block), 0)
+            }`
+          expect(pauses).toHaveLength(1)
         }).pipe(Effect.provide(services), Effect.provide(capture))
       }).pipe(Effect.scoped),
     150_000
