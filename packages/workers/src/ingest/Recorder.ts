@@ -40,8 +40,8 @@ const headerRow = (header: BlockHeader): BlockRow => ({
  * starts, on its first run, at the head ("from the next block"), and on every later start catches up from its
  * cursor, so a change that activated while the service was down is still read where the node keeps that state.
  * A re-org below the cursor (its block hash changed) rolls the record back to the common ancestor first.
- * `paused()` of every token is read at the first block it reaches after each start and after each outage, and of a token at the block of
- * each of its Paused/Unpaused logs (see `PauseChecks`). A step whose chain reads fail past the retry budget turns
+ * `paused()` of every token is read at the first block it reaches after each start and after each outage (until
+ * such a read goes through), and of a token at the block of each of its Paused/Unpaused logs (see `PauseChecks`). A step whose chain reads fail past the retry budget turns
  * the `recorder` reader degraded (`ReadHealth`: one log line, the `degraded-read` alert); its next success ends it.
  */
 export const makeRecorder = Effect.gen(function*() {
@@ -55,8 +55,14 @@ export const makeRecorder = Effect.gen(function*() {
   const pauseReads = yield* PauseReads
   const health = yield* ReadHealth
   const chainId = chain.chainId
-  /** Whether this process has read every token's `paused()` yet. */
+  /** Whether this process has read every token's `paused()` yet (since its start or the last outage). */
   let pausesReadSinceStart = false
+  const readAllPauses = (tokens: ReadonlyArray<string>, block: number, time: Date) =>
+    Effect.gen(function*() {
+      yield* pauseChecks.check(tokens, block, time)
+      const state = yield* health.state("pauses")
+      pausesReadSinceStart = Option.isNone(state) || state.value.status === "ok"
+    })
 
   /** On the very first run: the cursor at the head, and changes already scheduled but not yet in force. */
   const begin = (head: BlockHeader) =>
@@ -106,8 +112,7 @@ export const makeRecorder = Effect.gen(function*() {
         yield* store.setCursor(chainId, RECORDER, headerRow(head))
       }))
       yield* Effect.logInfo(`recorder: watching chain ${chainId} from block ${head.number + 1}`)
-      yield* pauseChecks.check(tokens, head.number, fromTime)
-      pausesReadSinceStart = true
+      yield* readAllPauses(tokens, head.number, fromTime)
     })
 
   /** The block the stored cursor and the chain still agree on; the cursor's own block when nothing changed. */
@@ -234,8 +239,7 @@ export const makeRecorder = Effect.gen(function*() {
         from = to + 1
       }
       if (!pausesReadSinceStart) {
-        yield* pauseChecks.check(yield* catalog.stockTokens, head.number, new Date(head.timestamp * 1000))
-        pausesReadSinceStart = true
+        yield* readAllPauses(yield* catalog.stockTokens, head.number, new Date(head.timestamp * 1000))
       }
     })
 
