@@ -1,10 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { PriceRounds } from "@scaledger/db"
+import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ChainClient, type ChainClientService, type RoundData } from "@scaledger/domain/chain/ChainClient"
 import { ContractReverted } from "@scaledger/domain/chain/ChainErrors"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
+import { ReadHealth } from "@scaledger/workers/chain/ReadHealth"
 import { TokenRegistry, type TokenRegistryService } from "@scaledger/workers/chain/TokenRegistry"
 import { IngestConfig, type IngestConfigShape } from "@scaledger/workers/ingest/IngestConfig"
 import { makePriceRecorder, PriceRecorderLive, proxyRoundId } from "@scaledger/workers/ingest/PriceRecorder"
@@ -632,7 +634,11 @@ describe("price feed phases and decimals", () => {
         })
       }).pipe(
         Effect.provide(
-          PriceRounds.Default.pipe(Layer.provideMerge(fake.layer), Layer.provideMerge(TestDatabase.postgres))
+          Layer.mergeAll(PriceRounds.Default, ReadHealth.Default).pipe(
+            Layer.provideMerge(ReadHealthStore.Default),
+            Layer.provideMerge(fake.layer),
+            Layer.provideMerge(TestDatabase.postgres)
+          )
         )
       )
     },

@@ -1,11 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { AccountsRepo, Backfills, ChainStore, PriceRounds, WalletsRepo } from "@scaledger/db"
+import { PauseReads } from "@scaledger/db/chain/PauseReads"
+import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { ChainConfig, type ChainConfigShape } from "@scaledger/workers/chain/ChainConfig"
+import { ReadHealth } from "@scaledger/workers/chain/ReadHealth"
 import { tokenRegistryLayer } from "@scaledger/workers/chain/TokenRegistry"
 import { ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
 import { runBackfill } from "@scaledger/workers/ingest/Backfill"
 import { IngestConfig, type IngestConfigShape } from "@scaledger/workers/ingest/IngestConfig"
+import { PauseChecks } from "@scaledger/workers/ingest/PauseChecks"
 import { makeRecorder } from "@scaledger/workers/ingest/Recorder"
 import { TokenCatalog } from "@scaledger/workers/ingest/TokenCatalog"
 import { Effect, Layer, Option } from "effect"
@@ -54,13 +58,17 @@ export interface IngestOptions {
 
 /** The ingestion services against a node (directly, or through a fault proxy), over the given database. */
 export const ingestServices = (options: IngestOptions) =>
-  Layer.mergeAll(
-    TokenCatalog.Default,
-    ChainStore.Default,
-    Backfills.Default,
-    WalletsRepo.Default,
-    AccountsRepo.Default,
-    PriceRounds.Default
+  PauseChecks.Default.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      TokenCatalog.Default,
+      ChainStore.Default,
+      Backfills.Default,
+      WalletsRepo.Default,
+      AccountsRepo.Default,
+      PriceRounds.Default,
+      ReadHealth.Default
+    )),
+    Layer.provideMerge(Layer.mergeAll(PauseReads.Default, ReadHealthStore.Default))
   ).pipe(
     Layer.provideMerge(tokenRegistryLayer({ tokenList: options.tokenListPath })),
     Layer.provideMerge(ViemChainClientLayer),

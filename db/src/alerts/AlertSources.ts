@@ -33,6 +33,27 @@ export interface PauseFact {
   readonly at: Date
 }
 
+/** A token paused now, with the first fact of the current pause: a Paused event, or a `paused()` read. */
+export interface TokenPauseFact {
+  readonly chainId: number
+  readonly tokenKey: string
+  readonly symbol: string | null
+  readonly block: number
+  /** The event's transaction; null when the pause was first seen by a `paused()` read. */
+  readonly txHash: string | null
+  readonly logIndex: number | null
+  readonly at: Date
+}
+
+/** A chain reader whose reads fail past the retry budget now. */
+export interface DegradedReader {
+  readonly chainId: number
+  readonly reader: string
+  readonly cause: string
+  readonly error: string | null
+  readonly since: Date
+}
+
 export interface LatestRound {
   readonly chainId: number
   readonly tokenKey: string
@@ -185,8 +206,66 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
           }))
       )
 
-    /** Tokens whose latest Paused/Unpaused event is a pause (whether held is decided by the caller). */
-    const pausedTokens = latestPauses("Paused", "Unpaused")
+    /**
+     * Tokens paused now (whether held is decided by the caller), by Paused/Unpaused events and `paused()` reads
+     * together: per block the last fact (a read after the events), the newest block decides, and the pause is named
+     * by the first paused block since the last unpaused one, so a read confirming an event's pause, or an event
+     * inside a pause already read, does not start a new one.
+     */
+    const pausedTokens = Effect.map(
+      sql<{
+        chain_id: number
+        token_key: string
+        symbol: string | null
+        block: string
+        tx_hash: string | null
+        log_index: number | null
+        block_time: Date
+      }>`
+        WITH facts AS (
+          SELECT chain_id, token_key, block, block_time, kind = 'Paused' AS paused, 0 AS src, log_index, tx_hash
+          FROM token_pause_events WHERE kind IN ('Paused', 'Unpaused')
+          UNION ALL
+          SELECT chain_id, token_key, block, block_time, paused, 1 AS src, NULL, NULL FROM token_pause_reads
+        ), per_block AS (
+          SELECT DISTINCT ON (chain_id, token_key, block) *
+          FROM facts ORDER BY chain_id, token_key, block, src DESC, log_index DESC NULLS FIRST
+        ), last_unpaused AS (
+          SELECT chain_id, token_key, max(block) AS block FROM per_block WHERE NOT paused GROUP BY chain_id, token_key
+        )
+        SELECT DISTINCT ON (p.chain_id, p.token_key) p.chain_id, p.token_key, k.symbol, p.block, p.tx_hash,
+               p.log_index, p.block_time
+        FROM per_block p
+        LEFT JOIN last_unpaused u ON u.chain_id = p.chain_id AND u.token_key = p.token_key
+        LEFT JOIN chain_tokens k ON k.chain_id = p.chain_id AND k.address_key = p.token_key
+        WHERE p.paused AND (u.block IS NULL OR p.block > u.block)
+        ORDER BY p.chain_id, p.token_key, p.block`,
+      (rows) =>
+        rows.map((row): TokenPauseFact => ({
+          chainId: Number(row.chain_id),
+          tokenKey: row.token_key,
+          symbol: row.symbol,
+          block: Number(row.block),
+          txHash: row.tx_hash,
+          logIndex: row.log_index === null ? null : Number(row.log_index),
+          at: row.block_time
+        }))
+    )
+
+    /** Chain readers whose reads fail past the retry budget (`chain_read_health`). */
+    const degradedReads = Effect.map(
+      sql<{ chain_id: number; reader: string; cause: string; error: string | null; since: Date }>`
+        SELECT chain_id, reader, cause, error, since FROM chain_read_health
+        WHERE status = 'degraded' ORDER BY chain_id, reader`,
+      (rows) =>
+        rows.map((row): DegradedReader => ({
+          chainId: Number(row.chain_id),
+          reader: row.reader,
+          cause: row.cause,
+          error: row.error,
+          since: row.since
+        }))
+    )
 
     /** The newest recorded price-feed round of every token that has a feed. */
     const latestRounds = Effect.map(
@@ -248,7 +327,33 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
           }))
       )
 
+    /**
+     * One cheap reading of everything the record-driven causes depend on (wallets and their backfills, ledger
+     * builds, multiplier changes, pause events and reads, chain read health, ECB days, settings, open alerts): equal
+     * readings mean no such cause can have changed. Time-driven causes (a silent feed, stale rates, an income
+     * alert's window) are left to the monitor's safety pass.
+     */
+    const watermark = Effect.map(
+      sql<{ mark: string }>`
+        SELECT concat_ws('|',
+          (SELECT count(*) || ':' || coalesce(max(id), 0) || ':'
+                  || count(*) FILTER (WHERE backfill_status IN ('partial', 'failed')) FROM wallets),
+          (SELECT coalesce(max(updated_at)::text, '') FROM wallet_backfills),
+          (SELECT count(*) || ':' || coalesce(sum(requested_version), 0) || ':' || coalesce(sum(built_version), 0)
+           FROM ledger_builds),
+          (SELECT count(*) || ':' || count(*) FILTER (WHERE status = 'active') FROM multiplier_changes),
+          (SELECT count(*) || ':' || coalesce(max(block), 0) FROM token_pause_events),
+          (SELECT count(*) || ':' || coalesce(max(id), 0) FROM token_pause_reads),
+          (SELECT coalesce(max(updated_at)::text, '') FROM chain_read_health),
+          (SELECT coalesce(max(day)::text, '') FROM fx_rates),
+          (SELECT coalesce(max(updated_at)::text, '') FROM account_settings),
+          (SELECT count(*) FROM alerts WHERE resolved_at IS NULL)
+        ) AS mark`,
+      (rows) => rows[0]?.mark ?? ""
+    )
+
     return {
+      watermark,
       accounts,
       held,
       pendingChanges,
@@ -257,7 +362,8 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
       latestRounds,
       oraclePausedTokens,
       reviewBacklog,
-      degradedBackfills
+      degradedBackfills,
+      degradedReads
     } as const
   })
 }) {}

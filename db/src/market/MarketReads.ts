@@ -11,7 +11,7 @@ export interface StoredRound {
   readonly updatedAt: Date
 }
 
-/** The latest pause event of each kind for a token (the recorder stores them in `token_pause_events`). */
+/** A token's pause state: the latest pause fact (event, or for the trading pause also a `paused()` read). */
 export interface PauseState {
   readonly paused: boolean
   readonly since: Date | null
@@ -23,7 +23,8 @@ export interface PauseState {
 export interface CurrentPause {
   readonly since: Date
   readonly block: number
-  readonly txHash: string
+  /** Null when a `paused()` read, not an event, first showed the pause. */
+  readonly txHash: string | null
   readonly provisional: boolean
 }
 
@@ -82,18 +83,43 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
       )
 
     /**
-     * The token's trading pause (`Paused`/`Unpaused`) and oracle pause (`OraclePaused`/`OracleUnpaused`) in force at
+     * The token's trading pause at `at`: the newest of its Paused/Unpaused events and its `paused()` reads (a read
+     * after the events of its block), so a pause only a read shows (from before watching, or issuer-wide) counts.
+     */
+    const tokenPause = (chainId: number, token: string, at: Date) =>
+      Effect.map(
+        sql<{ paused: boolean; block: string | number; block_time: Date; provisional: boolean }>`
+          SELECT paused, block, block_time, provisional FROM (
+            SELECT kind = 'Paused' AS paused, block, block_time, provisional, 0 AS src, log_index
+            FROM token_pause_events
+            WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND kind IN ('Paused', 'Unpaused')
+              AND block_time <= ${at}
+            UNION ALL
+            SELECT paused, block, block_time, false, 1, 0 FROM token_pause_reads
+            WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND block_time <= ${at}
+          ) f
+          ORDER BY block DESC, src DESC, log_index DESC LIMIT 1`,
+        (rows): PauseState => {
+          const row = rows[0]
+          if (row === undefined) return { paused: false, since: null, block: null, provisional: false }
+          return { paused: row.paused, since: row.block_time, block: Number(row.block), provisional: row.provisional }
+        }
+      )
+
+    /**
+     * The token's trading pause (`Paused`/`Unpaused` and `paused()` reads) and oracle pause (`OraclePaused`/`OracleUnpaused`) in force at
      * `at`: the latest event of each pair in a block at or before it.
      */
     const pauses = (chainId: number, token: string, at: Date) =>
       Effect.all({
-        token: pauseOf(chainId, token, at, ["Paused", "Unpaused"]),
+        token: tokenPause(chainId, token, at),
         oracle: pauseOf(chainId, token, at, ["OraclePaused", "OracleUnpaused"])
       })
 
     /**
-     * The trading pauses in force now among the given tokens: each token whose latest `Paused`/`Unpaused` event is
-     * `Paused`, keyed by lowercase address.
+     * The trading pauses in force now among the given tokens, keyed by lowercase address: from the `Paused`/`Unpaused`
+     * events and the `paused()` reads (a read after the events of its block). A pause starts at its first paused fact
+     * since the last unpaused one, however many events and reads confirm it (as the `token-paused` alert counts it).
      */
     const currentPauses = (tokens: ReadonlyArray<string>) =>
       tokens.length === 0
@@ -101,28 +127,41 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
         : Effect.map(
           sql<
             {
+              chain_id: number
               token_key: string
-              kind: string
+              paused: boolean
               block: string | number
               block_time: Date
-              tx_hash: string
+              tx_hash: string | null
               provisional: boolean
             }
           >`
-            SELECT DISTINCT ON (chain_id, token_key) token_key, kind, block, block_time, tx_hash, provisional
-            FROM token_pause_events
-            WHERE token_key IN ${sql.in([...new Set(tokens.map(key))])}
-              AND kind IN ('Paused', 'Unpaused')
-            ORDER BY chain_id, token_key, block DESC, log_index DESC`,
-          (rows) =>
-            new Map(
-              rows.filter((row) => row.kind === "Paused").map((row) => [row.token_key, {
-                since: row.block_time,
-                block: Number(row.block),
-                txHash: row.tx_hash,
-                provisional: row.provisional
-              }])
-            )
+            SELECT chain_id, token_key, paused, block, block_time, tx_hash, provisional FROM (
+              SELECT chain_id, token_key, kind = 'Paused' AS paused, block, block_time, tx_hash, provisional,
+                0 AS src, log_index
+              FROM token_pause_events
+              WHERE token_key IN ${sql.in([...new Set(tokens.map(key))])} AND kind IN ('Paused', 'Unpaused')
+              UNION ALL
+              SELECT chain_id, token_key, paused, block, block_time, NULL, false, 1, 0
+              FROM token_pause_reads
+              WHERE token_key IN ${sql.in([...new Set(tokens.map(key))])}
+            ) f
+            ORDER BY chain_id, token_key, block, src, log_index`,
+          (rows) => {
+            const open = new Map<string, CurrentPause>()
+            for (const row of rows) {
+              if (!row.paused) open.delete(row.token_key)
+              else if (!open.has(row.token_key)) {
+                open.set(row.token_key, {
+                  since: row.block_time,
+                  block: Number(row.block),
+                  txHash: row.tx_hash,
+                  provisional: row.provisional
+                })
+              }
+            }
+            return open
+          }
         )
 
     return { hasFeed, roundAt, pauses, currentPauses } as const

@@ -28,11 +28,16 @@ export const PriceView = Schema.Struct({
   answer: DecimalString.annotations({ description: "USD per token (the multiplier already included)." })
 }).annotations({ identifier: "PriceRound" })
 
-/** The token's trading pause in force (its latest `Paused` event not followed by `Unpaused`). */
+/**
+ * The token's trading pause in force: a `Paused` event or a `paused()` read of true not followed by an `Unpaused`
+ * event or a read of false.
+ */
 export const TokenPauseView = Schema.Struct({
-  since: IsoDateTime.annotations({ description: "When the block with the `Paused` event was made." }),
+  since: IsoDateTime.annotations({ description: "When the block of the pause's first event or read was made." }),
   block: Schema.Int,
-  txHash: Schema.String,
+  txHash: Schema.NullOr(Schema.String).annotations({
+    description: "The `Paused` event's transaction; null when a `paused()` read (e.g. an issuer-wide pause) showed it."
+  }),
   provisional: Schema.Boolean.annotations({ description: "True until the block is final." })
 }).annotations({ identifier: "TokenPause" })
 

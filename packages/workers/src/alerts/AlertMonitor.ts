@@ -22,11 +22,31 @@ const symbolOf = (fact: { readonly symbol: string | null; readonly tokenKey: str
 
 const changeKey = (fact: ChangeFact) => `${fact.chainId}:${fact.tokenKey}:${fact.effectiveAt.getTime()}`
 
+/** The facts of the record that are the same for every account: read once per pass, not once per account. */
+export const sharedFacts = (needFx: boolean) =>
+  Effect.gen(function*() {
+    const sources = yield* AlertSources
+    return {
+      pausedTokens: yield* sources.pausedTokens,
+      latestRounds: yield* sources.latestRounds,
+      oraclePausedTokens: yield* sources.oraclePausedTokens,
+      degradedReads: yield* sources.degradedReads,
+      fx: needFx ? yield* (yield* FxRates).status() : undefined
+    }
+  })
+
+export type SharedFacts = Effect.Effect.Success<ReturnType<typeof sharedFacts>>
+
 /** Every cause the record shows for one account right now (DECISIONS.md "Alerts"). */
-export const causesOf = (account: { readonly id: string; readonly reportingCurrency: string }, now: number) =>
+export const causesOf = (
+  account: { readonly id: string; readonly reportingCurrency: string },
+  now: number,
+  given?: SharedFacts
+) =>
   Effect.gen(function*() {
     const sources = yield* AlertSources
     const config = yield* WebhookConfig
+    const shared = given ?? (yield* sharedFacts(account.reportingCurrency !== "USD"))
     const causes: Array<AlertCause> = []
     const held = yield* sources.held(account.id)
     const heldKeys = new Set(held.map((token) => `${token.chainId}:${token.tokenKey}`))
@@ -66,16 +86,23 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
       })
     }
 
-    for (const pause of yield* sources.pausedTokens) {
+    // One pause, one cause: named by its first fact, a Paused event or (no event shows it) a `paused()` read.
+    for (const pause of shared.pausedTokens) {
       if (!heldKeys.has(`${pause.chainId}:${pause.tokenKey}`)) continue
       const symbol = symbolOf(pause)
+      const fromEvent = pause.txHash !== null
       causes.push({
-        key: `token-paused:${pause.chainId}:${pause.tokenKey}:${pause.txHash}:${pause.logIndex}`,
+        key: fromEvent
+          ? `token-paused:${pause.chainId}:${pause.tokenKey}:${pause.txHash}:${pause.logIndex}`
+          : `token-paused:${pause.chainId}:${pause.tokenKey}:read:${pause.block}`,
         kind: "token-paused",
         severity: SEVERITY_OF["token-paused"],
         title: `${symbol}: token paused`,
-        detail: `The issuer paused ${symbol} at ${pause.at.toISOString()} (transaction ${pause.txHash}); ` +
-          `transfers fail until it is unpaused.`,
+        detail: (fromEvent
+          ? `The issuer paused ${symbol} at ${pause.at.toISOString()} (transaction ${pause.txHash}); `
+          : `${symbol}'s paused() read true at block ${pause.block} (${pause.at.toISOString()}) with no Paused ` +
+            "event to explain it (a pause from before watching began, or the issuer-wide pause); ") +
+          "transfers fail until it is unpaused.",
         symbol,
         at: pause.at,
         oneShot: false
@@ -83,7 +110,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
     }
 
     // A held token's feed silent for ORACLE_STALE_MINUTES of regular US session time, or its oracle paused on chain.
-    for (const round of yield* sources.latestRounds) {
+    for (const round of shared.latestRounds) {
       if (!heldKeys.has(`${round.chainId}:${round.tokenKey}`)) continue
       if (!isFeedStale(round.updatedAt, new Date(now), config.oracleStaleMinutes)) continue
       const symbol = symbolOf(round)
@@ -99,7 +126,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
         oneShot: false
       })
     }
-    for (const pause of yield* sources.oraclePausedTokens) {
+    for (const pause of shared.oraclePausedTokens) {
       if (!heldKeys.has(`${pause.chainId}:${pause.tokenKey}`)) continue
       const symbol = symbolOf(pause)
       causes.push({
@@ -133,7 +160,7 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
     }
 
     if (account.reportingCurrency !== "USD") {
-      const status = yield* (yield* FxRates).status()
+      const status = shared.fx ?? (yield* (yield* FxRates).status())
       if (status.stale) {
         causes.push({
           key: `stale-reference:${status.newestDay ?? "none"}`,
@@ -167,6 +194,21 @@ export const causesOf = (account: { readonly id: string; readonly reportingCurre
         oneShot: false
       })
     }
+    for (const reader of shared.degradedReads) {
+      causes.push({
+        key: `degraded-read:chain:${reader.chainId}:${reader.reader}:${reader.cause}`,
+        kind: "degraded-read",
+        severity: SEVERITY_OF["degraded-read"],
+        title: `Chain reads failing (${reader.reader}: ${reader.cause.replace("_", " ")})`,
+        detail:
+          `Since ${reader.since.toISOString()} the ${reader.reader}'s reads of chain ${reader.chainId} fail past ` +
+          `the retry budget (${reader.cause}${reader.error === null ? "" : `: ${reader.error}`}). The record ` +
+          "is served as stored and catches up once reads work again.",
+        symbol: "",
+        at: reader.since,
+        oneShot: false
+      })
+    }
     return causes
   })
 
@@ -176,11 +218,13 @@ export const monitorPass = Effect.gen(function*() {
   const store = yield* AlertsStore
   const now = yield* Clock.currentTimeMillis
   let raised = 0
-  for (const account of yield* sources.accounts) {
+  const accounts = yield* sources.accounts
+  const shared = yield* sharedFacts(accounts.some((account) => account.reportingCurrency !== "USD"))
+  for (const account of accounts) {
     // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
     // others still get their pass.
     yield* Effect.gen(function*() {
-      const causes = yield* causesOf(account, now)
+      const causes = yield* causesOf(account, now, shared)
       const result = yield* store.sync(account.id, causes, new Date(now))
       raised += result.raised.length
     }).pipe(
@@ -191,14 +235,42 @@ export const monitorPass = Effect.gen(function*() {
 })
 
 /**
- * The alert monitor: every `ALERT_POLL_MS` (2 s) it derives each account's causes from what the record holds
- * (multiplier announcements and activations, pause events, the review backlog, the ECB status, backfill outcomes)
- * and syncs the alert store, which writes each new alert with its deliveries in one transaction.
+ * Whether a full pass is due: the record's watermark moved since the last pass, or `monitorSafetyPollMs` went by.
+ * Answers the watermark to remember once the pass is done.
+ */
+export const passDue = (last: { readonly mark: string | undefined; readonly at: number }) =>
+  Effect.gen(function*() {
+    const config = yield* WebhookConfig
+    const now = yield* Clock.currentTimeMillis
+    const mark = yield* (yield* AlertSources).watermark.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("alerts: watermark unreadable; full pass", cause), undefined)
+      )
+    )
+    const due = mark === undefined || mark !== last.mark || now - last.at >= config.monitorSafetyPollMs
+    return { due, mark, now }
+  })
+
+/**
+ * The alert monitor: every `ALERT_POLL_MS` (2 s) it reads the record's watermark, one cheap query; when it moved
+ * (or every `ALERT_SAFETY_POLL_MS`, for causes time alone brings) it derives each account's causes from what the
+ * record holds (multiplier announcements and activations, pauses, the review backlog, the ECB status, backfill
+ * outcomes, chain read health) and syncs the alert store, which writes each new alert with its deliveries in one
+ * transaction. A quiet record costs one query per tick, whatever the number of accounts.
  */
 export const runAlertMonitor = Effect.gen(function*() {
   const config = yield* WebhookConfig
+  let last: { mark: string | undefined; at: number } = { mark: undefined, at: 0 }
   for (;;) {
-    yield* monitorPass.pipe(Effect.catchAllCause((cause) => Effect.logError("alerts: monitor pass failed", cause)))
+    const { due, mark, now } = yield* passDue(last)
+    if (due) {
+      const ok = yield* monitorPass.pipe(
+        Effect.as(true),
+        Effect.catchAllCause((cause) => Effect.as(Effect.logError("alerts: monitor pass failed", cause), false))
+      )
+      // A failed pass is tried again on the next tick.
+      last = ok && mark !== undefined ? { mark, at: now } : { mark: undefined, at: 0 }
+    }
     yield* Effect.sleep(Duration.millis(config.monitorPollMs))
   }
 })

@@ -14,6 +14,7 @@ import { Chunk, Data, Effect, Option, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
 import { IngestConfig } from "./IngestConfig.js"
+import { PauseChecks } from "./PauseChecks.js"
 import { scanTransfers } from "./TransferScan.js"
 
 /** The job's row is gone (the wallet was deleted) or another worker holds it: stop without writing. */
@@ -27,7 +28,7 @@ export class BackfillAbandoned extends Data.TaggedError("BackfillAbandoned")<{ r
  * 2. `multipliers`: for every token the wallet touched, the announcements over the same range and each change's
  *    activation, confirmed from chain storage where the node still serves it; where it does not, the span of dates
  *    is a coverage gap (`archive_unavailable`), and a read that keeps failing is one too (`rpc_error`).
- * The job ends `complete`, or `partial` when it found gaps.
+ * The job ends `complete`, or `partial` when it found gaps; then `paused()` of the tokens it touched is read.
  */
 export const runBackfill = (job: BackfillJob, owner: string) =>
   Effect.gen(function*() {
@@ -36,6 +37,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     const backfills = yield* Backfills
     const sql = yield* SqlClient.SqlClient
     const config = yield* IngestConfig
+    const pauseChecks = yield* PauseChecks
     const { finalityDepth } = yield* ChainConfig
     const chainId = job.chainId
     const leaseSeconds = config.backfillLeaseSeconds
@@ -166,6 +168,13 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       yield* backfills.finish(job.walletId)
     }))
     yield* Effect.logInfo(`backfill ${job.address}: done (${touched.length} tokens, ${gaps.length} coverage gaps)`)
+    // Whether the tokens it touched are paused now, whatever their (possibly unscanned) events said.
+    yield* Effect.flatMap(chain.blockTimestamp(target), (time) =>
+      pauseChecks.check(tokens, target, new Date(time * 1000))).pipe(
+        Effect.catchAll((error) =>
+          Effect.logWarning(`backfill ${job.address}: pause reads skipped: ${error.message}`)
+        )
+      )
   })
 
 /**

@@ -29,6 +29,8 @@ export interface IngestConfigShape {
   readonly priceConcurrency: number
   /** Rounds stored per transaction (the checkpoint of a walk). */
   readonly priceBatchRounds: number
+  /** How often every known token's `paused()` is read (besides the reads at start and at each pause event). */
+  readonly pauseCheckMinutes: number
 }
 
 export const ingestConfigDefaults: IngestConfigShape = {
@@ -45,7 +47,8 @@ export const ingestConfigDefaults: IngestConfigShape = {
   priceHistoryFrom: null,
   priceHistoryMarginSeconds: 86_400,
   priceConcurrency: 4,
-  priceBatchRounds: 200
+  priceBatchRounds: 200,
+  pauseCheckMinutes: 5
 }
 
 const positive = (name: string, fallback: number) =>
@@ -76,7 +79,8 @@ export const ingestConfig: Config.Config<IngestConfigShape> = Config.all({
     Config.validate({ message: "PRICE_HISTORY_MARGIN_SECONDS must be zero or more", validation: (n) => n >= 0 })
   ),
   priceConcurrency: positive("PRICE_CONCURRENCY", ingestConfigDefaults.priceConcurrency),
-  priceBatchRounds: positive("PRICE_BATCH_ROUNDS", ingestConfigDefaults.priceBatchRounds)
+  priceBatchRounds: positive("PRICE_BATCH_ROUNDS", ingestConfigDefaults.priceBatchRounds),
+  pauseCheckMinutes: positive("PAUSE_CHECK_MINUTES", ingestConfigDefaults.pauseCheckMinutes)
 })
 
 export class IngestConfig

@@ -1,7 +1,8 @@
 import { type FeedProgress, type PriceRoundRow, PriceRounds } from "@scaledger/db"
 import { ChainClient, type RoundData } from "@scaledger/domain/chain/ChainClient"
-import { Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
+import { ReadHealth } from "../chain/ReadHealth.js"
 import { TokenRegistry } from "../chain/TokenRegistry.js"
 import { IngestConfig } from "./IngestConfig.js"
 
@@ -54,6 +55,7 @@ export const makePriceRecorder = Effect.gen(function*() {
   const rounds = yield* PriceRounds
   const config = yield* IngestConfig
   const { finalityDepth } = yield* ChainConfig
+  const health = yield* ReadHealth
   const chainId = chain.chainId
 
   const targets: ReadonlyArray<PriceFeedTarget> = [
@@ -307,6 +309,7 @@ export const makePriceRecorder = Effect.gen(function*() {
   const tick = (feeds: ReadonlyArray<PriceFeedTarget>) =>
     Effect.gen(function*() {
       if (feeds.length === 0) return []
+      let unreachable = false
       const block = Math.max(0, (yield* chain.headNumber) - finalityDepth)
       const boundOf = yield* bounds
       const more = yield* Effect.forEach(feeds, (target) =>
@@ -322,13 +325,21 @@ export const makePriceRecorder = Effect.gen(function*() {
                 false
               )
               : Effect.as(
-                Effect.logWarning(
-                  `prices: ${target.symbol} (feed ${target.feed}) failed, next try in the next pass: ${error.message}`
-                ),
+                Effect.flatMap(health.failed("prices", error), (reported) => {
+                  if (reported) {
+                    unreachable = true
+                  }
+                  return reported ? Effect.void : Effect.logWarning(
+                    `prices: ${target.symbol} (feed ${target.feed}) failed, next try in the next pass: ${error.message}`
+                  )
+                }),
                 false
               )
           )
         ), { concurrency: config.priceConcurrency })
+      if (!unreachable) {
+        yield* health.succeeded("prices")
+      }
       return feeds.filter((_, i) =>
         more[i]
       )
@@ -341,7 +352,12 @@ export const makePriceRecorder = Effect.gen(function*() {
   })
 
   const run = catchUp.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("prices: pass failed", cause)),
+    Effect.catchAllCause((cause) =>
+      Effect.flatMap(
+        health.failed("prices", Option.getOrUndefined(Cause.failureOption(cause))),
+        (reported) => reported ? Effect.void : Effect.logWarning("prices: pass failed", cause)
+      )
+    ),
     Effect.repeat(Schedule.spaced(Duration.millis(config.pricePollMs)))
   )
 

@@ -7,6 +7,7 @@ import {
   type GapRow,
   type PauseRow
 } from "@scaledger/db"
+import { PauseReads } from "@scaledger/db/chain/PauseReads"
 import {
   type BlockHeader,
   ChainClient,
@@ -14,10 +15,12 @@ import {
   StockLifecycleTopics
 } from "@scaledger/domain/chain/ChainClient"
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
-import { Chunk, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Chunk, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
+import { ReadHealth } from "../chain/ReadHealth.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
 import { IngestConfig } from "./IngestConfig.js"
+import { PauseChecks } from "./PauseChecks.js"
 import { TokenCatalog } from "./TokenCatalog.js"
 import { scanTransfers } from "./TransferScan.js"
 
@@ -37,6 +40,9 @@ const headerRow = (header: BlockHeader): BlockRow => ({
  * starts, on its first run, at the head ("from the next block"), and on every later start catches up from its
  * cursor, so a change that activated while the service was down is still read where the node keeps that state.
  * A re-org below the cursor (its block hash changed) rolls the record back to the common ancestor first.
+ * `paused()` of every token is read at the first block it reaches after each start and after each outage (until
+ * such a read goes through), and of a token at the block of each of its Paused/Unpaused logs (see `PauseChecks`). A step whose chain reads fail past the retry budget turns
+ * the `recorder` reader degraded (`ReadHealth`: one log line, the `degraded-read` alert); its next success ends it.
  */
 export const makeRecorder = Effect.gen(function*() {
   const chain = yield* ChainClient
@@ -45,7 +51,18 @@ export const makeRecorder = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const { finalityDepth } = yield* ChainConfig
   const config = yield* IngestConfig
+  const pauseChecks = yield* PauseChecks
+  const pauseReads = yield* PauseReads
+  const health = yield* ReadHealth
   const chainId = chain.chainId
+  /** Whether this process has read every token's `paused()` yet (since its start or the last outage). */
+  let pausesReadSinceStart = false
+  const readAllPauses = (tokens: ReadonlyArray<string>, block: number, time: Date) =>
+    Effect.gen(function*() {
+      yield* pauseChecks.check(tokens, block, time)
+      const state = yield* health.state("pauses")
+      pausesReadSinceStart = Option.isNone(state) || state.value.status === "ok"
+    })
 
   /** On the very first run: the cursor at the head, and changes already scheduled but not yet in force. */
   const begin = (head: BlockHeader) =>
@@ -95,6 +112,7 @@ export const makeRecorder = Effect.gen(function*() {
         yield* store.setCursor(chainId, RECORDER, headerRow(head))
       }))
       yield* Effect.logInfo(`recorder: watching chain ${chainId} from block ${head.number + 1}`)
+      yield* readAllPauses(tokens, head.number, fromTime)
     })
 
   /** The block the stored cursor and the chain still agree on; the cursor's own block when nothing changed. */
@@ -118,6 +136,7 @@ export const makeRecorder = Effect.gen(function*() {
     const forkHeader = yield* chain.block(fork)
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* store.rollbackAbove(chainId, fork)
+      yield* pauseReads.rollbackAbove(chainId, fork)
       yield* store.undateWatchBlocksAbove(fork)
       yield* store.writeBatch(chainId, { blocks: [headerRow(forkHeader)] })
       yield* store.setCursor(chainId, RECORDER, headerRow(forkHeader))
@@ -195,6 +214,15 @@ export const makeRecorder = Effect.gen(function*() {
         })
         yield* store.setCursor(chainId, RECORDER, headerRow(to))
       }))
+
+      // A Paused/Unpaused log says what `tokenPaused()` became; `paused()` at its block says whether the token is.
+      const pauseBlocks = new Map<string, PauseRow>()
+      for (const pause of pauses) {
+        if (pause.kind === "Paused" || pause.kind === "Unpaused") {
+          pauseBlocks.set(`${pause.token}:${pause.block}`, pause)
+        }
+      }
+      for (const pause of pauseBlocks.values()) yield* pauseChecks.check([pause.token], pause.block, pause.time)
     })
 
   /** Brings the record up to `head`, in spans of at most `recorderMaxSpan` blocks. */
@@ -210,6 +238,9 @@ export const makeRecorder = Effect.gen(function*() {
         yield* record(from, header, cursor.value.startedBlock)
         from = to + 1
       }
+      if (!pausesReadSinceStart) {
+        yield* readAllPauses(yield* catalog.stockTokens, head.number, new Date(head.timestamp * 1000))
+      }
     })
 
   const retry = Schedule.exponential(Duration.millis(500), 2).pipe(
@@ -217,21 +248,41 @@ export const makeRecorder = Effect.gen(function*() {
     Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.minutes(1)))
   )
 
-  /** Steps on new heads (gathered for `recorderBatchMs`), forever; a failed step is retried with backoff. */
+  /**
+   * Steps on new heads (gathered for `recorderBatchMs`), forever; a failed step is retried with backoff. A chain
+   * read past the retry budget is reported to `ReadHealth` (logged once per outage), anything else logged per try.
+   */
   const run = Effect.gen(function*() {
     yield* chain.newHeads.pipe(
       Stream.groupedWithin(10_000, Duration.millis(config.recorderBatchMs)),
       Stream.filterMap(Chunk.last),
       Stream.mapEffect((head) =>
         step(head).pipe(
+          Effect.tap(() => health.succeeded("recorder")),
           Effect.tapError((error) =>
-            Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`)
+            Effect.flatMap(health.failed("recorder", error), (reported) => {
+              // After an outage every token's `paused()` is read again.
+              if (reported) pausesReadSinceStart = false
+              return reported
+                ? Effect.void
+                : Effect.logWarning(`recorder: step to block ${head.number} failed, retrying: ${error.message}`)
+            })
           ),
           Effect.retry(retry)
         )
       ),
       Stream.runDrain,
-      Effect.tapErrorCause((cause) => Effect.logWarning("recorder: head subscription failed; resubscribing", cause)),
+      Effect.tapErrorCause((cause) =>
+        Effect.flatMap(
+          health.failed("recorder", Option.getOrUndefined(Cause.failureOption(cause))),
+          (reported) => {
+            if (reported) pausesReadSinceStart = false
+            return reported
+              ? Effect.void
+              : Effect.logWarning("recorder: head subscription failed; resubscribing", cause)
+          }
+        )
+      ),
       Effect.retry(retry)
     )
   })

@@ -40,8 +40,13 @@ export interface WebhookConfigShape {
   readonly pollMs: number
   readonly concurrency: number
   readonly batchSize: number
-  /** How often the alert monitor derives the causes (alerts arrive within this plus the recorder's lag). */
+  /**
+   * How often the alert monitor reads the record's watermark (one cheap query); a changed watermark runs a full
+   * pass, so alerts arrive within this plus the recorder's lag.
+   */
   readonly monitorPollMs: number
+  /** `ALERT_SAFETY_POLL_MS`: a full pass at least this often, for time-driven causes (a silent feed, stale rates). */
+  readonly monitorSafetyPollMs: number
   /** How long an accrued-income alert stays open after its step. */
   readonly incomeOpenDays: number
   /** `ORACLE_STALE_MINUTES`: regular-session minutes without a new feed round before `oracle-paused`. */
@@ -60,6 +65,7 @@ export const WebhookConfigFromEnv = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(16)),
   batchSize: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(64)),
   monitorPollMs: Config.integer("ALERT_POLL_MS").pipe(Config.withDefault(2_000)),
+  monitorSafetyPollMs: Config.integer("ALERT_SAFETY_POLL_MS").pipe(Config.withDefault(30_000)),
   incomeOpenDays: Config.integer("ALERT_INCOME_OPEN_DAYS").pipe(Config.withDefault(7)),
   oracleStaleMinutes: Config.integer("ORACLE_STALE_MINUTES").pipe(Config.withDefault(60))
 })
@@ -81,6 +87,7 @@ export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig
     concurrency: 16,
     batchSize: 64,
     monitorPollMs: 2_000,
+    monitorSafetyPollMs: 30_000,
     incomeOpenDays: 7,
     oracleStaleMinutes: 60
   }

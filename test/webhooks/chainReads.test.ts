@@ -1,0 +1,174 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { AccountsRepo, WalletsRepo } from "@scaledger/db"
+import { AlertSources } from "@scaledger/db/alerts/AlertSources"
+import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import { PauseReads } from "@scaledger/db/chain/PauseReads"
+import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import {
+  AllEndpointsFailed,
+  ContractReverted,
+  RpcRangeTooLarge,
+  RpcRateLimited,
+  RpcTimeout,
+  StateUnavailable
+} from "@scaledger/domain/chain/ChainErrors"
+import { monitorPass, passDue } from "@scaledger/workers/alerts/AlertMonitor"
+import { readFailureCause } from "@scaledger/workers/chain/ReadHealth"
+import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
+import { Effect, Layer, Option, TestClock } from "effect"
+import { it as vit } from "vitest"
+
+const CHAIN = 31337
+const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+const AAPL = "0x00000000000000000000000000000000000aa91e"
+
+const Services = Layer.mergeAll(
+  AlertSources.Default,
+  AlertsStore.Default,
+  FxRates.Default,
+  AccountsRepo.Default,
+  WalletsRepo.Default,
+  PauseReads.Default,
+  ReadHealthStore.Default,
+  WebhookConfig.layer({ monitorSafetyPollMs: 30_000 })
+).pipe(Layer.provideMerge(TestDatabase.pglite))
+
+const allAlerts = (accountId: string, kind: "degraded-read" | "token-paused") =>
+  Effect.map(
+    Effect.flatMap(AlertsStore, (store) => store.list(accountId, { kind }, { beforeSeq: undefined, limit: 50 })),
+    (page) => page.alerts.map((a) => ({ cause: a.causeKey, open: a.resolvedAt === null })).reverse()
+  )
+
+describe("which failures are chain reads past the retry budget", () => {
+  vit("classifies by the transport's final error", () => {
+    const limited = new RpcRateLimited({ endpoint: "a", method: "eth_call", message: "429" })
+    const timeout = new RpcTimeout({ endpoint: "a", method: "eth_call", timeoutMs: 1, message: "slow" })
+    const all = (lastError: RpcRateLimited | RpcTimeout) =>
+      new AllEndpointsFailed({ endpoints: ["a"], method: "eth_call", attempts: 3, lastError, message: "x" })
+    expect(readFailureCause(all(limited))).toEqual(Option.some("rate_limited"))
+    expect(readFailureCause(all(timeout))).toEqual(Option.some("unreachable"))
+    expect(readFailureCause(new RpcRangeTooLarge({ fromBlock: 1, toBlock: 1, message: "cap" }))).toEqual(
+      Option.some("range")
+    )
+    // Not outages: pruned state (a coverage gap), a revert, a database error, nothing at all.
+    expect(readFailureCause(new StateUnavailable({ method: "eth_call", block: 1, endpoint: "a", message: "pruned" })))
+      .toEqual(Option.none())
+    expect(readFailureCause(new ContractReverted({ address: "0x1", functionName: "paused", message: "revert" })))
+      .toEqual(Option.none())
+    expect(readFailureCause({ _tag: "SqlError", message: "db" })).toEqual(Option.none())
+    expect(readFailureCause(undefined)).toEqual(Option.none())
+  })
+})
+
+describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("raises degraded-read once per cause from chain_read_health, resolves it when reads work", () =>
+      Effect.gen(function*() {
+        const health = yield* ReadHealthStore
+        const { account } = yield* (yield* AccountsRepo).findOrCreate("health")
+        yield* (yield* WalletsRepo).insert({
+          accountId: account.id,
+          address: WALLET,
+          label: "",
+          self: true,
+          watchingFromBlock: 1,
+          watchingFromAt: new Date("2026-11-01T00:00:00Z"),
+          chainId: CHAIN
+        })
+        const set = (status: "ok" | "degraded", cause: "unreachable" | "rate_limited" | null, since: string) =>
+          health.set({ chainId: CHAIN, reader: "recorder", status, cause, error: cause, since: new Date(since) })
+
+        yield* set("degraded", "unreachable", "2026-11-23T10:00:00Z")
+        expect(yield* monitorPass).toBe(1)
+        expect(yield* monitorPass).toBe(0)
+        // Still unreachable, noted again later: the same cause, nothing new.
+        yield* set("degraded", "unreachable", "2026-11-23T10:05:00Z")
+        expect(yield* monitorPass).toBe(0)
+        // Now rate limited: another cause.
+        yield* set("degraded", "rate_limited", "2026-11-23T10:10:00Z")
+        expect(yield* monitorPass).toBe(1)
+        yield* set("ok", null, "2026-11-23T10:20:00Z")
+        yield* monitorPass
+        expect(yield* allAlerts(account.id, "degraded-read")).toEqual([
+          { cause: `degraded-read:chain:${CHAIN}:recorder:unreachable`, open: false },
+          { cause: `degraded-read:chain:${CHAIN}:recorder:rate_limited`, open: false }
+        ])
+        // A new outage after the end is a new alert.
+        yield* set("degraded", "unreachable", "2026-11-23T11:00:00Z")
+        expect(yield* monitorPass).toBe(1)
+        yield* set("ok", null, "2026-11-23T11:01:00Z")
+        yield* monitorPass
+        expect((yield* allAlerts(account.id, "degraded-read")).filter((a) => a.open)).toEqual([])
+      }))
+
+    it.effect("stores a paused() read only where it changes the record; a read outranks the events of its block", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const reads = yield* PauseReads
+        const event = (tx: string, kind: string, block: number, logIndex = 0) =>
+          sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+              VALUES (${CHAIN}, ${tx}, ${logIndex}, ${block}, '2026-11-23T15:00:00Z', ${AAPL}, ${kind})`
+        const read = (block: number, paused: boolean) =>
+          reads.record(CHAIN, [{ token: AAPL, block, time: new Date("2026-11-23T15:00:00Z"), paused }])
+
+        expect(yield* reads.stateAt(CHAIN, AAPL, 100)).toBe(false)
+        expect(yield* read(5, false)).toEqual([])
+        yield* event("0x20", "Paused", 10)
+        yield* event("0x21", "Unpaused", 10, 1)
+        expect(yield* reads.stateAt(CHAIN, AAPL, 10)).toBe(false)
+        expect(yield* reads.stateAt(CHAIN, AAPL, 9)).toBe(false)
+        // Paused at block 10 after all (the issuer-wide switch): the read at 10 outranks its Unpaused event.
+        expect(yield* read(10, true)).toHaveLength(1)
+        expect(yield* reads.stateAt(CHAIN, AAPL, 10)).toBe(true)
+        expect(yield* reads.stateAt(CHAIN, AAPL, 50)).toBe(true)
+        // Read again, unchanged: nothing stored.
+        expect(yield* read(20, true)).toEqual([])
+        yield* event("0x22", "Unpaused", 30)
+        expect(yield* reads.stateAt(CHAIN, AAPL, 30)).toBe(false)
+        // A re-org below block 10 drops the read.
+        yield* reads.rollbackAbove(CHAIN, 9)
+        expect(yield* reads.stateAt(CHAIN, AAPL, 10)).toBe(false)
+        yield* sql`DELETE FROM token_pause_events`
+      }))
+
+    it.effect("a full pass runs when the watermark moves or the safety interval passed, not on every tick", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* TestClock.setTime(1_000_000)
+        const first = yield* passDue({ mark: undefined, at: 0 })
+        expect(first.due).toBe(true)
+        const last = { mark: first.mark, at: first.now }
+        // Nothing changed: no pass.
+        expect((yield* passDue(last)).due).toBe(false)
+        // A new block or price round alone changes no record-driven cause.
+        yield* sql`INSERT INTO chain_blocks (chain_id, number, hash, parent_hash, block_time)
+                   VALUES (${CHAIN}, 999, '0xb', '0xa', now())`
+        expect((yield* passDue(last)).due).toBe(false)
+        // A pause read, a pause event, a change of chain read health: a pass.
+        yield* (yield* PauseReads).record(CHAIN, [{ token: AAPL, block: 50, time: new Date(), paused: true }])
+        const afterRead = yield* passDue(last)
+        expect(afterRead.due).toBe(true)
+        const settled = { mark: afterRead.mark, at: afterRead.now }
+        expect((yield* passDue(settled)).due).toBe(false)
+        yield* (yield* ReadHealthStore).set({
+          chainId: CHAIN,
+          reader: "prices",
+          status: "degraded",
+          cause: "range",
+          error: null,
+          since: new Date()
+        })
+        expect((yield* passDue(settled)).due).toBe(true)
+        // Time alone: after the safety interval a pass runs anyway (a feed gone silent changes no row).
+        const quiet = yield* passDue({ mark: undefined, at: 0 })
+        const now = { mark: quiet.mark, at: quiet.now }
+        yield* TestClock.adjust("29 seconds")
+        expect((yield* passDue(now)).due).toBe(false)
+        yield* TestClock.adjust("1 second")
+        expect((yield* passDue(now)).due).toBe(true)
+      }))
+  })
+})
