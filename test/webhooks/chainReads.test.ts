@@ -6,6 +6,7 @@ import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
 import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import { FxRates } from "@scaledger/db/FxRates"
+import { MarketReads } from "@scaledger/db/market/MarketReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import {
   AllEndpointsFailed,
@@ -32,6 +33,7 @@ const Services = Layer.mergeAll(
   AccountsRepo.Default,
   WalletsRepo.Default,
   PauseReads.Default,
+  MarketReads.Default,
   ReadHealthStore.Default,
   WebhookConfig.layer({ monitorSafetyPollMs: 30_000 })
 ).pipe(Layer.provideMerge(TestDatabase.pglite))
@@ -132,6 +134,38 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
         yield* reads.rollbackAbove(CHAIN, 9)
         expect(yield* reads.stateAt(CHAIN, AAPL, 10)).toBe(false)
         yield* sql`DELETE FROM token_pause_events`
+      }))
+
+    it.effect("the pause in force now (positions) counts events and reads alike, from its first paused fact", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const reads = yield* PauseReads
+        const market = yield* MarketReads
+        const event = (tx: string, kind: string, block: number) =>
+          sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+              VALUES (${CHAIN}, ${tx}, 0, ${block}, ${new Date(Date.UTC(2026, 10, 23, 15, 0, block))}, ${AAPL},
+                      ${kind})`
+        const read = (block: number, paused: boolean) =>
+          reads.record(CHAIN, [{ token: AAPL, block, time: new Date(Date.UTC(2026, 10, 23, 15, 0, block)), paused }])
+        const now = () => Effect.map(market.currentPauses([AAPL.toUpperCase().replace("0X", "0x")]), (m) => m.get(AAPL))
+
+        expect(yield* now()).toBeUndefined()
+        // Paused issuer-wide before any event: only a read shows it, with no transaction.
+        yield* read(5, true)
+        expect(yield* now()).toMatchObject({ block: 5, txHash: null })
+        // A Paused event inside that pause does not move its start.
+        yield* event("0x30", "Paused", 8)
+        expect(yield* now()).toMatchObject({ block: 5, txHash: null })
+        yield* event("0x31", "Unpaused", 12)
+        expect(yield* now()).toBeUndefined()
+        // A new pause by event starts at its own block with its transaction.
+        yield* event("0x32", "Paused", 20)
+        expect(yield* now()).toMatchObject({ block: 20, txHash: "0x32" })
+        // A read of false ends it even without an Unpaused event.
+        yield* read(25, false)
+        expect(yield* now()).toBeUndefined()
+        yield* sql`DELETE FROM token_pause_events`
+        yield* sql`DELETE FROM token_pause_reads`
       }))
 
     it.effect("a full pass runs when the watermark moves or the safety interval passed, not on every tick", () =>
