@@ -1,4 +1,14 @@
 import { Either } from "effect"
+import {
+  accruedPerRaw,
+  addStep,
+  copyAccrual,
+  emptyAccrual,
+  incomeOf,
+  position,
+  startAccruing,
+  stopAccruing
+} from "./Accrual.js"
 import { type ResolvedMovement, resolveMovement } from "./Classify.js"
 import { reportingCurrencyOf } from "./Convert.js"
 import { countryRule } from "./CountryRule.js"
@@ -15,7 +25,6 @@ import type {
 import type { Issue, LedgerReport, NullReason, NullReasonCode } from "./LedgerReport.js"
 import {
   type AppendLog,
-  type ComponentMeta,
   type Cursor,
   type DisposalRecord,
   type DuplicateRecord,
@@ -48,6 +57,7 @@ const ONE = 10n ** 18n
 const EMPTY_PRICES: PriceIndex = new Map()
 const NO_REASONS: ReadonlyArray<NullReason> = []
 const NO_IDS: ReadonlyArray<string> = []
+const NO_SPANS: ReadonlyArray<readonly [number, number]> = []
 const ACCOUNT_POOL = "account"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -150,6 +160,7 @@ const copyBook = (book: TokenBook): TokenBook => {
     multiplier: book.multiplier,
     pools,
     transit: copyQueue(book.transit),
+    accrual: copyAccrual(book.accrual),
     holders,
     issues: book.issues.slice()
   }
@@ -165,6 +176,7 @@ const bookOf = (work: Work, symbol: string, tokenAddress: string): TokenBook => 
         multiplier: work.context.initialMultipliers.get(symbol) ?? ONE,
         pools: new Map(),
         transit: newQueue(),
+        accrual: emptyAccrual(),
         holders: new Map(),
         issues: []
       }
@@ -194,20 +206,25 @@ const poolOf = (work: Work, book: TokenBook, holderKey: string): LotQueue => {
   return queue
 }
 
+/** FIFO slices of a pool; the lot split in two keeps its income to the last digit (see `restOf`). */
+const takeFrom = (book: TokenBook, queue: LotQueue, raw: bigint): Array<Slice> => {
+  const { accrual } = book
+  const at = position(accrual)
+  return takeFifo(queue, raw, (lot) => accruedPerRaw(accrual.index, accrual.unpriced, lot, at))
+}
+
 /** Keeps `encumbered` within what the holder owns after its balance went down. */
 const reduceHolding = (holder: Holder, raw: bigint): void => {
   holder.raw -= raw
   if (holder.encumbered > holder.raw) holder.encumbered = holder.raw
 }
 
-const NULL_USD: ReadonlyArray<bigint | null> = [null]
-
 const newLot = (
   work: Work,
+  book: TokenBook,
   id: string,
   event: TransferEvent,
   raw: bigint,
-  multiplier: bigint,
   price: PriceRef | null,
   usd: bigint | null,
   nullReasons: ReadonlyArray<NullReason>,
@@ -217,23 +234,19 @@ const newLot = (
   seq: work.seq++,
   acquiredAt: event.timestamp,
   raw,
-  multiplier,
-  meta: [{ kind: "acquisition", eventId: event.id, at: event.timestamp, price }],
-  usd: usd === null ? NULL_USD : [usd],
-  basis: usd,
+  multiplier: book.multiplier,
+  acquisition: { kind: "acquisition", eventId: event.id, at: event.timestamp, price },
+  acquisitionUsd: usd,
+  spans: NO_SPANS,
+  incomeAdjust: 0n,
+  accruingFrom: position(book.accrual),
   sourceEventId: event.id,
   nullReasons,
   dateUnknown
 })
 
-const unknownLot = (
-  work: Work,
-  event: TransferEvent,
-  raw: bigint,
-  multiplier: bigint,
-  reason: NullReasonCode
-): LotRecord =>
-  newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }], true)
+const unknownLot = (work: Work, book: TokenBook, event: TransferEvent, raw: bigint, reason: NullReasonCode): LotRecord =>
+  newLot(work, book, `${event.id}#unmatched`, event, raw, null, null, [{ reason, eventId: event.id }], true)
 
 const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
   holder.issues.push({
@@ -302,7 +315,7 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
       if (price === null) reasons.push({ reason: "missing_price", eventId: event.id })
       if (raw > 0n) {
         const usd = resolved.unconfirmed || price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
-        const lot = newLot(work, event.id, event, raw, book.multiplier, price, usd, reasons)
+        const lot = newLot(work, book, event.id, event, raw, price, usd, reasons)
         insertLot(poolOf(work, book, holder.key), lot)
         holder.raw += raw
         lotIds.push(lot.id)
@@ -325,7 +338,7 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
       const receiver = holderOf(book, receiverKey, receiverDisplay.address, receiverDisplay.watched)
       const moved = raw < sender.raw ? raw : sender.raw
       if (rule.lotScope === "wallet" && moved > 0n) {
-        const slices = takeFifo(poolOf(work, book, senderKey), moved)
+        const slices = takeFrom(book, poolOf(work, book, senderKey), moved)
         moveSlices(slices, event.id, poolOf(work, book, receiverKey), lotIds)
       }
       reduceHolding(sender, moved)
@@ -333,7 +346,7 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
       if (raw > moved) {
         const reason = sender.watched ? "incomplete_history" : "self_transfer_unmatched"
         if (sender.watched) incompleteHistory(sender, event, raw - moved, moved)
-        const lot = unknownLot(work, event, raw - moved, book.multiplier, reason)
+        const lot = unknownLot(work, book, event, raw - moved, reason)
         insertLot(poolOf(work, book, receiverKey), lot)
         lotIds.push(lot.id)
         nullReasons = lot.nullReasons
@@ -360,7 +373,7 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
       } else {
         const excess = raw - holder.encumbered
         holder.encumbered = 0n
-        const lot = unknownLot(work, event, excess, book.multiplier, "collateral_unmatched")
+        const lot = unknownLot(work, book, event, excess, "collateral_unmatched")
         insertLot(poolOf(work, book, holder.key), lot)
         holder.raw += excess
         lotIds.push(lot.id)
@@ -371,7 +384,14 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
     case "bridge_out": {
       const moved = raw < holder.raw ? raw : holder.raw
       if (moved > 0n) {
-        moveSlices(takeFifo(poolOf(work, book, holder.key), moved), event.id, book.transit, lotIds)
+        const at = position(book.accrual)
+        moveSlices(
+          takeFrom(book, poolOf(work, book, holder.key), moved),
+          event.id,
+          book.transit,
+          lotIds,
+          (lot) => stopAccruing(lot, at)
+        )
       }
       reduceHolding(holder, moved)
       if (raw > moved) incompleteHistory(holder, event, raw - moved, moved)
@@ -381,10 +401,11 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
       const matched = raw < book.transit.total ? raw : book.transit.total
       const receiving = poolOf(work, book, holder.key)
       if (matched > 0n) {
-        moveSlices(takeFifo(book.transit, matched), event.id, receiving, lotIds)
+        const at = position(book.accrual)
+        moveSlices(takeFrom(book, book.transit, matched), event.id, receiving, lotIds, (lot) => startAccruing(lot, at))
       }
       if (raw > matched) {
-        const lot = unknownLot(work, event, raw - matched, book.multiplier, "bridge_unmatched")
+        const lot = unknownLot(work, book, event, raw - matched, "bridge_unmatched")
         insertLot(receiving, lot)
         lotIds.push(lot.id)
         nullReasons = lot.nullReasons
@@ -427,7 +448,7 @@ const disposeOf = (
 ): { readonly nullReasons: ReadonlyArray<NullReason>; readonly count: number } => {
   const recorded = holder.raw
   const matched = raw < recorded ? raw : recorded
-  const slices: Array<Slice | null> = matched > 0n ? takeFifo(poolOf(work, book, holder.key), matched) : []
+  const slices: Array<Slice | null> = matched > 0n ? takeFrom(book, poolOf(work, book, holder.key), matched) : []
   reduceHolding(holder, matched)
   if (raw > matched) {
     incompleteHistory(holder, event, raw - matched, recorded)
@@ -459,6 +480,7 @@ const disposeOf = (
       raw: taken === null ? raw - matched : taken.raw,
       multiplier: book.multiplier,
       lot,
+      step: position(book.accrual),
       price,
       unconfirmed: resolved.unconfirmed,
       taxable,
@@ -507,40 +529,19 @@ const applyMultiplier = (work: Work, event: MultiplierEvent): LedgerInvalidEvent
   return undefined
 }
 
-/** Adds income to every open lot of `queue` (computed per lot); returns the sum and the lot ids, in lot order. */
-const accrue = (
-  queue: LotQueue,
-  event: MultiplierEvent,
-  price: PriceRef | null,
-  incomeOf: (raw: bigint) => bigint | null
-): { readonly sum: bigint; readonly lotIds: Array<string> } => {
-  const missing: ReadonlyArray<NullReason> = [{ reason: "missing_price", eventId: event.id }]
-  const income: ComponentMeta = { kind: "income", eventId: event.id, at: event.effectiveAt, price }
-  const extended = new Map<ReadonlyArray<ComponentMeta>, ReadonlyArray<ComponentMeta>>()
-  const lotIds: Array<string> = []
-  let sum = 0n
-  const { lots } = queue
-  for (let i = queue.head; i < lots.length; i++) {
-    const lot = lots[i]!
-    const usd = incomeOf(lot.raw)
-    if (usd !== null) sum += usd
-    let meta = extended.get(lot.meta)
-    if (meta === undefined) {
-      meta = lot.meta.concat(income)
-      extended.set(lot.meta, meta)
-    }
-    lots[i] = {
-      ...lot,
-      meta,
-      usd: lot.usd.concat(usd),
-      basis: usd === null || lot.basis === null ? null : lot.basis + usd,
-      nullReasons: usd === null ? lot.nullReasons.concat(missing) : lot.nullReasons
-    }
-    lotIds.push(lot.id)
-  }
-  return { sum, lotIds }
+const lotIdsOf = (queue: LotQueue | undefined): ReadonlyArray<string> => {
+  if (queue === undefined) return NO_IDS
+  const { head, lots } = queue
+  const ids: Array<string> = new Array(lots.length - head)
+  for (let i = head; i < lots.length; i++) ids[i - head] = lots[i]!.id
+  return ids
 }
 
+/**
+ * A dividend step: one entry in the token's income index (the lots' income is derived from it when shown) and
+ * an income record per holder: its pool's raw × the step's income per raw unit (wallet scope), or its own raw
+ * balance × the formula (account scope).
+ */
 const dividendStep = (
   work: Work,
   book: TokenBook,
@@ -551,14 +552,23 @@ const dividendStep = (
 ): void => {
   const price = priceAt(work.context.prices, event.token, event.effectiveAt)
   // income (attoUSD) = raw/1e18 × (m' − m)/1e18 × (answer/1e8) / (m/1e18) × 1e18 = raw × (m' − m) × answer / (m × 1e8)
-  const factor = price === null ? 0n : (to - from) * price.answer
+  const factor = price === null ? null : (to - from) * price.answer
   const denominator = from * PRICE_SCALE
-  const incomeOf = (raw: bigint): bigint | null => (price === null ? null : divRound(raw * factor, denominator))
+  const step = addStep(book.accrual, { kind: "income", eventId: event.id, at: event.effectiveAt, price }, factor, denominator)
   const reasons: ReadonlyArray<NullReason> = price === null
     ? [{ reason: "missing_price", eventId: event.id }]
     : NO_REASONS
   const taxable = work.context.rule.incomeTaxable
-  const record = (holder: Holder, income: bigint | null, lotIds: ReadonlyArray<string>): void => {
+  const wallet = work.context.rule.lotScope === "wallet"
+  const accountIds = wallet ? NO_IDS : lotIdsOf(book.pools.get(ACCOUNT_POOL))
+  for (const holder of holders) {
+    const pool = wallet ? book.pools.get(holder.key) : undefined
+    const raw = wallet ? (pool === undefined ? 0n : pool.total) : holder.raw
+    const income = step.perRaw === null
+      ? null
+      : wallet
+      ? incomeOf(raw, step.perRaw)
+      : divRound(raw * factor!, denominator)
     work.income.push({
       id: `${event.id}:${holder.key}`,
       event,
@@ -570,18 +580,9 @@ const dividendStep = (
       price,
       income,
       taxable,
-      lotIds,
+      lotIds: wallet ? lotIdsOf(pool) : accountIds,
       nullReasons: reasons
     })
-  }
-  if (work.context.rule.lotScope === "wallet") {
-    for (const holder of holders) {
-      const { lotIds, sum } = accrue(poolOf(work, book, holder.key), event, price, incomeOf)
-      record(holder, price === null ? null : sum, lotIds)
-    }
-  } else {
-    const { lotIds } = accrue(poolOf(work, book, ACCOUNT_POOL), event, price, incomeOf)
-    for (const holder of holders) record(holder, incomeOf(holder.raw), lotIds)
   }
 }
 

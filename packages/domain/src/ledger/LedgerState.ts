@@ -13,9 +13,27 @@ export interface ComponentMeta {
   readonly price: PriceRef | null
 }
 
+/** One dividend step of a token, as its income index records it. */
+export interface StepRecord {
+  readonly meta: ComponentMeta
+  /** Income per raw unit, in units of 1e-36 attoUSD (USD × 1e54); null when the step had no price. */
+  readonly perRaw: bigint | null
+}
+
 /**
- * An open lot. Immutable: consuming part of it replaces it. Its basis is kept as components: `meta[i]` says what
- * `usd[i]` (attoUSD, USD × 1e18; null when unknown) is, so that each can be converted at its own date.
+ * A token's running income index: `index[k]` is the income per raw unit of the first `k` dividend steps (same unit
+ * as `perRaw`, unpriced steps counting 0) and `unpriced[k]` how many of them had no price. Append-only.
+ */
+export interface Accrual {
+  steps: Array<StepRecord>
+  index: Array<bigint>
+  unpriced: Array<number>
+}
+
+/**
+ * An open lot: a few numbers. Its income is not stored: it is `raw` × the growth of its token's income index over
+ * the steps it accrued (`spans`, closed, and the open span from `accruingFrom` to now), so a dividend step does not
+ * touch lots and a slice of a lot costs O(1). Immutable: consuming part of it replaces it.
  */
 export interface LotRecord {
   readonly id: string
@@ -23,11 +41,20 @@ export interface LotRecord {
   readonly acquiredAt: number
   readonly raw: bigint
   readonly multiplier: bigint
-  readonly meta: ReadonlyArray<ComponentMeta>
-  readonly usd: ReadonlyArray<bigint | null>
-  /** Σ usd, null when any is null. */
-  readonly basis: bigint | null
+  readonly acquisition: ComponentMeta
+  /** The acquisition basis in attoUSD (USD × 1e18); null when unknown. */
+  readonly acquisitionUsd: bigint | null
+  /** Step ranges [from, to) of its token's index the lot accrued in before (a lot that was bridged away). */
+  readonly spans: ReadonlyArray<readonly [number, number]>
+  /**
+   * attoUSD added to `raw` × its accrued income per raw unit (each rounded once): what keeps the income of the two
+   * parts of a split lot summing to the lot's, to the last digit. Zero for a lot never split after a dividend step.
+   */
+  readonly incomeAdjust: bigint
+  /** The index position since which it accrues; −1 while it accrues nothing (in transit). */
+  readonly accruingFrom: number
   readonly sourceEventId: string
+  /** Why its acquisition basis is unknown; missing prices of dividend steps are derived from the index. */
   readonly nullReasons: ReadonlyArray<NullReason>
   /**
    * True when the true acquisition date is unknown (a lot made up for tokens no recorded lot covers: incomplete
@@ -61,6 +88,7 @@ export interface TokenBook {
   /** Keyed by the holder's lowercase address (wallet scope) or `account`. */
   pools: Map<string, LotQueue>
   transit: LotQueue
+  accrual: Accrual
   holders: Map<string, Holder>
   issues: Array<Issue>
 }
@@ -90,6 +118,8 @@ export interface DisposalRecord {
   readonly multiplier: bigint
   /** The lot this slice came from, as it was before (the slice is its first `raw`); null for the part no recorded lot covers. */
   readonly lot: LotRecord | null
+  /** The token's income index position when it was disposed of: the slice accrued up to there. */
+  readonly step: number
   readonly price: PriceRef | null
   /** A model label not yet confirmed: no proceeds (nor gain) until it is. */
   readonly unconfirmed: boolean

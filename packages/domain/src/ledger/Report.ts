@@ -1,9 +1,7 @@
 import { formatMoney } from "../Currency.js"
-import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
-import { divRound, formatFixed, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
+import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
 import type {
-  BasisComponent,
   Disposal,
   Holding,
   IncomeEvent,
@@ -13,13 +11,11 @@ import type {
   Movement,
   NullReason,
   Position,
-  PriceProvenance,
   SplitEvent,
   TokenBasis,
   Total
 } from "./LedgerReport.js"
 import type {
-  ComponentMeta,
   DisposalRecord,
   Holder,
   IncomeRecord,
@@ -29,8 +25,9 @@ import type {
   SplitRecord,
   TokenBook
 } from "./LedgerState.js"
-import { sliceBasis, sliceUsd } from "./Lots.js"
-import { priceAt, type PriceRef } from "./Prices.js"
+import { accruedAny } from "./Accrual.js"
+import { Conversions, formatUsd, type LotBasis, provenance } from "./LotFigures.js"
+import { priceAt } from "./Prices.js"
 
 export interface ReportOptions {
   /**
@@ -43,18 +40,6 @@ export interface ReportOptions {
 const SHARE_PRICE_SCALE = 10n ** 28n
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
-const provenance = (price: PriceRef | null): PriceProvenance | null =>
-  price === null
-    ? null
-    : {
-      feed: price.round.feed,
-      roundId: price.round.roundId,
-      updatedAt: price.round.updatedAt,
-      answer: formatFixed(price.answer, 8)
-    }
-
-const formatUsd = (value: bigint | null): string | null => (value === null ? null : formatWad(value))
 
 const uniqueReasons = (lists: Iterable<ReadonlyArray<NullReason>>): Array<NullReason> => {
   const seen = new Set<string>()
@@ -69,79 +54,6 @@ const uniqueReasons = (lists: Iterable<ReadonlyArray<NullReason>>): Array<NullRe
     }
   }
   return out
-}
-
-/** Conversions of one report: each date's rate looked up once. Amounts are fixed point (× 1e18). */
-class Conversions {
-  private readonly quotes = new Map<string, RateQuote | null>()
-
-  constructor(private readonly state: LedgerState) {}
-
-  quote(date: string): RateQuote | null {
-    let quote = this.quotes.get(date)
-    if (quote === undefined) {
-      quote = rateOn(date, this.state.context.rates)
-      this.quotes.set(date, quote)
-    }
-    return quote
-  }
-
-  /** Whether `date` has no rate because the newest one before it is too old to carry forward. */
-  stale(date: string): boolean {
-    return this.quote(date) === null && staleRateOn(date, this.state.context.rates)
-  }
-
-  /** The reasons a lot's converted basis is unknown because a component's date has only a stale rate. */
-  staleReasons(meta: ReadonlyArray<ComponentMeta>, usd: ReadonlyArray<bigint | null>): Array<NullReason> {
-    const out: Array<NullReason> = []
-    for (let i = 0; i < meta.length; i++) {
-      if (usd[i] !== null && this.stale(utcDate(meta[i]!.at))) {
-        out.push({ reason: "stale_rate", eventId: meta[i]!.eventId })
-      }
-    }
-    return out
-  }
-
-  amount(usd: bigint | null, date: string): bigint | null {
-    if (usd === null) return null
-    const quote = this.quote(date)
-    return quote === null ? null : applyRate(usd, quote)
-  }
-
-  converted(usd: bigint | null, date: string): Converted | null {
-    if (usd === null) return null
-    const quote = this.quote(date)
-    return quote === null ? null : convertedOf(applyRate(usd, quote), quote)
-  }
-
-  /** Σ component × the rate of its own date; null when one is unknown or has no rate. */
-  basis(meta: ReadonlyArray<ComponentMeta>, usd: ReadonlyArray<bigint | null>): bigint | null {
-    let sum = 0n
-    for (let i = 0; i < meta.length; i++) {
-      const amount = this.amount(usd[i]!, utcDate(meta[i]!.at))
-      if (amount === null) return null
-      sum += amount
-    }
-    return sum
-  }
-
-  components(meta: ReadonlyArray<ComponentMeta>, usd: ReadonlyArray<bigint | null>): Array<BasisComponent> {
-    const out: Array<BasisComponent> = new Array(meta.length)
-    for (let i = 0; i < meta.length; i++) {
-      const component = meta[i]!
-      const date = utcDate(component.at)
-      out[i] = {
-        kind: component.kind,
-        eventId: component.eventId,
-        at: component.at,
-        date,
-        usd: formatUsd(usd[i]!),
-        converted: this.converted(usd[i]!, date),
-        price: provenance(component.price)
-      }
-    }
-    return out
-  }
 }
 
 class TotalBuilder {
@@ -189,17 +101,18 @@ interface DisposalFigures {
   readonly proceeds: bigint | null
   readonly basis: bigint | null
   readonly gain: bigint | null
-  readonly sliceUsd: ReadonlyArray<bigint | null>
 }
 
-const disposalFigures = (conversions: Conversions, record: DisposalRecord): DisposalFigures => {
+const disposalFigures = (state: LedgerState, conversions: Conversions, record: DisposalRecord): DisposalFigures => {
   const date = utcDate(record.event.timestamp)
   const { lot, price } = record
   const proceedsUsd = record.unconfirmed || price === null ? null : divRound(record.raw * price.answer, PRICE_SCALE)
-  const basisUsd = lot === null ? null : sliceBasis(lot, record.raw)
-  const usd = lot === null ? [] : sliceUsd(lot, record.raw)
+  const figures = lot === null
+    ? null
+    : conversions.basis(state.books.get(record.event.token)!.accrual, lot, record.step, record.raw)
+  const basisUsd = figures === null ? null : figures.basisUsd
   const proceeds = conversions.amount(proceedsUsd, date)
-  const basis = basisUsd === null ? null : conversions.basis(lot!.meta, usd)
+  const basis = figures === null ? null : figures.basisConverted
   const gainUsd = minus(proceedsUsd, basisUsd)
   return {
     date,
@@ -208,14 +121,13 @@ const disposalFigures = (conversions: Conversions, record: DisposalRecord): Disp
     gainUsd,
     proceeds,
     basis,
-    gain: gainUsd === null ? null : minus(proceeds, basis),
-    sliceUsd: usd
+    gain: gainUsd === null ? null : minus(proceeds, basis)
   }
 }
 
 const disposalRow = (state: LedgerState, conversions: Conversions, record: DisposalRecord): Disposal => {
   const { event, lot } = record
-  const figures = disposalFigures(conversions, record)
+  const figures = disposalFigures(state, conversions, record)
   const { date } = figures
   const acquired = lot === null ? null : utcDate(lot.acquiredAt)
   return {
@@ -245,7 +157,9 @@ const disposalRow = (state: LedgerState, conversions: Conversions, record: Dispo
     basis: formatUsd(figures.basis),
     gain: formatUsd(figures.gain),
     price: provenance(record.price),
-    basisComponents: lot === null ? [] : conversions.components(lot.meta, figures.sliceUsd),
+    basisComponents: lot === null
+      ? []
+      : conversions.components(state.books.get(event.token)!.accrual, lot, record.step, record.raw),
     taxable: record.taxable,
     needsReview: record.needsReview,
     classifiedBy: record.classifiedBy,
@@ -404,12 +318,21 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
 
   // Lots ---------------------------------------------------------------------------------------------------------
   const lots: Array<Lot> = []
-  const lotConverted = new Map<LotRecord, bigint | null>()
+  const lotBasis = new Map<LotRecord, LotBasis>()
+  const basisOf = (book: TokenBook, lot: LotRecord): LotBasis => {
+    let figures = lotBasis.get(lot)
+    if (figures === undefined) {
+      figures = conversions.basis(book.accrual, lot, book.accrual.steps.length)
+      lotBasis.set(lot, figures)
+    }
+    return figures
+  }
   const lotOut = (book: TokenBook, lot: LotRecord, location: Lot["location"], wallet: string | null): void => {
-    const components = conversions.components(lot.meta, lot.usd)
-    const basis = conversions.basis(lot.meta, lot.usd)
-    lotConverted.set(lot, basis)
-    const acquisition = components.find((c) => c.kind === "acquisition")
+    const at = book.accrual.steps.length
+    const components = conversions.components(book.accrual, lot, at)
+    const figures = basisOf(book, lot)
+    const basis = figures.basisConverted
+    const acquisition = components[0]
     lots.push({
       id: lot.id,
       token: book.symbol,
@@ -422,15 +345,15 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       qty: formatWad(lot.raw),
       multiplierAtAcquisition: formatWad(lot.multiplier),
       shares: formatWad(divRound(lot.raw * book.multiplier, WAD)),
-      basisUsd: formatUsd(lot.basis),
+      basisUsd: formatUsd(figures.basisUsd),
       basis: formatUsd(basis),
       currency,
       rate: acquisition?.converted?.rate ?? null,
       components,
       sourceEventId: lot.sourceEventId,
-      nullReasons: basis === null && lot.basis !== null
-        ? [...lot.nullReasons, ...conversions.staleReasons(lot.meta, lot.usd)]
-        : [...lot.nullReasons]
+      nullReasons: basis === null && figures.basisUsd !== null
+        ? [...lot.nullReasons, ...conversions.staleReasons(book.accrual, lot, at)]
+        : [...conversions.reasons(book.accrual, lot, at)]
     })
   }
   for (const book of books) {
@@ -485,12 +408,18 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const totalValue = new TotalBuilder()
   const totalBasis = new TotalBuilder()
   const totalUnrealised = new TotalBuilder()
-  const positionReasons = (poolLots: ReadonlyArray<LotRecord>, valueUnconverted: boolean): Array<NullReason> => {
-    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => lot.nullReasons)
+  const positionReasons = (
+    book: TokenBook,
+    poolLots: ReadonlyArray<LotRecord>,
+    valueUnconverted: boolean
+  ): Array<NullReason> => {
+    const at = book.accrual.steps.length
+    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => conversions.reasons(book.accrual, lot, at))
     if (context.rates !== undefined) {
       for (const lot of poolLots) {
-        if (lot.basis !== null && lotConverted.get(lot) === null) {
-          lists.push(conversions.staleReasons(lot.meta, lot.usd))
+        const figures = basisOf(book, lot)
+        if (figures.basisUsd !== null && figures.basisConverted === null) {
+          lists.push(conversions.staleReasons(book.accrual, lot, at))
         }
       }
       if (valueUnconverted && conversions.stale(asOfDate)) {
@@ -524,8 +453,9 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     let basisUsd: bigint | null = 0n
     let basisConverted: bigint | null = 0n
     for (const lot of poolLots) {
-      basisUsd = basisUsd === null || lot.basis === null ? null : basisUsd + lot.basis
-      const converted = lotConverted.get(lot) ?? null
+      const figures = basisOf(book, lot)
+      basisUsd = basisUsd === null || figures.basisUsd === null ? null : basisUsd + figures.basisUsd
+      const converted = figures.basisConverted
       basisConverted = basisConverted === null || converted === null ? null : basisConverted + converted
     }
     if (basisUsd === null) basisConverted = null
@@ -608,7 +538,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       unrealisedGainConverted: formatUsd(unrealisedConverted),
       openLots: poolLots.length,
       lotIds: poolLots.map((lot) => lot.id),
-      nullReasons: positionReasons(poolLots, valueUsd !== null && valueConverted === null),
+      nullReasons: positionReasons(book, poolLots, valueUsd !== null && valueConverted === null),
       issues
     })
   }
@@ -633,14 +563,10 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     let accruedConverted: bigint | null = 0n
     const visit = (lot: LotRecord): void => {
       lotIds.push(lot.id)
-      for (let i = 0; i < lot.meta.length; i++) {
-        const component = lot.meta[i]!
-        if (component.kind !== "income") continue
-        const usd = lot.usd[i]!
-        const converted = conversions.amount(usd, utcDate(component.at))
-        accrued = accrued === null || usd === null ? null : accrued + usd
-        accruedConverted = accruedConverted === null || converted === null ? null : accruedConverted + converted
-      }
+      if (!accruedAny(lot, book.accrual.steps.length)) return
+      const { incomeConverted, incomeUsd } = basisOf(book, lot)
+      accrued = accrued === null || incomeUsd === null ? null : accrued + incomeUsd
+      accruedConverted = accruedConverted === null || incomeConverted === null ? null : accruedConverted + incomeConverted
     }
     for (const poolKey of [...book.pools.keys()].sort(byString)) {
       for (const lot of openLots(book, poolKey)) {
@@ -673,7 +599,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   for (let i = 0; i < state.disposals.length; i++) {
     const record = state.disposals.items[i]!
     if (!inYear(record.event.timestamp)) continue
-    const { gain, gainUsd } = disposalFigures(conversions, record)
+    const { gain, gainUsd } = disposalFigures(state, conversions, record)
     totalRealised.add(gainUsd, gain)
     if (record.taxable) totalRealisedTaxable.add(gainUsd, gain)
   }

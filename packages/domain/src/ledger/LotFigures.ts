@@ -1,0 +1,166 @@
+/**
+ * The figures of a lot (or of a slice of one) when they are shown: its basis in USD and in the reporting currency,
+ * the per-step breakdown of its basis, and why a figure is unknown. Derived on demand from the lot's few numbers and
+ * its token's income index; each figure rounded once, half to even at 18 decimals.
+ */
+import { accruedPerRaw, incomeOf, spansOf } from "./Accrual.js"
+import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
+import { divRound, formatFixed, formatWad, utcDate } from "./Fixed.js"
+import type { BasisComponent, NullReason, PriceProvenance } from "./LedgerReport.js"
+import type { Accrual, ComponentMeta, LedgerState, LotRecord } from "./LedgerState.js"
+import { sliceAcquisition } from "./Lots.js"
+import type { PriceRef } from "./Prices.js"
+
+export const provenance = (price: PriceRef | null): PriceProvenance | null =>
+  price === null
+    ? null
+    : {
+      feed: price.round.feed,
+      roundId: price.round.roundId,
+      updatedAt: price.round.updatedAt,
+      answer: formatFixed(price.answer, 8)
+    }
+
+export const formatUsd = (value: bigint | null): string | null => (value === null ? null : formatWad(value))
+
+/** The income index in the reporting currency: each step's income per raw unit at the rate of its own date. */
+interface ConvertedIndex {
+  readonly index: ReadonlyArray<bigint>
+  /** Steps with no price or no rate for their date, counted. */
+  readonly unknown: ReadonlyArray<number>
+}
+
+/** A lot's (or slice's) basis: USD and reporting currency, attoUSD-style fixed point (× 1e18). */
+export interface LotBasis {
+  readonly acquisitionUsd: bigint | null
+  readonly incomeUsd: bigint | null
+  readonly basisUsd: bigint | null
+  readonly incomeConverted: bigint | null
+  readonly basisConverted: bigint | null
+}
+
+/** Conversions of one report: each date's rate looked up once, each token's converted index built once. */
+export class Conversions {
+  private readonly quotes = new Map<string, RateQuote | null>()
+  private readonly twins = new Map<Accrual, ConvertedIndex>()
+
+  constructor(private readonly state: LedgerState) {}
+
+  quote(date: string): RateQuote | null {
+    let quote = this.quotes.get(date)
+    if (quote === undefined) {
+      quote = rateOn(date, this.state.context.rates)
+      this.quotes.set(date, quote)
+    }
+    return quote
+  }
+
+  /** Whether `date` has no rate because the newest one before it is too old to carry forward. */
+  stale(date: string): boolean {
+    return this.quote(date) === null && staleRateOn(date, this.state.context.rates)
+  }
+
+  amount(usd: bigint | null, date: string): bigint | null {
+    if (usd === null) return null
+    const quote = this.quote(date)
+    return quote === null ? null : applyRate(usd, quote)
+  }
+
+  converted(usd: bigint | null, date: string): Converted | null {
+    if (usd === null) return null
+    const quote = this.quote(date)
+    return quote === null ? null : convertedOf(applyRate(usd, quote), quote)
+  }
+
+  private twin(accrual: Accrual): ConvertedIndex {
+    let twin = this.twins.get(accrual)
+    if (twin === undefined || twin.index.length < accrual.index.length) {
+      const index: Array<bigint> = [0n]
+      const unknown: Array<number> = [0]
+      for (let k = 0; k < accrual.steps.length; k++) {
+        const step = accrual.steps[k]!
+        const quote = step.perRaw === null ? null : this.quote(utcDate(step.meta.at))
+        index.push(index[k]! + (quote === null ? 0n : divRound(step.perRaw! * quote.units, quote.scale)))
+        unknown.push(unknown[k]! + (quote === null ? 1 : 0))
+      }
+      twin = { index, unknown }
+      this.twins.set(accrual, twin)
+    }
+    return twin
+  }
+
+  /** The basis of the first `raw` of `lot` (all of it by default), having accrued up to index position `at`. */
+  basis(accrual: Accrual, lot: LotRecord, at: number, raw: bigint = lot.raw): LotBasis {
+    const acquisitionUsd = sliceAcquisition(lot, raw)
+    const perRaw = accruedPerRaw(accrual.index, accrual.unpriced, lot, at)
+    const incomeUsd = perRaw === null ? null : incomeOf(raw, perRaw) + (raw === lot.raw ? lot.incomeAdjust : 0n)
+    const basisUsd = acquisitionUsd === null || incomeUsd === null ? null : acquisitionUsd + incomeUsd
+    let incomeConverted: bigint | null = null
+    let basisConverted: bigint | null = null
+    if (incomeUsd !== null) {
+      const twin = this.twin(accrual)
+      const convertedPerRaw = accruedPerRaw(twin.index, twin.unknown, lot, at)
+      incomeConverted = convertedPerRaw === null ? null : incomeOf(raw, convertedPerRaw)
+      const acquisitionConverted = this.amount(acquisitionUsd, utcDate(lot.acquisition.at))
+      basisConverted = basisUsd === null || acquisitionConverted === null || incomeConverted === null
+        ? null
+        : acquisitionConverted + incomeConverted
+    }
+    return { acquisitionUsd, incomeUsd, basisUsd, incomeConverted, basisConverted }
+  }
+
+  /** The per-step breakdown of the basis of the first `raw` of `lot`: its acquisition, then each step's income. */
+  components(accrual: Accrual, lot: LotRecord, at: number, raw: bigint = lot.raw): Array<BasisComponent> {
+    const out: Array<BasisComponent> = [this.component(lot.acquisition, sliceAcquisition(lot, raw))]
+    for (const [from, to] of spansOf(lot, at)) {
+      for (let k = from; k < to; k++) {
+        const step = accrual.steps[k]!
+        out.push(this.component(step.meta, step.perRaw === null ? null : incomeOf(raw, step.perRaw)))
+      }
+    }
+    return out
+  }
+
+  private component(meta: ComponentMeta, usd: bigint | null): BasisComponent {
+    const date = utcDate(meta.at)
+    return {
+      kind: meta.kind,
+      eventId: meta.eventId,
+      at: meta.at,
+      date,
+      usd: formatUsd(usd),
+      converted: this.converted(usd, date),
+      price: provenance(meta.price)
+    }
+  }
+
+  /** Why the lot's basis is unknown: its own reasons, then each dividend step it accrued without a price. */
+  reasons(accrual: Accrual, lot: LotRecord, at: number): ReadonlyArray<NullReason> {
+    if (accruedPerRaw(accrual.index, accrual.unpriced, lot, at) !== null) return lot.nullReasons
+    const out = [...lot.nullReasons]
+    for (const [from, to] of spansOf(lot, at)) {
+      for (let k = from; k < to; k++) {
+        const step = accrual.steps[k]!
+        if (step.perRaw === null) out.push({ reason: "missing_price", eventId: step.meta.eventId })
+      }
+    }
+    return out
+  }
+
+  /** The reasons a lot's converted basis is unknown because a part's date has only a stale rate. */
+  staleReasons(accrual: Accrual, lot: LotRecord, at: number): Array<NullReason> {
+    const out: Array<NullReason> = []
+    if (lot.acquisitionUsd !== null && this.stale(utcDate(lot.acquisition.at))) {
+      out.push({ reason: "stale_rate", eventId: lot.acquisition.eventId })
+    }
+    for (const [from, to] of spansOf(lot, at)) {
+      for (let k = from; k < to; k++) {
+        const step = accrual.steps[k]!
+        if (step.perRaw !== null && this.stale(utcDate(step.meta.at))) {
+          out.push({ reason: "stale_rate", eventId: step.meta.eventId })
+        }
+      }
+    }
+    return out
+  }
+}
