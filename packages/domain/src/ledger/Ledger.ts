@@ -41,17 +41,19 @@ import {
 } from "./LedgerState.js"
 import { copyQueue, insertLot, moveSlices, newQueue, type Slice, takeFifo } from "./Lots.js"
 import { indexPrices, priceAt, type PriceIndex, type PriceRef } from "./Prices.js"
-import { buildReport, type ReportOptions } from "./Report.js"
+import { buildReport, type ReportOptions } from "./ReportBuilder.js"
 
+export { lotRows } from "./LotFigures.js"
+export { type ReportOptions } from "./ReportBuilder.js"
 export {
   disposalRows,
   incomeRows,
   movementRows,
-  type ReportOptions,
+  release,
   type RowCounts,
   rowCounts,
   splitRows
-} from "./Report.js"
+} from "./ReportRows.js"
 
 const ONE = 10n ** 18n
 const EMPTY_PRICES: PriceIndex = new Map()
@@ -109,7 +111,8 @@ const makeContext = (settings: LedgerSettings): Either.Either<LedgerContext, Led
   })
 }
 
-const emptyLog = <A>(): AppendLog<A> => ({ items: [], length: 0 })
+const emptyLog = <A>(): AppendLog<A> => ({ items: [], length: 0, base: 0 })
+const logOf = <A>(items: Array<A>, base: number): AppendLog<A> => ({ items, length: base + items.length, base })
 
 /** A ledger with no events, for the given settings (wallets, country, labels, prices, rates). */
 export const empty = (settings: LedgerSettings): Either.Either<LedgerState, LedgerInvalidSettings> =>
@@ -123,6 +126,7 @@ export const empty = (settings: LedgerSettings): Either.Either<LedgerState, Ledg
     splits: emptyLog(),
     ignored: emptyLog(),
     duplicates: emptyLog(),
+    released: { realised: new Map(), realisedTaxable: new Map(), needsReview: 0 },
     cursor: { block: -1, logIndex: Number.NEGATIVE_INFINITY, event: null },
     seq: 0,
     eventCount: 0
@@ -147,7 +151,7 @@ interface Work {
 }
 
 const ownItems = <A>(log: AppendLog<A>): Array<A> =>
-  log.items.length === log.length ? log.items : log.items.slice(0, log.length)
+  log.items.length === log.length - log.base ? log.items : log.items.slice(0, log.length - log.base)
 
 const copyBook = (book: TokenBook): TokenBook => {
   const pools = new Map<string, LotQueue>()
@@ -653,12 +657,12 @@ export const apply = (
     eventCount: state.eventCount
   }
   const lengths = [
-    state.movements.length,
-    state.disposals.length,
-    state.income.length,
-    state.splits.length,
-    state.ignored.length,
-    state.duplicates.length
+    state.movements.length - state.movements.base,
+    state.disposals.length - state.disposals.base,
+    state.income.length - state.income.base,
+    state.splits.length - state.splits.base,
+    state.ignored.length - state.ignored.base,
+    state.duplicates.length - state.duplicates.base
   ] as const
   const logs = [work.movements, work.disposals, work.income, work.splits, work.ignored, work.duplicates] as const
   for (const event of events) {
@@ -673,12 +677,13 @@ export const apply = (
     [LedgerStateTypeId]: LedgerStateTypeId,
     context: state.context,
     books: work.books,
-    movements: { items: work.movements, length: work.movements.length },
-    disposals: { items: work.disposals, length: work.disposals.length },
-    income: { items: work.income, length: work.income.length },
-    splits: { items: work.splits, length: work.splits.length },
-    ignored: { items: work.ignored, length: work.ignored.length },
-    duplicates: { items: work.duplicates, length: work.duplicates.length },
+    movements: logOf(work.movements, state.movements.base),
+    disposals: logOf(work.disposals, state.disposals.base),
+    income: logOf(work.income, state.income.base),
+    splits: logOf(work.splits, state.splits.base),
+    ignored: logOf(work.ignored, state.ignored.base),
+    duplicates: logOf(work.duplicates, state.duplicates.base),
+    released: state.released,
     cursor: work.cursor,
     seq: work.seq,
     eventCount: work.eventCount

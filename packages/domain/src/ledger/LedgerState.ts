@@ -163,8 +163,27 @@ export interface DuplicateRecord {
  * `length` items. Appending to a list someone else already extended copies it first.
  */
 export interface AppendLog<A> {
+  /** `items[i - base]` is row `i`. */
   readonly items: Array<A>
   readonly length: number
+  /** The rows before this one were released (written out and dropped, see `Ledger.release`). */
+  readonly base: number
+}
+
+/** A running total's parts (see `Total` in the report): amounts × 1e18. */
+export interface TotalSums {
+  readonly knownUsd: bigint
+  readonly knownConverted: bigint
+  readonly count: number
+  readonly unknownCount: number
+  readonly unconvertedCount: number
+}
+
+/** What the report still needs of released rows: realised gains per UTC year of disposal, and a count. */
+export interface ReleasedTotals {
+  readonly realised: ReadonlyMap<number, TotalSums>
+  readonly realisedTaxable: ReadonlyMap<number, TotalSums>
+  readonly needsReview: number
 }
 
 export interface Cursor {
@@ -200,6 +219,7 @@ export interface LedgerState {
   readonly splits: AppendLog<SplitRecord>
   readonly ignored: AppendLog<Issue>
   readonly duplicates: AppendLog<DuplicateRecord>
+  readonly released: ReleasedTotals
   readonly cursor: Cursor
   readonly seq: number
   readonly eventCount: number

@@ -5,9 +5,10 @@
  */
 import { accruedPerRaw, incomeOf, spansOf } from "./Accrual.js"
 import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
-import { divRound, formatFixed, formatWad, utcDate } from "./Fixed.js"
-import type { BasisComponent, NullReason, PriceProvenance } from "./LedgerReport.js"
-import type { Accrual, ComponentMeta, LedgerState, LotRecord } from "./LedgerState.js"
+import { divRound, formatFixed, formatWad, utcDate, WAD } from "./Fixed.js"
+import type { ReportingCurrency } from "../Currency.js"
+import type { BasisComponent, Lot, NullReason, PriceProvenance } from "./LedgerReport.js"
+import type { Accrual, ComponentMeta, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
 import { sliceAcquisition } from "./Lots.js"
 import type { PriceRef } from "./Prices.js"
 
@@ -162,5 +163,75 @@ export class Conversions {
       }
     }
     return out
+  }
+}
+
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+export interface OpenLot {
+  readonly book: TokenBook
+  readonly lot: LotRecord
+  readonly location: Lot["location"]
+  readonly wallet: string | null
+}
+
+/** The open lots in report order: by token, then pool (address, or the account's), oldest first; in transit last. */
+export function* openLotsOf(state: LedgerState): Generator<OpenLot> {
+  const books = [...state.books.values()].sort((a, b) => byString(a.symbol, b.symbol))
+  const location = state.context.rule.lotScope === "account" ? "account" : "wallet"
+  for (const book of books) {
+    for (const poolKey of [...book.pools.keys()].sort(byString)) {
+      const wallet = location === "wallet" ? book.holders.get(poolKey)!.address : null
+      const { head, lots } = book.pools.get(poolKey)!
+      for (let i = head; i < lots.length; i++) yield { book, lot: lots[i]!, location, wallet }
+    }
+    const { head, lots } = book.transit
+    for (let i = head; i < lots.length; i++) yield { book, lot: lots[i]!, location: "in_transit", wallet: null }
+  }
+}
+
+/** An open lot as the report lists it. */
+export const lotRow = (
+  conversions: Conversions,
+  currency: ReportingCurrency,
+  book: TokenBook,
+  lot: LotRecord,
+  location: Lot["location"],
+  wallet: string | null,
+  figures: LotBasis
+): Lot => {
+  const at = book.accrual.steps.length
+  const components = conversions.components(book.accrual, lot, at)
+  const basis = figures.basisConverted
+  return {
+    id: lot.id,
+    token: book.symbol,
+    tokenAddress: book.tokenAddress,
+    location,
+    wallet,
+    acquired: utcDate(lot.acquiredAt),
+    acquiredAt: lot.acquiredAt,
+    raw: lot.raw.toString(),
+    qty: formatWad(lot.raw),
+    multiplierAtAcquisition: formatWad(lot.multiplier),
+    shares: formatWad(divRound(lot.raw * book.multiplier, WAD)),
+    basisUsd: formatUsd(figures.basisUsd),
+    basis: formatUsd(basis),
+    currency,
+    rate: components[0]!.converted?.rate ?? null,
+    components,
+    sourceEventId: lot.sourceEventId,
+    nullReasons: basis === null && figures.basisUsd !== null
+      ? [...lot.nullReasons, ...conversions.staleReasons(book.accrual, lot, at)]
+      : [...conversions.reasons(book.accrual, lot, at)]
+  }
+}
+
+/** The open lots of a state, as the report lists them, one at a time (for a report made with `lots: false`). */
+export function* lotRows(state: LedgerState): Generator<Lot> {
+  const conversions = new Conversions(state)
+  for (const { book, location, lot, wallet } of openLotsOf(state)) {
+    const at = book.accrual.steps.length
+    yield lotRow(conversions, state.context.currency, book, lot, location, wallet, conversions.basis(book.accrual, lot, at))
   }
 }

@@ -1,33 +1,21 @@
+/** The report of a ledger state: positions, lots, token basis records and totals, with the rows of `ReportRows`. */
 import { formatMoney } from "../Currency.js"
-import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
-import { holdingPeriod } from "./HoldingPeriod.js"
-import type {
-  Disposal,
-  Holding,
-  IncomeEvent,
-  Issue,
-  LedgerReport,
-  Lot,
-  Movement,
-  NullReason,
-  Position,
-  SplitEvent,
-  TokenBasis,
-  Total
-} from "./LedgerReport.js"
-import type {
-  DisposalRecord,
-  Holder,
-  IncomeRecord,
-  LedgerState,
-  LotRecord,
-  MovementRecord,
-  SplitRecord,
-  TokenBook
-} from "./LedgerState.js"
 import { accruedAny } from "./Accrual.js"
-import { Conversions, formatUsd, type LotBasis, provenance } from "./LotFigures.js"
+import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
+import type { Holding, Issue, LedgerReport, Lot, NullReason, Position, TokenBasis } from "./LedgerReport.js"
+import type { Holder, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
+import { Conversions, formatUsd, type LotBasis, lotRow, openLotsOf, provenance } from "./LotFigures.js"
 import { priceAt } from "./Prices.js"
+import {
+  disposalRows,
+  incomeRows,
+  minus,
+  movementRows,
+  needsReviewCount,
+  realisedInYear,
+  splitRows,
+  TotalBuilder
+} from "./ReportRows.js"
 
 export interface ReportOptions {
   /**
@@ -35,9 +23,12 @@ export interface ReportOptions {
    * can leave them out and stream them with the row functions instead. Totals count them either way.
    */
   readonly rows?: boolean
+  /**
+   * Whether to include the open lots (with their per-step basis breakdowns); default true. Left out, positions and
+   * totals are the same and `Ledger.lotRows` streams the lots one at a time.
+   */
+  readonly lots?: boolean
 }
-
-const SHARE_PRICE_SCALE = 10n ** 28n
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -56,248 +47,6 @@ const uniqueReasons = (lists: Iterable<ReadonlyArray<NullReason>>): Array<NullRe
   return out
 }
 
-class TotalBuilder {
-  private knownUsd = 0n
-  private knownConverted = 0n
-  private count = 0
-  private unknownCount = 0
-  private unconvertedCount = 0
-
-  add(usd: bigint | null, converted: bigint | null): void {
-    this.count++
-    if (usd === null) {
-      this.unknownCount++
-      return
-    }
-    this.knownUsd += usd
-    if (converted === null) this.unconvertedCount++
-    else this.knownConverted += converted
-  }
-
-  done(): Total {
-    const knownConverted = formatWad(this.knownConverted)
-    return {
-      usd: this.unknownCount === 0 ? formatWad(this.knownUsd) : null,
-      knownUsd: formatWad(this.knownUsd),
-      converted: this.unknownCount === 0 && this.unconvertedCount === 0 ? knownConverted : null,
-      knownConverted,
-      count: this.count,
-      unknownCount: this.unknownCount,
-      unconvertedCount: this.unconvertedCount
-    }
-  }
-}
-
-const minus = (a: bigint | null, b: bigint | null): bigint | null => (a === null || b === null ? null : a - b)
-
-// ---------------------------------------------------------------------------------------------------------------
-// Rows
-
-interface DisposalFigures {
-  readonly date: string
-  readonly proceedsUsd: bigint | null
-  readonly basisUsd: bigint | null
-  readonly gainUsd: bigint | null
-  readonly proceeds: bigint | null
-  readonly basis: bigint | null
-  readonly gain: bigint | null
-}
-
-const disposalFigures = (state: LedgerState, conversions: Conversions, record: DisposalRecord): DisposalFigures => {
-  const date = utcDate(record.event.timestamp)
-  const { lot, price } = record
-  const proceedsUsd = record.unconfirmed || price === null ? null : divRound(record.raw * price.answer, PRICE_SCALE)
-  const figures = lot === null
-    ? null
-    : conversions.basis(state.books.get(record.event.token)!.accrual, lot, record.step, record.raw)
-  const basisUsd = figures === null ? null : figures.basisUsd
-  const proceeds = conversions.amount(proceedsUsd, date)
-  const basis = figures === null ? null : figures.basisConverted
-  const gainUsd = minus(proceedsUsd, basisUsd)
-  return {
-    date,
-    proceedsUsd,
-    basisUsd,
-    gainUsd,
-    proceeds,
-    basis,
-    gain: gainUsd === null ? null : minus(proceeds, basis)
-  }
-}
-
-const disposalRow = (state: LedgerState, conversions: Conversions, record: DisposalRecord): Disposal => {
-  const { event, lot } = record
-  const figures = disposalFigures(state, conversions, record)
-  const { date } = figures
-  const acquired = lot === null ? null : utcDate(lot.acquiredAt)
-  return {
-    id: `${event.id}:${record.slice}`,
-    eventId: event.id,
-    slice: record.slice,
-    type: record.type,
-    token: event.token,
-    tokenAddress: event.tokenAddress,
-    wallet: record.wallet,
-    counterparty: record.counterparty,
-    date,
-    disposedAt: event.timestamp,
-    raw: record.raw.toString(),
-    qty: formatWad(record.raw),
-    shares: formatWad(divRound(record.raw * record.multiplier, WAD)),
-    lotId: lot === null ? null : lot.id,
-    acquired,
-    acquiredAt: lot === null ? null : lot.acquiredAt,
-    // A lot whose acquisition date is unknown (made up for tokens no recorded lot covers) has no holding period.
-    holdingPeriod: acquired === null || lot!.dateUnknown ? null : holdingPeriod(acquired, date),
-    currency: state.context.currency,
-    proceedsUsd: formatUsd(figures.proceedsUsd),
-    basisUsd: formatUsd(figures.basisUsd),
-    gainUsd: formatUsd(figures.gainUsd),
-    proceeds: conversions.converted(figures.proceedsUsd, date),
-    basis: formatUsd(figures.basis),
-    gain: formatUsd(figures.gain),
-    price: provenance(record.price),
-    basisComponents: lot === null
-      ? []
-      : conversions.components(state.books.get(event.token)!.accrual, lot, record.step, record.raw),
-    taxable: record.taxable,
-    needsReview: record.needsReview,
-    classifiedBy: record.classifiedBy,
-    nullReasons: [...record.nullReasons],
-    walletTransaction: { txHash: event.txHash, block: event.block, logIndex: event.logIndex }
-  }
-}
-
-const incomeRow = (state: LedgerState, conversions: Conversions, record: IncomeRecord): IncomeEvent => {
-  const { event, price } = record
-  const date = utcDate(event.effectiveAt)
-  return {
-    id: record.id,
-    eventId: event.id,
-    type: "income.multiplier_increase",
-    token: event.token,
-    tokenAddress: event.tokenAddress,
-    wallet: record.wallet,
-    block: event.block,
-    effectiveAt: event.effectiveAt,
-    date,
-    from: formatWad(record.from),
-    to: formatWad(record.to),
-    rawBalance: formatWad(record.raw),
-    addedShares: formatWad(divRound(record.raw * (record.to - record.from), WAD)),
-    sharePriceUsd: price === null ? null : formatWad(divRound(price.answer * SHARE_PRICE_SCALE, record.from)),
-    price: provenance(price),
-    currency: state.context.currency,
-    incomeUsd: formatUsd(record.income),
-    income: conversions.converted(record.income, date),
-    taxable: record.taxable,
-    needsReview: false,
-    walletTransaction: null,
-    lotIds: [...record.lotIds],
-    nullReasons: [...record.nullReasons]
-  }
-}
-
-const splitRow = (record: SplitRecord): SplitEvent => {
-  const { event } = record
-  return {
-    id: record.id,
-    eventId: event.id,
-    type: "split",
-    token: event.token,
-    tokenAddress: event.tokenAddress,
-    wallet: record.wallet,
-    block: event.block,
-    effectiveAt: event.effectiveAt,
-    date: utcDate(event.effectiveAt),
-    from: formatWad(record.from),
-    to: formatWad(record.to),
-    rawBalance: formatWad(record.raw),
-    sharesBefore: formatWad(divRound(record.raw * record.from, WAD)),
-    sharesAfter: formatWad(divRound(record.raw * record.to, WAD)),
-    taxable: false,
-    walletTransaction: null
-  }
-}
-
-const movementRow = (state: LedgerState, conversions: Conversions, record: MovementRecord): Movement => {
-  const { classification, event } = record
-  const date = utcDate(event.timestamp)
-  const raw = BigInt(event.raw)
-  const valueUsd = record.price === null ? null : divRound(raw * record.price.answer, PRICE_SCALE)
-  const disposalIds: Array<string> = new Array(record.disposalCount)
-  for (let i = 0; i < record.disposalCount; i++) disposalIds[i] = `${event.id}:${i}`
-  return {
-    id: event.id,
-    type: classification.type,
-    relationship: classification.relationship,
-    classifiedBy: classification.classifiedBy,
-    confirmed: classification.classifiedBy === "user" || classification.confirmed,
-    needsReview: record.needsReview,
-    taxable: record.taxable,
-    treatment: record.treatment,
-    direction: record.direction,
-    token: event.token,
-    tokenAddress: event.tokenAddress,
-    wallet: record.wallet,
-    counterparty: record.counterparty,
-    raw: raw.toString(),
-    qty: formatWad(raw),
-    shares: formatWad(divRound(raw * record.multiplier, WAD)),
-    date,
-    timestamp: event.timestamp,
-    currency: state.context.currency,
-    valueUsd: formatUsd(valueUsd),
-    value: conversions.converted(valueUsd, date),
-    price: provenance(record.price),
-    lotIds: [...record.lotIds],
-    disposalIds,
-    nullReasons: [...record.nullReasons],
-    walletTransaction: { txHash: event.txHash, block: event.block, logIndex: event.logIndex }
-  }
-}
-
-/**
- * The classified movements, in event order (GET /v1/events), formatted one at a time; from the `from`-th on (an
- * incremental build writes only those after its checkpoint).
- */
-export function* movementRows(state: LedgerState, from = 0): Generator<Movement> {
-  const conversions = new Conversions(state)
-  for (let i = from; i < state.movements.length; i++) yield movementRow(state, conversions, state.movements.items[i]!)
-}
-
-/** The disposal rows (one per lot slice), in event order; from the `from`-th on. */
-export function* disposalRows(state: LedgerState, from = 0): Generator<Disposal> {
-  const conversions = new Conversions(state)
-  for (let i = from; i < state.disposals.length; i++) yield disposalRow(state, conversions, state.disposals.items[i]!)
-}
-
-/** The income events of dividend steps (one per holder), in event order; from the `from`-th on. */
-export function* incomeRows(state: LedgerState, from = 0): Generator<IncomeEvent> {
-  const conversions = new Conversions(state)
-  for (let i = from; i < state.income.length; i++) yield incomeRow(state, conversions, state.income.items[i]!)
-}
-
-/** The split records (one per holder), in event order; from the `from`-th on. */
-export function* splitRows(state: LedgerState, from = 0): Generator<SplitEvent> {
-  for (let i = from; i < state.splits.length; i++) yield splitRow(state.splits.items[i]!)
-}
-
-/** How many rows of each list a state holds: where an incremental build's new rows start. */
-export interface RowCounts {
-  readonly movements: number
-  readonly disposals: number
-  readonly income: number
-  readonly splits: number
-}
-
-export const rowCounts = (state: LedgerState): RowCounts => ({
-  movements: state.movements.length,
-  disposals: state.disposals.length,
-  income: state.income.length,
-  splits: state.splits.length
-})
-
 // ---------------------------------------------------------------------------------------------------------------
 // The report
 
@@ -306,6 +55,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const { context } = state
   const { currency, rule } = context
   const withRows = options.rows ?? true
+  const withLots = options.lots ?? true
   const year = utcYear(asOf)
   const asOfDate = utcDate(asOf)
   const inYear = (t: number): boolean => t <= asOf && utcYear(t) === year
@@ -327,49 +77,17 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     }
     return figures
   }
-  const lotOut = (book: TokenBook, lot: LotRecord, location: Lot["location"], wallet: string | null): void => {
-    const at = book.accrual.steps.length
-    const components = conversions.components(book.accrual, lot, at)
-    const figures = basisOf(book, lot)
-    const basis = figures.basisConverted
-    const acquisition = components[0]
-    lots.push({
-      id: lot.id,
-      token: book.symbol,
-      tokenAddress: book.tokenAddress,
-      location,
-      wallet,
-      acquired: utcDate(lot.acquiredAt),
-      acquiredAt: lot.acquiredAt,
-      raw: lot.raw.toString(),
-      qty: formatWad(lot.raw),
-      multiplierAtAcquisition: formatWad(lot.multiplier),
-      shares: formatWad(divRound(lot.raw * book.multiplier, WAD)),
-      basisUsd: formatUsd(figures.basisUsd),
-      basis: formatUsd(basis),
-      currency,
-      rate: acquisition?.converted?.rate ?? null,
-      components,
-      sourceEventId: lot.sourceEventId,
-      nullReasons: basis === null && figures.basisUsd !== null
-        ? [...lot.nullReasons, ...conversions.staleReasons(book.accrual, lot, at)]
-        : [...conversions.reasons(book.accrual, lot, at)]
-    })
-  }
-  for (const book of books) {
-    for (const poolKey of [...book.pools.keys()].sort(byString)) {
-      const location = rule.lotScope === "account" ? "account" : "wallet"
-      const wallet = location === "wallet" ? book.holders.get(poolKey)!.address : null
-      for (const lot of openLots(book, poolKey)) lotOut(book, lot, location, wallet)
+  if (withLots) {
+    for (const { book, location, lot, wallet } of openLotsOf(state)) {
+      lots.push(lotRow(conversions, currency, book, lot, location, wallet, basisOf(book, lot)))
     }
-    for (const lot of book.transit.lots.slice(book.transit.head)) lotOut(book, lot, "in_transit", null)
   }
 
   // Income of the year, per position -----------------------------------------------------------------------------
   const totalIncome = new TotalBuilder()
   const totalIncomeTaxable = new TotalBuilder()
   const unreported = new Map<string, { usd: bigint | null; converted: bigint | null; ids: Array<string> }>()
-  for (let i = 0; i < state.income.length; i++) {
+  for (let i = 0; i < state.income.length - state.income.base; i++) {
     const record = state.income.items[i]!
     const { event } = record
     if (!inYear(event.effectiveAt)) continue
@@ -593,19 +311,8 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     }
   })
 
-  // Realised gains of the year -----------------------------------------------------------------------------------
-  const totalRealised = new TotalBuilder()
-  const totalRealisedTaxable = new TotalBuilder()
-  for (let i = 0; i < state.disposals.length; i++) {
-    const record = state.disposals.items[i]!
-    if (!inYear(record.event.timestamp)) continue
-    const { gain, gainUsd } = disposalFigures(state, conversions, record)
-    totalRealised.add(gainUsd, gain)
-    if (record.taxable) totalRealisedTaxable.add(gainUsd, gain)
-  }
-
-  let needsReview = 0
-  for (let i = 0; i < state.movements.length; i++) if (state.movements.items[i]!.needsReview) needsReview++
+  const realised = realisedInYear(state, conversions, year, asOf)
+  const needsReview = needsReviewCount(state)
 
   const value = totalValue.done()
   return {
@@ -628,8 +335,8 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       value,
       costBasis: totalBasis.done(),
       unrealisedGain: totalUnrealised.done(),
-      realisedGainInYear: totalRealised.done(),
-      realisedGainTaxableInYear: totalRealisedTaxable.done(),
+      realisedGainInYear: realised.all.done(),
+      realisedGainTaxableInYear: realised.taxable.done(),
       incomeInYear: totalIncome.done(),
       incomeTaxableInYear: totalIncomeTaxable.done()
     },
@@ -641,7 +348,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     income: withRows ? [...incomeRows(state)] : [],
     splits: withRows ? [...splitRows(state)] : [],
     movements: withRows ? [...movementRows(state)] : [],
-    ignored: state.ignored.items.slice(0, state.ignored.length),
-    duplicates: state.duplicates.items.slice(0, state.duplicates.length)
+    ignored: state.ignored.items.slice(0, state.ignored.length - state.ignored.base),
+    duplicates: state.duplicates.items.slice(0, state.duplicates.length - state.duplicates.base)
   }
 }
