@@ -48,10 +48,14 @@ const run = (events: number) => {
   const heap = process.memoryUsage().heapUsed - heapBefore
   console.log(
     `${events.toLocaleString("en").padStart(9)} events (${applied.toLocaleString("en")} with the dividend steps): ` +
-      `pure ledger ${(ms / 1000).toFixed(2)} s wall (${Math.round(events / (ms / 1000)).toLocaleString("en")} events/s), ` +
+      `pure ledger ${(ms / 1000).toFixed(2)} s wall (${
+        Math.round(events / (ms / 1000)).toLocaleString("en")
+      } events/s), ` +
       `CPU ${(cpu / 1000).toFixed(2)} s (${Math.round(events / (cpu / 1000)).toLocaleString("en")} events/s of CPU); ` +
       `heap of state + report ${mb(heap)}, peak RSS ${mb(process.resourceUsage().maxRSS * 1024)}; ` +
-      `${state.eventCount === applied ? "" : "?"}${lots.toLocaleString("en")} open lots streamed, ${report.positions.length} positions`
+      `${state.eventCount === applied ? "" : "?"}${
+        lots.toLocaleString("en")
+      } open lots streamed, ${report.positions.length} positions`
   )
 }
 

@@ -45,15 +45,7 @@ import { buildReport, type ReportOptions } from "./ReportBuilder.js"
 
 export { lotRows } from "./LotFigures.js"
 export { type ReportOptions } from "./ReportBuilder.js"
-export {
-  disposalRows,
-  incomeRows,
-  movementRows,
-  release,
-  type RowCounts,
-  rowCounts,
-  splitRows
-} from "./ReportRows.js"
+export { disposalRows, incomeRows, movementRows, release, type RowCounts, rowCounts, splitRows } from "./ReportRows.js"
 
 const ONE = 10n ** 18n
 const EMPTY_PRICES: PriceIndex = new Map()
@@ -249,7 +241,13 @@ const newLot = (
   dateUnknown
 })
 
-const unknownLot = (work: Work, book: TokenBook, event: TransferEvent, raw: bigint, reason: NullReasonCode): LotRecord =>
+const unknownLot = (
+  work: Work,
+  book: TokenBook,
+  event: TransferEvent,
+  raw: bigint,
+  reason: NullReasonCode
+): LotRecord =>
   newLot(work, book, `${event.id}#unmatched`, event, raw, null, null, [{ reason, eventId: event.id }], true)
 
 const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
@@ -558,7 +556,12 @@ const dividendStep = (
   // income (attoUSD) = raw/1e18 × (m' − m)/1e18 × (answer/1e8) / (m/1e18) × 1e18 = raw × (m' − m) × answer / (m × 1e8)
   const factor = price === null ? null : (to - from) * price.answer
   const denominator = from * PRICE_SCALE
-  const step = addStep(book.accrual, { kind: "income", eventId: event.id, at: event.effectiveAt, price }, factor, denominator)
+  const step = addStep(
+    book.accrual,
+    { kind: "income", eventId: event.id, at: event.effectiveAt, price },
+    factor,
+    denominator
+  )
   const reasons: ReadonlyArray<NullReason> = price === null
     ? [{ reason: "missing_price", eventId: event.id }]
     : NO_REASONS

@@ -3,24 +3,32 @@
  * the per-step breakdown of its basis, and why a figure is unknown. Derived on demand from the lot's few numbers and
  * its token's income index; each figure rounded once, half to even at 18 decimals.
  */
+import type { ReportingCurrency } from "../Currency.js"
 import { accruedPerRaw, incomeOf, spansOf } from "./Accrual.js"
 import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
 import { divRound, formatFixed, formatWad, utcDate, WAD } from "./Fixed.js"
-import type { ReportingCurrency } from "../Currency.js"
 import type { BasisComponent, Lot, NullReason, PriceProvenance } from "./LedgerReport.js"
 import type { Accrual, ComponentMeta, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
 import { sliceAcquisition } from "./Lots.js"
 import type { PriceRef } from "./Prices.js"
 
-export const provenance = (price: PriceRef | null): PriceProvenance | null =>
-  price === null
-    ? null
-    : {
+const provenances = new WeakMap<PriceRef, PriceProvenance>()
+
+/** A price round as figures cite it (made once per round: every lot accruing a step cites the same one). */
+export const provenance = (price: PriceRef | null): PriceProvenance | null => {
+  if (price === null) return null
+  let out = provenances.get(price)
+  if (out === undefined) {
+    out = {
       feed: price.round.feed,
       roundId: price.round.roundId,
       updatedAt: price.round.updatedAt,
       answer: formatFixed(price.answer, 8)
     }
+    provenances.set(price, out)
+  }
+  return out
+}
 
 export const formatUsd = (value: bigint | null): string | null => (value === null ? null : formatWad(value))
 
@@ -45,7 +53,13 @@ export class Conversions {
   private readonly quotes = new Map<string, RateQuote | null>()
   private readonly twins = new Map<Accrual, ConvertedIndex>()
 
-  constructor(private readonly state: LedgerState) {}
+  /** Reporting in USD: every converted figure is its USD figure. */
+  private readonly identity: boolean
+
+  constructor(private readonly state: LedgerState) {
+    const { rates } = state.context
+    this.identity = rates === undefined || rates.currency === "USD"
+  }
 
   quote(date: string): RateQuote | null {
     let quote = this.quotes.get(date)
@@ -98,7 +112,10 @@ export class Conversions {
     const basisUsd = acquisitionUsd === null || incomeUsd === null ? null : acquisitionUsd + incomeUsd
     let incomeConverted: bigint | null = null
     let basisConverted: bigint | null = null
-    if (incomeUsd !== null) {
+    if (this.identity) {
+      incomeConverted = incomeUsd
+      basisConverted = basisUsd
+    } else if (incomeUsd !== null) {
       const twin = this.twin(accrual)
       const convertedPerRaw = accruedPerRaw(twin.index, twin.unknown, lot, at)
       incomeConverted = convertedPerRaw === null ? null : incomeOf(raw, convertedPerRaw)
@@ -232,6 +249,14 @@ export function* lotRows(state: LedgerState): Generator<Lot> {
   const conversions = new Conversions(state)
   for (const { book, location, lot, wallet } of openLotsOf(state)) {
     const at = book.accrual.steps.length
-    yield lotRow(conversions, state.context.currency, book, lot, location, wallet, conversions.basis(book.accrual, lot, at))
+    yield lotRow(
+      conversions,
+      state.context.currency,
+      book,
+      lot,
+      location,
+      wallet,
+      conversions.basis(book.accrual, lot, at)
+    )
   }
 }

@@ -284,7 +284,9 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       if (!accruedAny(lot, book.accrual.steps.length)) return
       const { incomeConverted, incomeUsd } = basisOf(book, lot)
       accrued = accrued === null || incomeUsd === null ? null : accrued + incomeUsd
-      accruedConverted = accruedConverted === null || incomeConverted === null ? null : accruedConverted + incomeConverted
+      accruedConverted = accruedConverted === null || incomeConverted === null
+        ? null
+        : accruedConverted + incomeConverted
     }
     for (const poolKey of [...book.pools.keys()].sort(byString)) {
       for (const lot of openLots(book, poolKey)) {

@@ -80,7 +80,11 @@ interface DisposalFigures {
   readonly gain: bigint | null
 }
 
-export const disposalFigures = (state: LedgerState, conversions: Conversions, record: DisposalRecord): DisposalFigures => {
+export const disposalFigures = (
+  state: LedgerState,
+  conversions: Conversions,
+  record: DisposalRecord
+): DisposalFigures => {
   const date = utcDate(record.event.timestamp)
   const { lot, price } = record
   const proceedsUsd = record.unconfirmed || price === null ? null : divRound(record.raw * price.answer, PRICE_SCALE)
