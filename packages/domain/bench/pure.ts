@@ -1,10 +1,10 @@
 /**
  * The pure ledger on the `bench:ledger` trader account, generated in memory a chunk at a time:
- * `node --expose-gc --import tsx packages/domain/bench/pure.ts [events…]` (default 100000 1000000). Prints wall
+ * `node --expose-gc --import tsx packages/domain/bench/pure.ts [events…]` (default 10000 100000 1000000, in one process: the first warms the JIT up). Prints wall
  * and CPU time of `Ledger.apply` over the chunks of 10,000 events, each chunk's rows released once applied (a
- * writer would format and store them), then `Ledger.report(…, { rows: false, lots: false })` and every open lot
- * row streamed with `Ledger.lotRows` (generation of the events not timed), and the heap after a forced
- * collection with the state and report alive.
+ * writer would format and store them), then `Ledger.report(…, { rows: false, lots: false })` (generation of the
+ * events not timed); the heap after a forced collection with the state and report alive; then, timed apart, every
+ * open lot row with its per-step basis components streamed with `Ledger.lotRows`.
  */
 import { Either } from "effect"
 import * as Ledger from "../src/ledger/Ledger.js"
@@ -36,28 +36,36 @@ const run = (events: number) => {
     cpu += (c.user + c.system) / 1000
     ms += performance.now() - t0
   }
-  const t0 = performance.now()
-  const c0 = process.cpuUsage()
+  let t0 = performance.now()
+  let c0 = process.cpuUsage()
   const report = Ledger.report(state, BASE_TIME + events, { rows: false, lots: false })
-  let lots = 0
-  for (const lot of Ledger.lotRows(state)) if (lot.components.length > 0) lots++
-  const c = process.cpuUsage(c0)
+  let c = process.cpuUsage(c0)
   cpu += (c.user + c.system) / 1000
   ms += performance.now() - t0
+  t0 = performance.now()
+  c0 = process.cpuUsage()
+  let lots = 0
+  let components = 0
+  for (const lot of Ledger.lotRows(state)) {
+    lots++
+    components += lot.components.length
+  }
+  c = process.cpuUsage(c0)
+  const lotsCpu = (c.user + c.system) / 1000
+  const lotsMs = performance.now() - t0
   gc()
   const heap = process.memoryUsage().heapUsed - heapBefore
+  const rate = (n: number, msOf: number) => Math.round(n / (msOf / 1000)).toLocaleString("en")
   console.log(
-    `${events.toLocaleString("en").padStart(9)} events (${applied.toLocaleString("en")} with the dividend steps): ` +
-      `pure ledger ${(ms / 1000).toFixed(2)} s wall (${
-        Math.round(events / (ms / 1000)).toLocaleString("en")
-      } events/s), ` +
-      `CPU ${(cpu / 1000).toFixed(2)} s (${Math.round(events / (cpu / 1000)).toLocaleString("en")} events/s of CPU); ` +
-      `heap of state + report ${mb(heap)}, peak RSS ${mb(process.resourceUsage().maxRSS * 1024)}; ` +
-      `${state.eventCount === applied ? "" : "?"}${
-        lots.toLocaleString("en")
-      } open lots streamed, ${report.positions.length} positions`
+    `${events.toLocaleString("en").padStart(9)} events: pure ledger ${(ms / 1000).toFixed(2)} s wall ` +
+      `(${rate(events, ms)} events/s), CPU ${(cpu / 1000).toFixed(2)} s (${rate(events, cpu)} events/s of CPU); ` +
+      `heap of state + report ${mb(heap)} (${report.positions.length} positions, ` +
+      `${state.eventCount === applied ? applied.toLocaleString("en") : "?"} events applied); ` +
+      `then the ${lots.toLocaleString("en")} open lot rows with their ${components.toLocaleString("en")} ` +
+      `per-step components streamed: ${(lotsMs / 1000).toFixed(2)} s wall, CPU ${(lotsCpu / 1000).toFixed(2)} s; ` +
+      `peak RSS ${mb(process.resourceUsage().maxRSS * 1024)}`
   )
 }
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
-for (const n of sizes.length > 0 ? sizes : [100_000, 1_000_000]) run(n)
+for (const n of sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]) run(n)

@@ -231,7 +231,7 @@ const newLot = (
   acquiredAt: event.timestamp,
   raw,
   multiplier: book.multiplier,
-  acquisition: { kind: "acquisition", eventId: event.id, at: event.timestamp, price },
+  price,
   acquisitionUsd: usd,
   spans: NO_SPANS,
   incomeAdjust: 0n,
@@ -258,9 +258,27 @@ const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint
   })
 }
 
-const displayOf = (work: Work, key: string, given: string): { address: string; watched: boolean } => {
-  const own = work.context.classify.own.get(key)
-  return own === undefined ? { address: given, watched: false } : { address: own, watched: true }
+interface Display {
+  readonly address: string
+  readonly watched: boolean
+}
+
+const displays = new WeakMap<LedgerContext, Map<string, Display>>()
+
+/** How an address is shown: an own one as its settings spell it (made once per address and context). */
+const displayOf = (work: Work, key: string, given: string): Display => {
+  let cache = displays.get(work.context)
+  if (cache === undefined) {
+    cache = new Map()
+    displays.set(work.context, cache)
+  }
+  let display = cache.get(given)
+  if (display === undefined) {
+    const own = work.context.classify.own.get(key)
+    display = own === undefined ? { address: given, watched: false } : { address: own, watched: true }
+    if (cache.size < 100_000) cache.set(given, display)
+  }
+  return display
 }
 
 const isDigit = (code: number): boolean => code >= 48 && code <= 57
@@ -312,9 +330,13 @@ const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | u
   let nullReasons: ReadonlyArray<NullReason> = NO_REASONS
   switch (resolved.treatment) {
     case "acquisition": {
-      const reasons: Array<NullReason> = []
-      if (resolved.unconfirmed) reasons.push({ reason: "unconfirmed_label", eventId: event.id })
-      if (price === null) reasons.push({ reason: "missing_price", eventId: event.id })
+      let reasons: ReadonlyArray<NullReason> = NO_REASONS
+      if (resolved.unconfirmed || price === null) {
+        const list: Array<NullReason> = []
+        if (resolved.unconfirmed) list.push({ reason: "unconfirmed_label", eventId: event.id })
+        if (price === null) list.push({ reason: "missing_price", eventId: event.id })
+        reasons = list
+      }
       if (raw > 0n) {
         const usd = resolved.unconfirmed || price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
         const lot = newLot(work, book, event.id, event, raw, price, usd, reasons)

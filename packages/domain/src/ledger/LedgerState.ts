@@ -41,7 +41,8 @@ export interface LotRecord {
   readonly acquiredAt: number
   readonly raw: bigint
   readonly multiplier: bigint
-  readonly acquisition: ComponentMeta
+  /** The price round of its acquisition (its basis component is dated `acquiredAt`, event `sourceEventId`). */
+  readonly price: PriceRef | null
   /** The acquisition basis in attoUSD (USD × 1e18); null when unknown. */
   readonly acquisitionUsd: bigint | null
   /** Step ranges [from, to) of its token's index the lot accrued in before (a lot that was bridged away). */

@@ -39,6 +39,16 @@ interface ConvertedIndex {
   readonly unknown: ReadonlyArray<number>
 }
 
+/** What `convertedOf` gives at the identity rate (reporting in USD), without formatting the amount again. */
+const identityOf = (amount: string, date: string): Converted => ({
+  currency: "USD",
+  amount,
+  rate: "1",
+  rateDate: date,
+  source: "identity",
+  carriedForward: false
+})
+
 /** A lot's (or slice's) basis: USD and reporting currency, attoUSD-style fixed point (× 1e18). */
 export interface LotBasis {
   readonly acquisitionUsd: bigint | null
@@ -119,7 +129,7 @@ export class Conversions {
       const twin = this.twin(accrual)
       const convertedPerRaw = accruedPerRaw(twin.index, twin.unknown, lot, at)
       incomeConverted = convertedPerRaw === null ? null : incomeOf(raw, convertedPerRaw)
-      const acquisitionConverted = this.amount(acquisitionUsd, utcDate(lot.acquisition.at))
+      const acquisitionConverted = this.amount(acquisitionUsd, utcDate(lot.acquiredAt))
       basisConverted = basisUsd === null || acquisitionConverted === null || incomeConverted === null
         ? null
         : acquisitionConverted + incomeConverted
@@ -129,7 +139,13 @@ export class Conversions {
 
   /** The per-step breakdown of the basis of the first `raw` of `lot`: its acquisition, then each step's income. */
   components(accrual: Accrual, lot: LotRecord, at: number, raw: bigint = lot.raw): Array<BasisComponent> {
-    const out: Array<BasisComponent> = [this.component(lot.acquisition, sliceAcquisition(lot, raw))]
+    const acquisition: ComponentMeta = {
+      kind: "acquisition",
+      eventId: lot.sourceEventId,
+      at: lot.acquiredAt,
+      price: lot.price
+    }
+    const out: Array<BasisComponent> = [this.component(acquisition, sliceAcquisition(lot, raw))]
     for (const [from, to] of spansOf(lot, at)) {
       for (let k = from; k < to; k++) {
         const step = accrual.steps[k]!
@@ -141,13 +157,14 @@ export class Conversions {
 
   private component(meta: ComponentMeta, usd: bigint | null): BasisComponent {
     const date = utcDate(meta.at)
+    const text = formatUsd(usd)
     return {
       kind: meta.kind,
       eventId: meta.eventId,
       at: meta.at,
       date,
-      usd: formatUsd(usd),
-      converted: this.converted(usd, date),
+      usd: text,
+      converted: this.identity && text !== null ? identityOf(text, date) : this.converted(usd, date),
       price: provenance(meta.price)
     }
   }
@@ -168,8 +185,8 @@ export class Conversions {
   /** The reasons a lot's converted basis is unknown because a part's date has only a stale rate. */
   staleReasons(accrual: Accrual, lot: LotRecord, at: number): Array<NullReason> {
     const out: Array<NullReason> = []
-    if (lot.acquisitionUsd !== null && this.stale(utcDate(lot.acquisition.at))) {
-      out.push({ reason: "stale_rate", eventId: lot.acquisition.eventId })
+    if (lot.acquisitionUsd !== null && this.stale(utcDate(lot.acquiredAt))) {
+      out.push({ reason: "stale_rate", eventId: lot.sourceEventId })
     }
     for (const [from, to] of spansOf(lot, at)) {
       for (let k = from; k < to; k++) {

@@ -44,7 +44,7 @@ const recordOf = (lot: Lot, seq: number, amounts: ReadonlyArray<bigint | null>):
   acquiredAt: lot.acquiredAt,
   raw: BigInt(lot.raw),
   multiplier: parseFixed(lot.multiplierAtAcquisition, 18),
-  acquisition: { kind: "acquisition", eventId: lot.sourceEventId, at: lot.acquiredAt, price: null },
+  price: null,
   acquisitionUsd: sum(amounts),
   spans: [],
   incomeAdjust: 0n,
