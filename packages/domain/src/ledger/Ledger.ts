@@ -25,7 +25,6 @@ import type {
 import type { Issue, LedgerReport, NullReason, NullReasonCode } from "./LedgerReport.js"
 import {
   type AppendLog,
-  type Cursor,
   type DisposalRecord,
   type DuplicateRecord,
   type Holder,
@@ -137,7 +136,10 @@ interface Work {
   readonly splits: Array<SplitRecord>
   readonly ignored: Array<Issue>
   readonly duplicates: Array<DuplicateRecord>
-  cursor: Cursor
+  /** The last applied event's position (fields, not an object per event). */
+  block: number
+  logIndex: number
+  last: LedgerEvent | null
   seq: number
   eventCount: number
 }
@@ -623,19 +625,19 @@ const sameLog = (a: TransferEvent, b: TransferEvent): boolean =>
   a.tokenAddress.toLowerCase() === b.tokenAddress.toLowerCase()
 
 const applyEvent = (work: Work, event: LedgerEvent): LedgerError | undefined => {
-  const { cursor } = work
+  const cursor = work
   if (event.block < cursor.block || (event.block === cursor.block && event.logIndex < cursor.logIndex)) {
     return new LedgerEventsOutOfOrder({
       eventId: event.id,
       block: event.block,
       logIndex: event.logIndex,
-      previousEventId: cursor.event?.id ?? "",
+      previousEventId: cursor.last?.id ?? "",
       previousBlock: cursor.block,
       previousLogIndex: cursor.logIndex
     })
   }
   if (event.block === cursor.block && event.logIndex === cursor.logIndex) {
-    const previous = cursor.event!
+    const previous = cursor.last!
     if (event.kind === "transfer" && previous.kind === "transfer") {
       if (!sameLog(event, previous)) {
         return new LedgerInvalidEvent({
@@ -654,7 +656,9 @@ const applyEvent = (work: Work, event: LedgerEvent): LedgerError | undefined => 
       })
     }
   }
-  work.cursor = { block: event.block, logIndex: event.logIndex, event }
+  work.block = event.block
+  work.logIndex = event.logIndex
+  work.last = event
   work.eventCount++
   return event.kind === "transfer" ? applyTransfer(work, event) : applyMultiplier(work, event)
 }
@@ -677,7 +681,9 @@ export const apply = (
     splits: ownItems(state.splits),
     ignored: ownItems(state.ignored),
     duplicates: ownItems(state.duplicates),
-    cursor: state.cursor,
+    block: state.cursor.block,
+    logIndex: state.cursor.logIndex,
+    last: state.cursor.event,
     seq: state.seq,
     eventCount: state.eventCount
   }
@@ -709,7 +715,9 @@ export const apply = (
     ignored: logOf(work.ignored, state.ignored.base),
     duplicates: logOf(work.duplicates, state.duplicates.base),
     released: state.released,
-    cursor: work.cursor,
+    cursor: work.last === state.cursor.event
+      ? state.cursor
+      : { block: work.block, logIndex: work.logIndex, event: work.last },
     seq: work.seq,
     eventCount: work.eventCount
   })
