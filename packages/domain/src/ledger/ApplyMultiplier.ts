@@ -4,8 +4,9 @@ import { divRound, formatWad, PRICE_SCALE } from "./Fixed.js"
 import { LedgerInvalidEvent } from "./LedgerErrors.js"
 import type { MultiplierEvent } from "./LedgerInput.js"
 import type { NullReason } from "./LedgerReport.js"
-import type { Holder, LotQueue, TokenBook } from "./LedgerState.js"
-import { ACCOUNT_POOL, bookOf, NO_IDS, NO_REASONS, parseRaw, type Work } from "./LedgerWork.js"
+import type { Holder, TokenBook } from "./LedgerState.js"
+import { ACCOUNT_POOL, bookOf, NO_REASONS, parseRaw, type Work } from "./LedgerWork.js"
+import { snapshotOf } from "./Lots.js"
 import { priceAt } from "./Prices.js"
 
 export const applyMultiplier = (work: Work, event: MultiplierEvent): LedgerInvalidEvent | undefined => {
@@ -45,14 +46,6 @@ export const applyMultiplier = (work: Work, event: MultiplierEvent): LedgerInval
   return undefined
 }
 
-const lotIdsOf = (queue: LotQueue | undefined): ReadonlyArray<string> => {
-  if (queue === undefined) return NO_IDS
-  const { head, lots } = queue
-  const ids: Array<string> = new Array(lots.length - head)
-  for (let i = head; i < lots.length; i++) ids[i - head] = lots[i]!.id
-  return ids
-}
-
 /**
  * A dividend step: one entry in the token's income index (the lots' income is derived from it when shown) and
  * an income record per holder: its pool's raw × the step's income per raw unit (wallet scope), or its own raw
@@ -81,7 +74,7 @@ const dividendStep = (
     : NO_REASONS
   const taxable = work.context.rule.incomeTaxable
   const wallet = work.context.rule.lotScope === "wallet"
-  const accountIds = wallet ? NO_IDS : lotIdsOf(book.pools.get(ACCOUNT_POOL))
+  const accountLots = wallet ? undefined : snapshotOf(book.pools.get(ACCOUNT_POOL))
   for (const holder of holders) {
     const pool = wallet ? book.pools.get(holder.key) : undefined
     const raw = wallet ? (pool === undefined ? 0n : pool.total) : holder.raw
@@ -101,7 +94,7 @@ const dividendStep = (
       price,
       income,
       taxable,
-      lotIds: wallet ? lotIdsOf(pool) : accountIds,
+      lots: accountLots ?? snapshotOf(pool),
       nullReasons: reasons
     })
   }

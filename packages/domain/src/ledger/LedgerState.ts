@@ -70,6 +70,15 @@ export interface LotQueue {
   lots: Array<LotRecord>
   head: number
   total: bigint
+  /** A snapshot refers to `lots`: anything but an append or a same-id replacement copies the array first. */
+  pinned: boolean
+}
+
+/** The lots a queue held at some moment (`lots[from..to)`), without copying them: the lot ids of an income record. */
+export interface LotSnapshot {
+  readonly lots: ReadonlyArray<LotRecord>
+  readonly from: number
+  readonly to: number
 }
 
 /** An own address's holding of one token. `raw` includes the `encumbered` part (posted as collateral). */
@@ -141,7 +150,8 @@ export interface IncomeRecord {
   readonly price: PriceRef | null
   readonly income: bigint | null
   readonly taxable: boolean
-  readonly lotIds: ReadonlyArray<string>
+  /** The lots it was added to (their ids are listed when the row is made). */
+  readonly lots: LotSnapshot
   readonly nullReasons: ReadonlyArray<NullReason>
 }
 

@@ -1,6 +1,6 @@
 import { incomeOf } from "./Accrual.js"
 import { divRound } from "./Fixed.js"
-import type { LotQueue, LotRecord } from "./LedgerState.js"
+import type { LotQueue, LotRecord, LotSnapshot } from "./LedgerState.js"
 
 export const compareLots = (a: LotRecord, b: LotRecord): number =>
   a.acquiredAt !== b.acquiredAt
@@ -13,21 +13,41 @@ export const compareLots = (a: LotRecord, b: LotRecord): number =>
     ? 1
     : 0
 
-export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n })
+export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n, pinned: false })
 
 export const copyQueue = (queue: LotQueue): LotQueue => ({
   lots: queue.lots.slice(queue.head),
   head: 0,
-  total: queue.total
+  total: queue.total,
+  pinned: false
 })
 
+const NO_LOTS: LotSnapshot = { lots: [], from: 0, to: 0 }
+
+/** The queue's open lots now, shared with the queue (which copies its array before it next reorders it). */
+export const snapshotOf = (queue: LotQueue | undefined): LotSnapshot => {
+  if (queue === undefined || queue.head === queue.lots.length) return NO_LOTS
+  queue.pinned = true
+  return { lots: queue.lots, from: queue.head, to: queue.lots.length }
+}
+
+export const idsOf = (snapshot: LotSnapshot): Array<string> => {
+  const ids: Array<string> = new Array(snapshot.to - snapshot.from)
+  for (let i = snapshot.from; i < snapshot.to; i++) ids[i - snapshot.from] = snapshot.lots[i]!.id
+  return ids
+}
+
 export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
-  const { lots } = queue
   queue.total += lot.raw
-  if (lots.length === queue.head || compareLots(lots[lots.length - 1]!, lot) <= 0) {
-    lots.push(lot)
+  if (queue.lots.length === queue.head || compareLots(queue.lots[queue.lots.length - 1]!, lot) <= 0) {
+    queue.lots.push(lot)
     return
   }
+  if (queue.pinned) {
+    queue.lots = queue.lots.slice()
+    queue.pinned = false
+  }
+  const { lots } = queue
   // Lots moved in from another address are usually older than everything here: they go in front, into the room
   // FIFO consumption leaves there (made when there is none), not by shifting the whole queue.
   if (compareLots(lot, lots[queue.head]!) < 0) {

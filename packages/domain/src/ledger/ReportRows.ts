@@ -15,6 +15,7 @@ import type {
   TotalSums
 } from "./LedgerState.js"
 import { Conversions, formatUsd, provenance } from "./LotFigures.js"
+import { idsOf } from "./Lots.js"
 
 const SHARE_PRICE_SCALE = 10n ** 28n
 
@@ -174,7 +175,7 @@ const incomeRow = (state: LedgerState, conversions: Conversions, record: IncomeR
     taxable: record.taxable,
     needsReview: false,
     walletTransaction: null,
-    lotIds: [...record.lotIds],
+    lotIds: idsOf(record.lots),
     nullReasons: [...record.nullReasons]
   }
 }

@@ -7,6 +7,7 @@ import { address, multiplier, round, runLedger, transfer, user } from "./fixture
 import { interpret, randomOps, settingsFor } from "./generate.js"
 
 const A = address(0xa)
+const B = address(0xb)
 const EXCHANGE = address(0xe)
 const buy = user("transfer.in", "exchange")
 const sell = user("transfer.out", "exchange")
@@ -159,6 +160,53 @@ describe("the income index: a lot's income is its raw amount × the index's grow
     expect(report.lots.map((l) => [l.id, l.basisUsd])).toEqual([["early", null], ["late", "100"]])
     expect(report.lots[0]!.nullReasons).toEqual([{ reason: "missing_price", eventId: "d0" }])
   })
+})
+
+describe("an income record's lot ids are the lots held at the step, whatever the pool does later", () => {
+  const prices = { TSLA: [round(1, "100", "2025-01-01T00:00:00Z")] }
+  const settings: LedgerSettings = {
+    wallets: [{ address: A, self: true }, { address: B, self: true }],
+    country: "US",
+    prices
+  }
+  const t = (day: number) => `2025-01-${String(day).padStart(2, "0")}T00:00:00Z`
+  const acquire = (id: string, to: string, day: number, block: number) =>
+    transfer({ id, token: "TSLA", from: EXCHANGE, to, qty: "1", time: t(day), block, classification: buy })
+  const history = (moved: string): Array<LedgerEvent> => [
+    acquire("a1", A, 1, 1),
+    acquire(moved === "front" ? "b1" : "x", B, moved === "front" ? 2 : 4, 2),
+    acquire("a2", A, 3, 3),
+    acquire("a3", A, 5, 4),
+    transfer({ id: "s1", token: "TSLA", from: A, to: EXCHANGE, qty: "1", time: t(6), block: 5, classification: sell }),
+    multiplier({ id: "d", token: "TSLA", from: "1", to: "1.01", time: t(7), block: 6, stepKind: "dividend" }),
+    // After the step: a2 sold, then B's older lot moves to A (in front of a3, or between a2 and a3 before the sale).
+    ...(moved === "front"
+      ? [
+        transfer({
+          id: "s2",
+          token: "TSLA",
+          from: A,
+          to: EXCHANGE,
+          qty: "1",
+          time: t(8),
+          block: 7,
+          classification: sell
+        }),
+        transfer({ id: "m", token: "TSLA", from: B, to: A, qty: "1", time: t(9), block: 8 })
+      ]
+      : [transfer({ id: "m", token: "TSLA", from: B, to: A, qty: "1", time: t(9), block: 8 })])
+  ]
+
+  for (const moved of ["front", "middle"]) {
+    it(`keeps them when a lot is later inserted in the ${moved} of the pool`, () => {
+      const report = runLedger(settings, history(moved), "2025-12-31T00:00:00Z")
+      const atA = report.income.find((e) => e.wallet === A)!
+      expect(atA.lotIds).toEqual(["a2", "a3"])
+      expect(report.lots.filter((l) => l.wallet === A).map((l) => l.id)).toEqual(
+        moved === "front" ? ["b1", "a3"] : ["a2", "x", "a3"]
+      )
+    })
+  }
 })
 
 const caseArb = fc.record({
