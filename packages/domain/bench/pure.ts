@@ -1,17 +1,21 @@
 /**
  * The pure ledger on the `bench:ledger` trader account, generated in memory a chunk at a time:
- * `node --expose-gc --import tsx packages/domain/bench/pure.ts [events…]` (default 10000 100000 1000000, in one process: the first warms the JIT up). Prints wall
- * and CPU time of `Ledger.apply` over the chunks of 10,000 events, each chunk's rows released once applied (a
- * writer would format and store them), then `Ledger.report(…, { rows: false, lots: false })` (generation of the
- * events not timed); the heap after a forced collection with the state and report alive; then, timed apart, every
- * open lot row with its per-step basis components streamed with `Ledger.lotRows`.
+ * `npm run bench:ledger:pure -- [events…] [--chunk=N] [--copy]` (default 10000 100000 1000000, in one process: the
+ * first warms the JIT up). Prints the wall and CPU time of `Ledger.apply(…, { consume: true })` over chunks of 2,000
+ * events (`--copy`: apply to copies instead), each chunk's rows released once applied (a writer would format and
+ * store them), then `Ledger.report(…, { rows: false, lots: false })` (generating the events is not timed); the heap
+ * after a forced collection with the state and report alive; then, timed apart, every open lot row with its
+ * per-step basis components streamed with `Ledger.lotRows`.
  */
 import { Either } from "effect"
 import * as Ledger from "../src/ledger/Ledger.js"
 import type { LedgerState } from "../src/ledger/LedgerState.js"
 import { BASE_TIME, traderEvents, traderPrices, traderWallets } from "./trader.js"
 
-const CHUNK = 10_000
+const chunkArg = process.argv.find((arg) => arg.startsWith("--chunk="))
+/** `--copy`: apply each chunk to a copy of the state (the default of `Ledger.apply`) instead of consuming it. */
+const consume = !process.argv.includes("--copy")
+const CHUNK = chunkArg === undefined ? 2_000 : Number(chunkArg.slice("--chunk=".length))
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
 const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 
@@ -31,7 +35,7 @@ const run = (events: number) => {
     applied += chunk.length
     const t0 = performance.now()
     const c0 = process.cpuUsage()
-    state = Ledger.release(Either.getOrThrow(Ledger.apply(state, chunk)))
+    state = Ledger.release(Either.getOrThrow(Ledger.apply(state, chunk, { consume })))
     const c = process.cpuUsage(c0)
     cpu += (c.user + c.system) / 1000
     ms += performance.now() - t0
@@ -67,5 +71,5 @@ const run = (events: number) => {
   )
 }
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
+const sizes = process.argv.slice(2).filter((arg) => !arg.startsWith("--")).map(Number).filter((n) => n > 0)
 for (const n of sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]) run(n)

@@ -242,7 +242,8 @@ describe("streaming: released rows and streamed lots give the report of the whol
         const written: Array<string> = []
         for (let i = 0; i < events.length; i += chunk) {
           const before = Ledger.rowCounts(streamed)
-          streamed = Either.getOrThrow(Ledger.apply(streamed, events.slice(i, i + chunk)))
+          // Half the runs give each state up to the next apply (lots changed in place), half keep it.
+          streamed = Either.getOrThrow(Ledger.apply(streamed, events.slice(i, i + chunk), { consume: seed % 2 === 0 }))
           for (const row of Ledger.movementRows(streamed, before.movements)) written.push(JSON.stringify(row))
           for (const row of Ledger.disposalRows(streamed, before.disposals)) written.push(JSON.stringify(row))
           streamed = Ledger.release(streamed)
