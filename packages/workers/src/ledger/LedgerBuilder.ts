@@ -316,7 +316,8 @@ export const buildLedgerFrom = (
           tail.push(event)
         }
       }
-      return batch.length === 0 ? Effect.void : Effect.map(Ledger.apply(final, batch), (next) => {
+      // Each batch gives the state before it up (nothing else holds it: a resumed checkpoint left the cache).
+      return batch.length === 0 ? Effect.void : Effect.map(Ledger.apply(final, batch, { consume: true }), (next) => {
         final = next
       })
     }
