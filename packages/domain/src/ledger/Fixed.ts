@@ -11,6 +11,11 @@ export const PRICE_SCALE = 10n ** 8n
 
 /** `n / d` rounded half to even; `d` must be positive. */
 export const divRound = (n: bigint, d: bigint): bigint => {
+  if (n >= 0n) {
+    const q = n / d
+    const twice = (n - q * d) * 2n
+    return twice > d || (twice === d && (q & 1n) === 1n) ? q + 1n : q
+  }
   const negative = n < 0n
   const a = negative ? -n : n
   let q = a / d

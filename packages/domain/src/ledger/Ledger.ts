@@ -1,54 +1,21 @@
 import { Either } from "effect"
-import { type ResolvedMovement, resolveMovement } from "./Classify.js"
+import { applyMultiplier } from "./ApplyMultiplier.js"
+import { applyTransfer } from "./ApplyTransfer.js"
 import { reportingCurrencyOf } from "./Convert.js"
 import { countryRule } from "./CountryRule.js"
-import { divRound, formatWad, PRICE_SCALE } from "./Fixed.js"
 import { type LedgerError, LedgerEventsOutOfOrder, LedgerInvalidEvent, LedgerInvalidSettings } from "./LedgerErrors.js"
-import type {
-  CounterpartyLabel,
-  LedgerEvent,
-  LedgerInput,
-  LedgerSettings,
-  MultiplierEvent,
-  TransferEvent
-} from "./LedgerInput.js"
-import type { Issue, LedgerReport, NullReason, NullReasonCode } from "./LedgerReport.js"
-import {
-  type AppendLog,
-  type ComponentMeta,
-  type Cursor,
-  type DisposalRecord,
-  type DuplicateRecord,
-  type Holder,
-  type IncomeRecord,
-  type LedgerContext,
-  type LedgerState,
-  LedgerStateTypeId,
-  type LotQueue,
-  type LotRecord,
-  type MovementRecord,
-  type SplitRecord,
-  type TokenBook
-} from "./LedgerState.js"
-import { copyQueue, insertLot, moveSlices, newQueue, type Slice, takeFifo } from "./Lots.js"
-import { indexPrices, priceAt, type PriceIndex, type PriceRef } from "./Prices.js"
-import { buildReport, type ReportOptions } from "./Report.js"
+import type { CounterpartyLabel, LedgerEvent, LedgerInput, LedgerSettings, TransferEvent } from "./LedgerInput.js"
+import type { LedgerReport } from "./LedgerReport.js"
+import { type AppendLog, type LedgerContext, type LedgerState, LedgerStateTypeId } from "./LedgerState.js"
+import { ownItems, type Work } from "./LedgerWork.js"
+import { indexPrices, type PriceIndex } from "./Prices.js"
+import { buildReport, type ReportOptions } from "./ReportBuilder.js"
 
-export {
-  disposalRows,
-  incomeRows,
-  movementRows,
-  type ReportOptions,
-  type RowCounts,
-  rowCounts,
-  splitRows
-} from "./Report.js"
+export { lotRows } from "./LotFigures.js"
+export { type ReportOptions } from "./ReportBuilder.js"
+export { disposalRows, incomeRows, movementRows, release, type RowCounts, rowCounts, splitRows } from "./ReportRows.js"
 
-const ONE = 10n ** 18n
 const EMPTY_PRICES: PriceIndex = new Map()
-const NO_REASONS: ReadonlyArray<NullReason> = []
-const NO_IDS: ReadonlyArray<string> = []
-const ACCOUNT_POOL = "account"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Settings
@@ -99,7 +66,8 @@ const makeContext = (settings: LedgerSettings): Either.Either<LedgerContext, Led
   })
 }
 
-const emptyLog = <A>(): AppendLog<A> => ({ items: [], length: 0 })
+const emptyLog = <A>(): AppendLog<A> => ({ items: [], length: 0, base: 0 })
+const logOf = <A>(items: Array<A>, base: number): AppendLog<A> => ({ items, length: base + items.length, base })
 
 /** A ledger with no events, for the given settings (wallets, country, labels, prices, rates). */
 export const empty = (settings: LedgerSettings): Either.Either<LedgerState, LedgerInvalidSettings> =>
@@ -113,6 +81,7 @@ export const empty = (settings: LedgerSettings): Either.Either<LedgerState, Ledg
     splits: emptyLog(),
     ignored: emptyLog(),
     duplicates: emptyLog(),
+    released: { realised: new Map(), realisedTaxable: new Map(), needsReview: 0 },
     cursor: { block: -1, logIndex: Number.NEGATIVE_INFINITY, event: null },
     seq: 0,
     eventCount: 0
@@ -120,470 +89,6 @@ export const empty = (settings: LedgerSettings): Either.Either<LedgerState, Ledg
 
 // ---------------------------------------------------------------------------------------------------------------
 // Applying events
-
-interface Work {
-  readonly context: LedgerContext
-  readonly books: Map<string, TokenBook>
-  readonly copied: Set<string>
-  readonly movements: Array<MovementRecord>
-  readonly disposals: Array<DisposalRecord>
-  readonly income: Array<IncomeRecord>
-  readonly splits: Array<SplitRecord>
-  readonly ignored: Array<Issue>
-  readonly duplicates: Array<DuplicateRecord>
-  cursor: Cursor
-  seq: number
-  eventCount: number
-}
-
-const ownItems = <A>(log: AppendLog<A>): Array<A> =>
-  log.items.length === log.length ? log.items : log.items.slice(0, log.length)
-
-const copyBook = (book: TokenBook): TokenBook => {
-  const pools = new Map<string, LotQueue>()
-  for (const [key, queue] of book.pools) pools.set(key, copyQueue(queue))
-  const holders = new Map<string, Holder>()
-  for (const [key, holder] of book.holders) holders.set(key, { ...holder, issues: holder.issues.slice() })
-  return {
-    symbol: book.symbol,
-    tokenAddress: book.tokenAddress,
-    multiplier: book.multiplier,
-    pools,
-    transit: copyQueue(book.transit),
-    holders,
-    issues: book.issues.slice()
-  }
-}
-
-const bookOf = (work: Work, symbol: string, tokenAddress: string): TokenBook => {
-  let book = work.books.get(symbol)
-  if (!work.copied.has(symbol)) {
-    book = book === undefined
-      ? {
-        symbol,
-        tokenAddress,
-        multiplier: work.context.initialMultipliers.get(symbol) ?? ONE,
-        pools: new Map(),
-        transit: newQueue(),
-        holders: new Map(),
-        issues: []
-      }
-      : copyBook(book)
-    work.books.set(symbol, book)
-    work.copied.add(symbol)
-  }
-  return book!
-}
-
-const holderOf = (book: TokenBook, key: string, address: string, watched: boolean): Holder => {
-  let holder = book.holders.get(key)
-  if (holder === undefined) {
-    holder = { key, address, watched, raw: 0n, encumbered: 0n, issues: [] }
-    book.holders.set(key, holder)
-  }
-  return holder
-}
-
-const poolOf = (work: Work, book: TokenBook, holderKey: string): LotQueue => {
-  const key = work.context.rule.lotScope === "wallet" ? holderKey : ACCOUNT_POOL
-  let queue = book.pools.get(key)
-  if (queue === undefined) {
-    queue = newQueue()
-    book.pools.set(key, queue)
-  }
-  return queue
-}
-
-/** Keeps `encumbered` within what the holder owns after its balance went down. */
-const reduceHolding = (holder: Holder, raw: bigint): void => {
-  holder.raw -= raw
-  if (holder.encumbered > holder.raw) holder.encumbered = holder.raw
-}
-
-const NULL_USD: ReadonlyArray<bigint | null> = [null]
-
-const newLot = (
-  work: Work,
-  id: string,
-  event: TransferEvent,
-  raw: bigint,
-  multiplier: bigint,
-  price: PriceRef | null,
-  usd: bigint | null,
-  nullReasons: ReadonlyArray<NullReason>,
-  dateUnknown = false
-): LotRecord => ({
-  id,
-  seq: work.seq++,
-  acquiredAt: event.timestamp,
-  raw,
-  multiplier,
-  meta: [{ kind: "acquisition", eventId: event.id, at: event.timestamp, price }],
-  usd: usd === null ? NULL_USD : [usd],
-  basis: usd,
-  sourceEventId: event.id,
-  nullReasons,
-  dateUnknown
-})
-
-const unknownLot = (
-  work: Work,
-  event: TransferEvent,
-  raw: bigint,
-  multiplier: bigint,
-  reason: NullReasonCode
-): LotRecord =>
-  newLot(work, `${event.id}#unmatched`, event, raw, multiplier, null, null, [{ reason, eventId: event.id }], true)
-
-const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
-  holder.issues.push({
-    kind: "incomplete_history",
-    eventId: event.id,
-    detail: `${formatWad(missing)} tokens left ${holder.address} beyond the ${formatWad(recorded)} recorded there`
-  })
-}
-
-const displayOf = (work: Work, key: string, given: string): { address: string; watched: boolean } => {
-  const own = work.context.classify.own.get(key)
-  return own === undefined ? { address: given, watched: false } : { address: own, watched: true }
-}
-
-const isDigit = (code: number): boolean => code >= 48 && code <= 57
-
-/** A non-negative decimal integer; cheap checks first, BigInt for the rest (it rejects inner non-digits). */
-const parseRaw = (event: LedgerEvent, text: string): bigint | LedgerInvalidEvent => {
-  const n = text.length
-  if (
-    n > 0 && isDigit(text.charCodeAt(0)) && isDigit(text.charCodeAt(n - 1)) && (n === 1 || isDigit(text.charCodeAt(1)))
-  ) {
-    try {
-      return BigInt(text)
-    } catch {
-      // falls through to the error
-    }
-  }
-  return new LedgerInvalidEvent({ eventId: event.id, reason: `not a raw integer: ${text}` })
-}
-
-const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | undefined => {
-  const raw = parseRaw(event, event.raw)
-  if (typeof raw !== "bigint") return raw
-  const resolved = resolveMovement(work.context.classify, event)
-  if (resolved === null) {
-    work.ignored.push({
-      kind: "no_own_address",
-      eventId: event.id,
-      detail: `neither ${event.from} nor ${event.to} is own`
-    })
-    return undefined
-  }
-  const { rule } = work.context
-  const book = bookOf(work, event.token, event.tokenAddress)
-  const price = priceAt(work.context.prices, event.token, event.timestamp)
-  const fromDisplay = displayOf(work, event.from.toLowerCase(), event.from)
-  const toDisplay = displayOf(work, event.to.toLowerCase(), event.to)
-  const walletDisplay = resolved.direction === "in" ? toDisplay : fromDisplay
-  const counterpartyDisplay = resolved.direction === "in" ? fromDisplay : toDisplay
-  const holder = holderOf(book, resolved.walletKey, walletDisplay.address, walletDisplay.watched)
-  if (resolved.typeMismatch) {
-    holder.issues.push({
-      kind: "type_direction_mismatch",
-      eventId: event.id,
-      detail: `classified ${resolved.classification.type} but the tokens moved ${resolved.direction}`
-    })
-  }
-  const lotIds: Array<string> = []
-  let disposalCount = 0
-  let nullReasons: ReadonlyArray<NullReason> = NO_REASONS
-  switch (resolved.treatment) {
-    case "acquisition": {
-      const reasons: Array<NullReason> = []
-      if (resolved.unconfirmed) reasons.push({ reason: "unconfirmed_label", eventId: event.id })
-      if (price === null) reasons.push({ reason: "missing_price", eventId: event.id })
-      if (raw > 0n) {
-        const usd = resolved.unconfirmed || price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
-        const lot = newLot(work, event.id, event, raw, book.multiplier, price, usd, reasons)
-        insertLot(poolOf(work, book, holder.key), lot)
-        holder.raw += raw
-        lotIds.push(lot.id)
-      }
-      nullReasons = reasons
-      break
-    }
-    case "disposal": {
-      const disposed = disposeOf(work, book, holder, event, raw, resolved, price, counterpartyDisplay.address)
-      nullReasons = disposed.nullReasons
-      disposalCount = disposed.count
-      break
-    }
-    case "self_transfer": {
-      const senderKey = resolved.direction === "in" ? resolved.counterpartyKey : resolved.walletKey
-      const receiverKey = resolved.direction === "in" ? resolved.walletKey : resolved.counterpartyKey
-      const senderDisplay = resolved.direction === "in" ? counterpartyDisplay : walletDisplay
-      const receiverDisplay = resolved.direction === "in" ? walletDisplay : counterpartyDisplay
-      const sender = holderOf(book, senderKey, senderDisplay.address, senderDisplay.watched)
-      const receiver = holderOf(book, receiverKey, receiverDisplay.address, receiverDisplay.watched)
-      const moved = raw < sender.raw ? raw : sender.raw
-      if (rule.lotScope === "wallet" && moved > 0n) {
-        const slices = takeFifo(poolOf(work, book, senderKey), moved)
-        moveSlices(slices, event.id, poolOf(work, book, receiverKey), lotIds)
-      }
-      reduceHolding(sender, moved)
-      receiver.raw += raw
-      if (raw > moved) {
-        const reason = sender.watched ? "incomplete_history" : "self_transfer_unmatched"
-        if (sender.watched) incompleteHistory(sender, event, raw - moved, moved)
-        const lot = unknownLot(work, event, raw - moved, book.multiplier, reason)
-        insertLot(poolOf(work, book, receiverKey), lot)
-        lotIds.push(lot.id)
-        nullReasons = lot.nullReasons
-      }
-      break
-    }
-    case "collateral_post": {
-      const free = holder.raw - holder.encumbered
-      if (raw > free) {
-        holder.issues.push({
-          kind: "collateral_exceeds_balance",
-          eventId: event.id,
-          detail: `${formatWad(raw)} tokens posted but only ${formatWad(free)} recorded free`
-        })
-        holder.encumbered = holder.raw
-      } else {
-        holder.encumbered += raw
-      }
-      break
-    }
-    case "collateral_withdraw": {
-      if (raw <= holder.encumbered) {
-        holder.encumbered -= raw
-      } else {
-        const excess = raw - holder.encumbered
-        holder.encumbered = 0n
-        const lot = unknownLot(work, event, excess, book.multiplier, "collateral_unmatched")
-        insertLot(poolOf(work, book, holder.key), lot)
-        holder.raw += excess
-        lotIds.push(lot.id)
-        nullReasons = lot.nullReasons
-      }
-      break
-    }
-    case "bridge_out": {
-      const moved = raw < holder.raw ? raw : holder.raw
-      if (moved > 0n) {
-        moveSlices(takeFifo(poolOf(work, book, holder.key), moved), event.id, book.transit, lotIds)
-      }
-      reduceHolding(holder, moved)
-      if (raw > moved) incompleteHistory(holder, event, raw - moved, moved)
-      break
-    }
-    case "bridge_in": {
-      const matched = raw < book.transit.total ? raw : book.transit.total
-      const receiving = poolOf(work, book, holder.key)
-      if (matched > 0n) {
-        moveSlices(takeFifo(book.transit, matched), event.id, receiving, lotIds)
-      }
-      if (raw > matched) {
-        const lot = unknownLot(work, event, raw - matched, book.multiplier, "bridge_unmatched")
-        insertLot(receiving, lot)
-        lotIds.push(lot.id)
-        nullReasons = lot.nullReasons
-      }
-      holder.raw += raw
-      break
-    }
-  }
-  work.movements.push({
-    classification: resolved.classification,
-    needsReview: resolved.needsReview,
-    unconfirmed: resolved.unconfirmed,
-    treatment: resolved.treatment,
-    direction: resolved.direction,
-    walletKey: resolved.walletKey,
-    counterpartyKey: resolved.counterpartyKey,
-    typeMismatch: resolved.typeMismatch,
-    event,
-    wallet: resolved.direction === "self" ? fromDisplay.address : walletDisplay.address,
-    counterparty: resolved.direction === "self" ? toDisplay.address : counterpartyDisplay.address,
-    multiplier: book.multiplier,
-    price,
-    taxable: resolved.treatment === "disposal" && rule.disposalsTaxable,
-    lotIds: lotIds.length === 0 ? NO_IDS : lotIds,
-    disposalCount,
-    nullReasons
-  })
-  return undefined
-}
-
-const disposeOf = (
-  work: Work,
-  book: TokenBook,
-  holder: Holder,
-  event: TransferEvent,
-  raw: bigint,
-  resolved: ResolvedMovement,
-  price: PriceRef | null,
-  counterparty: string
-): { readonly nullReasons: ReadonlyArray<NullReason>; readonly count: number } => {
-  const recorded = holder.raw
-  const matched = raw < recorded ? raw : recorded
-  const slices: Array<Slice | null> = matched > 0n ? takeFifo(poolOf(work, book, holder.key), matched) : []
-  reduceHolding(holder, matched)
-  if (raw > matched) {
-    incompleteHistory(holder, event, raw - matched, recorded)
-    slices.push(null)
-  }
-  if (resolved.unconfirmed) {
-    holder.issues.push({
-      kind: "unconfirmed_label",
-      eventId: event.id,
-      detail: "a model label not yet confirmed: proceeds and gain are not used until it is"
-    })
-  }
-  const eventReasons: Array<NullReason> = []
-  if (resolved.unconfirmed) eventReasons.push({ reason: "unconfirmed_label", eventId: event.id })
-  if (price === null) eventReasons.push({ reason: "missing_price", eventId: event.id })
-  const taxable = work.context.rule.disposalsTaxable
-  for (let slice = 0; slice < slices.length; slice++) {
-    const taken = slices[slice]!
-    const lot = taken === null ? null : taken.lot
-    let reasons: ReadonlyArray<NullReason> = eventReasons
-    if (lot === null) reasons = [...eventReasons, { reason: "incomplete_history", eventId: event.id }]
-    else if (lot.nullReasons.length > 0) reasons = [...eventReasons, ...lot.nullReasons]
-    work.disposals.push({
-      event,
-      slice,
-      type: resolved.classification.type,
-      wallet: holder.address,
-      counterparty,
-      raw: taken === null ? raw - matched : taken.raw,
-      multiplier: book.multiplier,
-      lot,
-      price,
-      unconfirmed: resolved.unconfirmed,
-      taxable,
-      needsReview: resolved.needsReview,
-      classifiedBy: resolved.classification.classifiedBy,
-      nullReasons: reasons
-    })
-  }
-  return { nullReasons: eventReasons, count: slices.length }
-}
-
-const applyMultiplier = (work: Work, event: MultiplierEvent): LedgerInvalidEvent | undefined => {
-  const from = parseRaw(event, event.from)
-  if (typeof from !== "bigint") return from
-  const to = parseRaw(event, event.to)
-  if (typeof to !== "bigint") return to
-  if (from === 0n || to === 0n) {
-    return new LedgerInvalidEvent({ eventId: event.id, reason: "a multiplier cannot be zero" })
-  }
-  const book = bookOf(work, event.token, event.tokenAddress)
-  const holders = [...book.holders.values()].filter((h) => h.raw > 0n).sort((a, b) => (a.key < b.key ? -1 : 1))
-  if (from !== book.multiplier && holders.length > 0) {
-    book.issues.push({
-      kind: "multiplier_discontinuity",
-      eventId: event.id,
-      detail: `the step starts from ${formatWad(from)} but the record had ${formatWad(book.multiplier)}`
-    })
-  }
-  if (event.stepKind === "dividend" && to > from) {
-    dividendStep(work, book, event, holders, from, to)
-  } else if (to !== from) {
-    if (event.stepKind === "dividend") {
-      book.issues.push({
-        kind: "multiplier_decrease_as_dividend",
-        eventId: event.id,
-        detail: `a dividend step cannot lower the multiplier (${formatWad(from)} → ${
-          formatWad(to)
-        }): no income recorded`
-      })
-    }
-    for (const holder of holders) {
-      work.splits.push({ id: `${event.id}:${holder.key}`, event, wallet: holder.address, from, to, raw: holder.raw })
-    }
-  }
-  book.multiplier = to
-  return undefined
-}
-
-/** Adds income to every open lot of `queue` (computed per lot); returns the sum and the lot ids, in lot order. */
-const accrue = (
-  queue: LotQueue,
-  event: MultiplierEvent,
-  price: PriceRef | null,
-  incomeOf: (raw: bigint) => bigint | null
-): { readonly sum: bigint; readonly lotIds: Array<string> } => {
-  const missing: ReadonlyArray<NullReason> = [{ reason: "missing_price", eventId: event.id }]
-  const income: ComponentMeta = { kind: "income", eventId: event.id, at: event.effectiveAt, price }
-  const extended = new Map<ReadonlyArray<ComponentMeta>, ReadonlyArray<ComponentMeta>>()
-  const lotIds: Array<string> = []
-  let sum = 0n
-  const { lots } = queue
-  for (let i = queue.head; i < lots.length; i++) {
-    const lot = lots[i]!
-    const usd = incomeOf(lot.raw)
-    if (usd !== null) sum += usd
-    let meta = extended.get(lot.meta)
-    if (meta === undefined) {
-      meta = lot.meta.concat(income)
-      extended.set(lot.meta, meta)
-    }
-    lots[i] = {
-      ...lot,
-      meta,
-      usd: lot.usd.concat(usd),
-      basis: usd === null || lot.basis === null ? null : lot.basis + usd,
-      nullReasons: usd === null ? lot.nullReasons.concat(missing) : lot.nullReasons
-    }
-    lotIds.push(lot.id)
-  }
-  return { sum, lotIds }
-}
-
-const dividendStep = (
-  work: Work,
-  book: TokenBook,
-  event: MultiplierEvent,
-  holders: ReadonlyArray<Holder>,
-  from: bigint,
-  to: bigint
-): void => {
-  const price = priceAt(work.context.prices, event.token, event.effectiveAt)
-  // income (attoUSD) = raw/1e18 × (m' − m)/1e18 × (answer/1e8) / (m/1e18) × 1e18 = raw × (m' − m) × answer / (m × 1e8)
-  const factor = price === null ? 0n : (to - from) * price.answer
-  const denominator = from * PRICE_SCALE
-  const incomeOf = (raw: bigint): bigint | null => (price === null ? null : divRound(raw * factor, denominator))
-  const reasons: ReadonlyArray<NullReason> = price === null
-    ? [{ reason: "missing_price", eventId: event.id }]
-    : NO_REASONS
-  const taxable = work.context.rule.incomeTaxable
-  const record = (holder: Holder, income: bigint | null, lotIds: ReadonlyArray<string>): void => {
-    work.income.push({
-      id: `${event.id}:${holder.key}`,
-      event,
-      holderKey: holder.key,
-      wallet: holder.address,
-      from,
-      to,
-      raw: holder.raw,
-      price,
-      income,
-      taxable,
-      lotIds,
-      nullReasons: reasons
-    })
-  }
-  if (work.context.rule.lotScope === "wallet") {
-    for (const holder of holders) {
-      const { lotIds, sum } = accrue(poolOf(work, book, holder.key), event, price, incomeOf)
-      record(holder, price === null ? null : sum, lotIds)
-    }
-  } else {
-    const { lotIds } = accrue(poolOf(work, book, ACCOUNT_POOL), event, price, incomeOf)
-    for (const holder of holders) record(holder, incomeOf(holder.raw), lotIds)
-  }
-}
 
 const sameLog = (a: TransferEvent, b: TransferEvent): boolean =>
   a.txHash.toLowerCase() === b.txHash.toLowerCase() &&
@@ -593,19 +98,19 @@ const sameLog = (a: TransferEvent, b: TransferEvent): boolean =>
   a.tokenAddress.toLowerCase() === b.tokenAddress.toLowerCase()
 
 const applyEvent = (work: Work, event: LedgerEvent): LedgerError | undefined => {
-  const { cursor } = work
+  const cursor = work
   if (event.block < cursor.block || (event.block === cursor.block && event.logIndex < cursor.logIndex)) {
     return new LedgerEventsOutOfOrder({
       eventId: event.id,
       block: event.block,
       logIndex: event.logIndex,
-      previousEventId: cursor.event?.id ?? "",
+      previousEventId: cursor.last?.id ?? "",
       previousBlock: cursor.block,
       previousLogIndex: cursor.logIndex
     })
   }
   if (event.block === cursor.block && event.logIndex === cursor.logIndex) {
-    const previous = cursor.event!
+    const previous = cursor.last!
     if (event.kind === "transfer" && previous.kind === "transfer") {
       if (!sameLog(event, previous)) {
         return new LedgerInvalidEvent({
@@ -624,40 +129,55 @@ const applyEvent = (work: Work, event: LedgerEvent): LedgerError | undefined => 
       })
     }
   }
-  work.cursor = { block: event.block, logIndex: event.logIndex, event }
+  work.block = event.block
+  work.logIndex = event.logIndex
+  work.last = event
   work.eventCount++
   return event.kind === "transfer" ? applyTransfer(work, event) : applyMultiplier(work, event)
 }
 
+export interface ApplyOptions {
+  /**
+   * The caller gives `state` up (a long build applying chunk after chunk): its lots are changed in place instead of
+   * copied for the new state, so a chunk costs O(its events), not O(open lots). `state` must not be used again,
+   * even when the apply fails (rebuild then).
+   */
+  readonly consume?: boolean
+}
+
 /**
  * Applies events, in (block, logIndex) order, after those already in `state`. Returns a new state; `state` is left
- * as it was (a failure leaves nothing half-applied). `report(apply(apply(empty, a), b))` equals `report(build(a ++ b))`.
+ * as it was (a failure leaves nothing half-applied), unless `options.consume`.
+ * `report(apply(apply(empty, a), b))` equals `report(build(a ++ b))`.
  */
 export const apply = (
   state: LedgerState,
-  events: ReadonlyArray<LedgerEvent>
+  events: ReadonlyArray<LedgerEvent>,
+  options?: ApplyOptions
 ): Either.Either<LedgerState, LedgerError> => {
   const work: Work = {
     context: state.context,
     books: new Map(state.books),
-    copied: new Set(),
+    copied: options?.consume === true ? new Set(state.books.keys()) : new Set(),
     movements: ownItems(state.movements),
     disposals: ownItems(state.disposals),
     income: ownItems(state.income),
     splits: ownItems(state.splits),
     ignored: ownItems(state.ignored),
     duplicates: ownItems(state.duplicates),
-    cursor: state.cursor,
+    block: state.cursor.block,
+    logIndex: state.cursor.logIndex,
+    last: state.cursor.event,
     seq: state.seq,
     eventCount: state.eventCount
   }
   const lengths = [
-    state.movements.length,
-    state.disposals.length,
-    state.income.length,
-    state.splits.length,
-    state.ignored.length,
-    state.duplicates.length
+    state.movements.length - state.movements.base,
+    state.disposals.length - state.disposals.base,
+    state.income.length - state.income.base,
+    state.splits.length - state.splits.base,
+    state.ignored.length - state.ignored.base,
+    state.duplicates.length - state.duplicates.base
   ] as const
   const logs = [work.movements, work.disposals, work.income, work.splits, work.ignored, work.duplicates] as const
   for (const event of events) {
@@ -672,13 +192,16 @@ export const apply = (
     [LedgerStateTypeId]: LedgerStateTypeId,
     context: state.context,
     books: work.books,
-    movements: { items: work.movements, length: work.movements.length },
-    disposals: { items: work.disposals, length: work.disposals.length },
-    income: { items: work.income, length: work.income.length },
-    splits: { items: work.splits, length: work.splits.length },
-    ignored: { items: work.ignored, length: work.ignored.length },
-    duplicates: { items: work.duplicates, length: work.duplicates.length },
-    cursor: work.cursor,
+    movements: logOf(work.movements, state.movements.base),
+    disposals: logOf(work.disposals, state.disposals.base),
+    income: logOf(work.income, state.income.base),
+    splits: logOf(work.splits, state.splits.base),
+    ignored: logOf(work.ignored, state.ignored.base),
+    duplicates: logOf(work.duplicates, state.duplicates.base),
+    released: state.released,
+    cursor: work.last === state.cursor.event
+      ? state.cursor
+      : { block: work.block, logIndex: work.logIndex, event: work.last },
     seq: work.seq,
     eventCount: work.eventCount
   })

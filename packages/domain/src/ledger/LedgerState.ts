@@ -13,9 +13,27 @@ export interface ComponentMeta {
   readonly price: PriceRef | null
 }
 
+/** One dividend step of a token, as its income index records it. */
+export interface StepRecord {
+  readonly meta: ComponentMeta
+  /** Income per raw unit, in units of 1e-36 attoUSD (USD × 1e54); null when the step had no price. */
+  readonly perRaw: bigint | null
+}
+
 /**
- * An open lot. Immutable: consuming part of it replaces it. Its basis is kept as components: `meta[i]` says what
- * `usd[i]` (attoUSD, USD × 1e18; null when unknown) is, so that each can be converted at its own date.
+ * A token's running income index: `index[k]` is the income per raw unit of the first `k` dividend steps (same unit
+ * as `perRaw`, unpriced steps counting 0) and `unpriced[k]` how many of them had no price. Append-only.
+ */
+export interface Accrual {
+  steps: Array<StepRecord>
+  index: Array<bigint>
+  unpriced: Array<number>
+}
+
+/**
+ * An open lot: a few numbers. Its income is not stored: it is `raw` × the growth of its token's income index over
+ * the steps it accrued (`spans`, closed, and the open span from `accruingFrom` to now), so a dividend step does not
+ * touch lots and a slice of a lot costs O(1). Immutable: consuming part of it replaces it.
  */
 export interface LotRecord {
   readonly id: string
@@ -23,11 +41,21 @@ export interface LotRecord {
   readonly acquiredAt: number
   readonly raw: bigint
   readonly multiplier: bigint
-  readonly meta: ReadonlyArray<ComponentMeta>
-  readonly usd: ReadonlyArray<bigint | null>
-  /** Σ usd, null when any is null. */
-  readonly basis: bigint | null
+  /** The price round of its acquisition (its basis component is dated `acquiredAt`, event `sourceEventId`). */
+  readonly price: PriceRef | null
+  /** The acquisition basis in attoUSD (USD × 1e18); null when unknown. */
+  readonly acquisitionUsd: bigint | null
+  /** Step ranges [from, to) of its token's index the lot accrued in before (a lot that was bridged away). */
+  readonly spans: ReadonlyArray<readonly [number, number]>
+  /**
+   * attoUSD added to `raw` × its accrued income per raw unit (each rounded once): what keeps the income of the two
+   * parts of a split lot summing to the lot's, to the last digit. Zero for a lot never split after a dividend step.
+   */
+  readonly incomeAdjust: bigint
+  /** The index position since which it accrues; −1 while it accrues nothing (in transit). */
+  readonly accruingFrom: number
   readonly sourceEventId: string
+  /** Why its acquisition basis is unknown; missing prices of dividend steps are derived from the index. */
   readonly nullReasons: ReadonlyArray<NullReason>
   /**
    * True when the true acquisition date is unknown (a lot made up for tokens no recorded lot covers: incomplete
@@ -42,6 +70,15 @@ export interface LotQueue {
   lots: Array<LotRecord>
   head: number
   total: bigint
+  /** A snapshot refers to `lots`: anything but an append or a same-id replacement copies the array first. */
+  pinned: boolean
+}
+
+/** The lots a queue held at some moment (`lots[from..to)`), without copying them: the lot ids of an income record. */
+export interface LotSnapshot {
+  readonly lots: ReadonlyArray<LotRecord>
+  readonly from: number
+  readonly to: number
 }
 
 /** An own address's holding of one token. `raw` includes the `encumbered` part (posted as collateral). */
@@ -61,6 +98,7 @@ export interface TokenBook {
   /** Keyed by the holder's lowercase address (wallet scope) or `account`. */
   pools: Map<string, LotQueue>
   transit: LotQueue
+  accrual: Accrual
   holders: Map<string, Holder>
   issues: Array<Issue>
 }
@@ -90,6 +128,8 @@ export interface DisposalRecord {
   readonly multiplier: bigint
   /** The lot this slice came from, as it was before (the slice is its first `raw`); null for the part no recorded lot covers. */
   readonly lot: LotRecord | null
+  /** The token's income index position when it was disposed of: the slice accrued up to there. */
+  readonly step: number
   readonly price: PriceRef | null
   /** A model label not yet confirmed: no proceeds (nor gain) until it is. */
   readonly unconfirmed: boolean
@@ -110,7 +150,8 @@ export interface IncomeRecord {
   readonly price: PriceRef | null
   readonly income: bigint | null
   readonly taxable: boolean
-  readonly lotIds: ReadonlyArray<string>
+  /** The lots it was added to (their ids are listed when the row is made). */
+  readonly lots: LotSnapshot
   readonly nullReasons: ReadonlyArray<NullReason>
 }
 
@@ -133,8 +174,27 @@ export interface DuplicateRecord {
  * `length` items. Appending to a list someone else already extended copies it first.
  */
 export interface AppendLog<A> {
+  /** `items[i - base]` is row `i`. */
   readonly items: Array<A>
   readonly length: number
+  /** The rows before this one were released (written out and dropped, see `Ledger.release`). */
+  readonly base: number
+}
+
+/** A running total's parts (see `Total` in the report): amounts × 1e18. */
+export interface TotalSums {
+  readonly knownUsd: bigint
+  readonly knownConverted: bigint
+  readonly count: number
+  readonly unknownCount: number
+  readonly unconvertedCount: number
+}
+
+/** What the report still needs of released rows: realised gains per UTC year of disposal, and a count. */
+export interface ReleasedTotals {
+  readonly realised: ReadonlyMap<number, TotalSums>
+  readonly realisedTaxable: ReadonlyMap<number, TotalSums>
+  readonly needsReview: number
 }
 
 export interface Cursor {
@@ -170,6 +230,7 @@ export interface LedgerState {
   readonly splits: AppendLog<SplitRecord>
   readonly ignored: AppendLog<Issue>
   readonly duplicates: AppendLog<DuplicateRecord>
+  readonly released: ReleasedTotals
   readonly cursor: Cursor
   readonly seq: number
   readonly eventCount: number

@@ -1,5 +1,6 @@
+import { incomeOf } from "./Accrual.js"
 import { divRound } from "./Fixed.js"
-import type { LotQueue, LotRecord } from "./LedgerState.js"
+import type { LotQueue, LotRecord, LotSnapshot } from "./LedgerState.js"
 
 export const compareLots = (a: LotRecord, b: LotRecord): number =>
   a.acquiredAt !== b.acquiredAt
@@ -12,21 +13,41 @@ export const compareLots = (a: LotRecord, b: LotRecord): number =>
     ? 1
     : 0
 
-export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n })
+export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n, pinned: false })
 
 export const copyQueue = (queue: LotQueue): LotQueue => ({
   lots: queue.lots.slice(queue.head),
   head: 0,
-  total: queue.total
+  total: queue.total,
+  pinned: false
 })
 
+const NO_LOTS: LotSnapshot = { lots: [], from: 0, to: 0 }
+
+/** The queue's open lots now, shared with the queue (which copies its array before it next reorders it). */
+export const snapshotOf = (queue: LotQueue | undefined): LotSnapshot => {
+  if (queue === undefined || queue.head === queue.lots.length) return NO_LOTS
+  queue.pinned = true
+  return { lots: queue.lots, from: queue.head, to: queue.lots.length }
+}
+
+export const idsOf = (snapshot: LotSnapshot): Array<string> => {
+  const ids: Array<string> = new Array(snapshot.to - snapshot.from)
+  for (let i = snapshot.from; i < snapshot.to; i++) ids[i - snapshot.from] = snapshot.lots[i]!.id
+  return ids
+}
+
 export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
-  const { lots } = queue
   queue.total += lot.raw
-  if (lots.length === queue.head || compareLots(lots[lots.length - 1]!, lot) <= 0) {
-    lots.push(lot)
+  if (queue.lots.length === queue.head || compareLots(queue.lots[queue.lots.length - 1]!, lot) <= 0) {
+    queue.lots.push(lot)
     return
   }
+  if (queue.pinned) {
+    queue.lots = queue.lots.slice()
+    queue.pinned = false
+  }
+  const { lots } = queue
   // Lots moved in from another address are usually older than everything here: they go in front, into the room
   // FIFO consumption leaves there (made when there is none), not by shifting the whole queue.
   if (compareLots(lot, lots[queue.head]!) < 0) {
@@ -51,56 +72,28 @@ export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
   lots.splice(lo, 0, lot)
 }
 
-export const sumBasis = (usd: ReadonlyArray<bigint | null>): bigint | null => {
-  let sum = 0n
-  for (let i = 0; i < usd.length; i++) {
-    const part = usd[i]!
-    if (part === null) return null
-    sum += part
-  }
-  return sum
-}
+/** The acquisition basis of the first `raw` of `lot`: pro rata by raw quantity, half to even. */
+export const sliceAcquisition = (lot: LotRecord, raw: bigint): bigint | null =>
+  raw === lot.raw || lot.acquisitionUsd === null ? lot.acquisitionUsd : divRound(lot.acquisitionUsd * raw, lot.raw)
 
-/** The basis components of the first `raw` of `lot`: each component pro rata by raw quantity, half to even. */
-export const sliceUsd = (lot: LotRecord, raw: bigint): ReadonlyArray<bigint | null> => {
-  if (raw === lot.raw) return lot.usd
-  const out: Array<bigint | null> = new Array(lot.usd.length)
-  for (let i = 0; i < lot.usd.length; i++) {
-    const part = lot.usd[i]!
-    out[i] = part === null ? null : divRound(part * raw, lot.raw)
-  }
-  return out
-}
-
-export const sliceBasis = (lot: LotRecord, raw: bigint): bigint | null => {
-  if (raw === lot.raw) return lot.basis
-  if (lot.basis === null) return null
-  let sum = 0n
-  for (let i = 0; i < lot.usd.length; i++) sum += divRound(lot.usd[i]! * raw, lot.raw)
-  return sum
-}
-
-/** The rest of `lot` once its first `raw` is gone: each component minus its slice, so nothing is lost to rounding. */
-export const restOf = (lot: LotRecord, taken: ReadonlyArray<bigint | null>, raw: bigint): LotRecord => {
-  const usd: Array<bigint | null> = new Array(lot.usd.length)
-  for (let i = 0; i < usd.length; i++) {
-    const part = lot.usd[i]!
-    usd[i] = part === null ? null : part - taken[i]!
-  }
+/**
+ * The rest of `lot` once its first `raw` is gone: its acquisition basis minus the slice's, and its income (at
+ * `perRaw` per raw unit so far) minus the slice's, so nothing is lost to rounding.
+ */
+export const restOf = (lot: LotRecord, raw: bigint, perRaw: bigint | null): LotRecord => {
+  const taken = sliceAcquisition(lot, raw)
+  const rest = lot.raw - raw
   return {
-    id: lot.id,
-    seq: lot.seq,
-    acquiredAt: lot.acquiredAt,
-    raw: lot.raw - raw,
-    multiplier: lot.multiplier,
-    meta: lot.meta,
-    usd,
-    basis: sumBasis(usd),
-    sourceEventId: lot.sourceEventId,
-    nullReasons: lot.nullReasons,
-    dateUnknown: lot.dateUnknown
+    ...lot,
+    raw: rest,
+    acquisitionUsd: taken === null ? null : lot.acquisitionUsd! - taken,
+    incomeAdjust: perRaw === null || perRaw === 0n
+      ? lot.incomeAdjust
+      : incomeOf(lot.raw, perRaw) + lot.incomeAdjust - incomeOf(raw, perRaw) - incomeOf(rest, perRaw)
   }
 }
+
+const noIncome = (): bigint | null => null
 
 export interface Slice {
   /** The lot as it was before the slice was taken. */
@@ -112,7 +105,11 @@ export interface Slice {
  * Takes `raw` (at most the queue's total) oldest first and returns the slices: for each lot touched, the lot as it
  * was and how much of it was taken (all of it, except perhaps the last).
  */
-export const takeFifo = (queue: LotQueue, raw: bigint): Array<Slice> => {
+export const takeFifo = (
+  queue: LotQueue,
+  raw: bigint,
+  perRawOf: (lot: LotRecord) => bigint | null = noIncome
+): Array<Slice> => {
   const taken: Array<Slice> = []
   let need = raw
   const { lots } = queue
@@ -123,7 +120,7 @@ export const takeFifo = (queue: LotQueue, raw: bigint): Array<Slice> => {
       need -= lot.raw
       queue.head++
     } else {
-      lots[queue.head] = restOf(lot, sliceUsd(lot, need), need)
+      lots[queue.head] = restOf(lot, need, perRawOf(lot))
       taken.push({ lot, raw: need })
       need = 0n
     }
@@ -140,30 +137,18 @@ export const takeFifo = (queue: LotQueue, raw: bigint): Array<Slice> => {
 export const pieceOf = (slice: Slice, eventId: string): LotRecord => {
   const { lot, raw } = slice
   if (raw === lot.raw) return lot
-  const usd = sliceUsd(lot, raw)
-  return {
-    id: `${lot.id}@${eventId}`,
-    seq: lot.seq,
-    acquiredAt: lot.acquiredAt,
-    raw,
-    multiplier: lot.multiplier,
-    meta: lot.meta,
-    usd,
-    basis: sumBasis(usd),
-    sourceEventId: lot.sourceEventId,
-    nullReasons: lot.nullReasons,
-    dateUnknown: lot.dateUnknown
-  }
+  return { ...lot, id: `${lot.id}@${eventId}`, raw, acquisitionUsd: sliceAcquisition(lot, raw), incomeAdjust: 0n }
 }
 
 export const moveSlices = (
   slices: ReadonlyArray<Slice>,
   eventId: string,
   into: LotQueue,
-  lotIds: Array<string>
+  lotIds: Array<string>,
+  adjust?: (lot: LotRecord) => LotRecord
 ): void => {
   for (const slice of slices) {
-    const piece = pieceOf(slice, eventId)
+    const piece = adjust === undefined ? pieceOf(slice, eventId) : adjust(pieceOf(slice, eventId))
     insertLot(into, piece)
     lotIds.push(piece.id)
   }

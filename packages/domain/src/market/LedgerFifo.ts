@@ -1,7 +1,7 @@
 /**
  * The one place the market reads use the pure ledger (so that a rewrite of the ledger core has one adapter to
- * follow). It calls, from `ledger/Lots.ts`: `newQueue`, `insertLot`, `takeFifo`, `sliceUsd` (the FIFO queue and the
- * pro-rata slicing of basis components); and re-exports the ledger's fixed-point helpers (`ledger/Fixed.ts`:
+ * follow). It calls, from `ledger/Lots.ts`: `newQueue`, `insertLot`, `takeFifo`, `sliceAcquisition` (the FIFO queue and the
+ * pro-rata slicing of a basis); and re-exports the ledger's fixed-point helpers (`ledger/Fixed.ts`:
  * `parseFixed`, `formatFixed`, `divRound`, `WAD`), its conversion (`ledger/Convert.ts`: `applyRate`, `rateOn`) and
  * its holding-period rule (`ledger/HoldingPeriod.ts`: `holdingPeriod`, `oneYearHeldOn`). No matching rule is
  * written here.
@@ -13,7 +13,7 @@ export { applyRate, rateOn, type RateQuote } from "../ledger/Convert.js"
 export { divRound, formatFixed, parseFixed, WAD } from "../ledger/Fixed.js"
 export { holdingPeriod, oneYearHeldOn } from "../ledger/HoldingPeriod.js"
 import type { LotRecord } from "../ledger/LedgerState.js"
-import { insertLot, newQueue, sliceUsd, takeFifo } from "../ledger/Lots.js"
+import { insertLot, newQueue, sliceAcquisition, takeFifo } from "../ledger/Lots.js"
 
 export type Lot = LedgerReport["lots"][number]
 
@@ -37,15 +37,18 @@ const sum = (parts: ReadonlyArray<bigint | null>): bigint | null => {
   return total
 }
 
+/** A stored lot as a ledger lot whose whole basis (its components summed) is sliced as one amount. */
 const recordOf = (lot: Lot, seq: number, amounts: ReadonlyArray<bigint | null>): LotRecord => ({
   id: lot.id,
   seq,
   acquiredAt: lot.acquiredAt,
   raw: BigInt(lot.raw),
   multiplier: parseFixed(lot.multiplierAtAcquisition, 18),
-  meta: lot.components.map((c) => ({ kind: c.kind, eventId: c.eventId, at: c.at, price: null })),
-  usd: amounts,
-  basis: sum(amounts),
+  price: null,
+  acquisitionUsd: sum(amounts),
+  spans: [],
+  incomeAdjust: 0n,
+  accruingFrom: -1,
   sourceEventId: lot.sourceEventId,
   nullReasons: lot.nullReasons,
   // The ledger's stand-in lots for units no recorded acquisition covers (`<event>#unmatched`) have no known date.
@@ -70,8 +73,8 @@ export const fifoSlices = (lots: ReadonlyArray<Lot>, raw: bigint): Array<FifoSli
     return {
       lot,
       raw: slice.raw,
-      basisUsd: sum(sliceUsd(slice.lot, slice.raw)),
-      basisConverted: sum(sliceUsd(converted, slice.raw))
+      basisUsd: sliceAcquisition(slice.lot, slice.raw),
+      basisConverted: sliceAcquisition(converted, slice.raw)
     }
   })
 }

@@ -316,7 +316,8 @@ export const buildLedgerFrom = (
           tail.push(event)
         }
       }
-      return batch.length === 0 ? Effect.void : Effect.map(Ledger.apply(final, batch), (next) => {
+      // Each batch gives the state before it up (nothing else holds it: a resumed checkpoint left the cache).
+      return batch.length === 0 ? Effect.void : Effect.map(Ledger.apply(final, batch, { consume: true }), (next) => {
         final = next
       })
     }
@@ -409,7 +410,13 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       if (written && config.checkpoints > 0) {
         const built = yield* store.state(accountId)
         if (Option.isSome(built)) {
-          checkpoints.set(accountId, { ...checkpoint, version: built.value.builtVersion, lots: lotPlan.stored })
+          // Its rows are stored now: the checkpoint keeps only lots, holdings and year sums (Ledger.release).
+          checkpoints.set(accountId, {
+            ...checkpoint,
+            state: Ledger.release(checkpoint.state),
+            version: built.value.builtVersion,
+            lots: lotPlan.stored
+          })
           // Least recently built first out, until both the count and the events held are within bounds.
           let events = 0
           for (const kept of checkpoints.values()) events += kept.state.eventCount

@@ -1,0 +1,75 @@
+/**
+ * The pure ledger on the `bench:ledger` trader account, generated in memory a chunk at a time:
+ * `npm run bench:ledger:pure -- [events…] [--chunk=N] [--copy]` (default 10000 100000 1000000, in one process: the
+ * first warms the JIT up). Prints the wall and CPU time of `Ledger.apply(…, { consume: true })` over chunks of 2,000
+ * events (`--copy`: apply to copies instead), each chunk's rows released once applied (a writer would format and
+ * store them), then `Ledger.report(…, { rows: false, lots: false })` (generating the events is not timed); the heap
+ * after a forced collection with the state and report alive; then, timed apart, every open lot row with its
+ * per-step basis components streamed with `Ledger.lotRows`.
+ */
+import { Either } from "effect"
+import * as Ledger from "../src/ledger/Ledger.js"
+import type { LedgerState } from "../src/ledger/LedgerState.js"
+import { BASE_TIME, traderEvents, traderPrices, traderWallets } from "./trader.js"
+
+const chunkArg = process.argv.find((arg) => arg.startsWith("--chunk="))
+/** `--copy`: apply each chunk to a copy of the state (the default of `Ledger.apply`) instead of consuming it. */
+const consume = !process.argv.includes("--copy")
+const CHUNK = chunkArg === undefined ? 2_000 : Number(chunkArg.slice("--chunk=".length))
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
+const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
+
+const run = (events: number) => {
+  gc()
+  const heapBefore = process.memoryUsage().heapUsed
+  let state: LedgerState = Either.getOrThrow(Ledger.empty({
+    wallets: traderWallets(1).map((address) => ({ address, self: true })),
+    country: "US",
+    prices: traderPrices(events)
+  }))
+  let ms = 0
+  let cpu = 0
+  let applied = 0
+  for (let from = 1; from <= events; from += CHUNK) {
+    const chunk = traderEvents(Math.min(events, from + CHUNK - 1), 1, from)
+    applied += chunk.length
+    const t0 = performance.now()
+    const c0 = process.cpuUsage()
+    state = Ledger.release(Either.getOrThrow(Ledger.apply(state, chunk, { consume })))
+    const c = process.cpuUsage(c0)
+    cpu += (c.user + c.system) / 1000
+    ms += performance.now() - t0
+  }
+  let t0 = performance.now()
+  let c0 = process.cpuUsage()
+  const report = Ledger.report(state, BASE_TIME + events, { rows: false, lots: false })
+  let c = process.cpuUsage(c0)
+  cpu += (c.user + c.system) / 1000
+  ms += performance.now() - t0
+  t0 = performance.now()
+  c0 = process.cpuUsage()
+  let lots = 0
+  let components = 0
+  for (const lot of Ledger.lotRows(state)) {
+    lots++
+    components += lot.components.length
+  }
+  c = process.cpuUsage(c0)
+  const lotsCpu = (c.user + c.system) / 1000
+  const lotsMs = performance.now() - t0
+  gc()
+  const heap = process.memoryUsage().heapUsed - heapBefore
+  const rate = (n: number, msOf: number) => Math.round(n / (msOf / 1000)).toLocaleString("en")
+  console.log(
+    `${events.toLocaleString("en").padStart(9)} events: pure ledger ${(ms / 1000).toFixed(2)} s wall ` +
+      `(${rate(events, ms)} events/s), CPU ${(cpu / 1000).toFixed(2)} s (${rate(events, cpu)} events/s of CPU); ` +
+      `heap of state + report ${mb(heap)} (${report.positions.length} positions, ` +
+      `${state.eventCount === applied ? applied.toLocaleString("en") : "?"} events applied); ` +
+      `then the ${lots.toLocaleString("en")} open lot rows with their ${components.toLocaleString("en")} ` +
+      `per-step components streamed: ${(lotsMs / 1000).toFixed(2)} s wall, CPU ${(lotsCpu / 1000).toFixed(2)} s; ` +
+      `peak RSS ${mb(process.resourceUsage().maxRSS * 1024)}`
+  )
+}
+
+const sizes = process.argv.slice(2).filter((arg) => !arg.startsWith("--")).map(Number).filter((n) => n > 0)
+for (const n of sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]) run(n)

@@ -1,0 +1,356 @@
+/** The report of a ledger state: positions, lots, token basis records and totals, with the rows of `ReportRows`. */
+import { formatMoney } from "../Currency.js"
+import { accruedAny } from "./Accrual.js"
+import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
+import type { Holding, Issue, LedgerReport, Lot, NullReason, Position, TokenBasis } from "./LedgerReport.js"
+import type { Holder, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
+import { Conversions, formatUsd, type LotBasis, lotRow, openLotsOf, provenance } from "./LotFigures.js"
+import { priceAt } from "./Prices.js"
+import {
+  disposalRows,
+  incomeRows,
+  minus,
+  movementRows,
+  needsReviewCount,
+  realisedInYear,
+  splitRows,
+  TotalBuilder
+} from "./ReportRows.js"
+
+export interface ReportOptions {
+  /**
+   * Whether to include the per-event lists (movements, disposals, income, splits); default true. A large ledger
+   * can leave them out and stream them with the row functions instead. Totals count them either way.
+   */
+  readonly rows?: boolean
+  /**
+   * Whether to include the open lots (with their per-step basis breakdowns); default true. Left out, positions and
+   * totals are the same and `Ledger.lotRows` streams the lots one at a time.
+   */
+  readonly lots?: boolean
+}
+
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const uniqueReasons = (lists: Iterable<ReadonlyArray<NullReason>>): Array<NullReason> => {
+  const seen = new Set<string>()
+  const out: Array<NullReason> = []
+  for (const list of lists) {
+    for (const reason of list) {
+      const key = `${reason.reason}|${reason.eventId}`
+      if (!seen.has(key)) {
+        seen.add(key)
+        out.push(reason)
+      }
+    }
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The report
+
+/** Builds the report of a ledger state. Pure: the same state and asOf give byte-identical JSON. */
+export const buildReport = (state: LedgerState, asOf: number, options: ReportOptions = {}): LedgerReport => {
+  const { context } = state
+  const { currency, rule } = context
+  const withRows = options.rows ?? true
+  const withLots = options.lots ?? true
+  const year = utcYear(asOf)
+  const asOfDate = utcDate(asOf)
+  const inYear = (t: number): boolean => t <= asOf && utcYear(t) === year
+  const conversions = new Conversions(state)
+  const books = [...state.books.values()].sort((a, b) => byString(a.symbol, b.symbol))
+  const openLots = (book: TokenBook, poolKey: string): ReadonlyArray<LotRecord> => {
+    const queue = book.pools.get(poolKey)
+    return queue === undefined ? [] : queue.lots.slice(queue.head)
+  }
+
+  // Lots ---------------------------------------------------------------------------------------------------------
+  const lots: Array<Lot> = []
+  const lotBasis = new Map<LotRecord, LotBasis>()
+  const basisOf = (book: TokenBook, lot: LotRecord): LotBasis => {
+    let figures = lotBasis.get(lot)
+    if (figures === undefined) {
+      figures = conversions.basis(book.accrual, lot, book.accrual.steps.length)
+      lotBasis.set(lot, figures)
+    }
+    return figures
+  }
+  if (withLots) {
+    for (const { book, location, lot, wallet } of openLotsOf(state)) {
+      lots.push(lotRow(conversions, currency, book, lot, location, wallet, basisOf(book, lot)))
+    }
+  }
+
+  // Income of the year, per position -----------------------------------------------------------------------------
+  const totalIncome = new TotalBuilder()
+  const totalIncomeTaxable = new TotalBuilder()
+  const unreported = new Map<string, { usd: bigint | null; converted: bigint | null; ids: Array<string> }>()
+  for (let i = 0; i < state.income.length - state.income.base; i++) {
+    const record = state.income.items[i]!
+    const { event } = record
+    if (!inYear(event.effectiveAt)) continue
+    const converted = conversions.amount(record.income, utcDate(event.effectiveAt))
+    totalIncome.add(record.income, converted)
+    if (record.taxable) totalIncomeTaxable.add(record.income, converted)
+    const key = `${event.token}|${rule.lotScope === "wallet" ? record.holderKey : "account"}`
+    let entry = unreported.get(key)
+    if (entry === undefined) {
+      entry = { usd: 0n, converted: 0n, ids: [] }
+      unreported.set(key, entry)
+    }
+    entry.ids.push(record.id)
+    entry.usd = record.income === null || entry.usd === null ? null : entry.usd + record.income
+    entry.converted = entry.usd === null || converted === null || entry.converted === null
+      ? null
+      : entry.converted + converted
+    if (rule.lotScope === "account") {
+      // Each holder's own income too (one record per holder), for the per-address figures of a pooled position.
+      const holderKey = `${event.token}|holder|${record.holderKey}`
+      let own = unreported.get(holderKey)
+      if (own === undefined) {
+        own = { usd: 0n, converted: 0n, ids: [] }
+        unreported.set(holderKey, own)
+      }
+      own.ids.push(record.id)
+      own.usd = record.income === null || own.usd === null ? null : own.usd + record.income
+      own.converted = own.usd === null || converted === null || own.converted === null
+        ? null
+        : own.converted + converted
+    }
+  }
+
+  // Positions ----------------------------------------------------------------------------------------------------
+  const positions: Array<Position> = []
+  const totalValue = new TotalBuilder()
+  const totalBasis = new TotalBuilder()
+  const totalUnrealised = new TotalBuilder()
+  const positionReasons = (
+    book: TokenBook,
+    poolLots: ReadonlyArray<LotRecord>,
+    valueUnconverted: boolean
+  ): Array<NullReason> => {
+    const at = book.accrual.steps.length
+    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => conversions.reasons(book.accrual, lot, at))
+    if (context.rates !== undefined) {
+      for (const lot of poolLots) {
+        const figures = basisOf(book, lot)
+        if (figures.basisUsd !== null && figures.basisConverted === null) {
+          lists.push(conversions.staleReasons(book.accrual, lot, at))
+        }
+      }
+      if (valueUnconverted && conversions.stale(asOfDate)) {
+        lists.push([{ reason: "stale_rate", eventId: `valuation:${asOfDate}` }])
+      }
+    }
+    return uniqueReasons(lists)
+  }
+  const positionOut = (
+    book: TokenBook,
+    holders: ReadonlyArray<Holder>,
+    poolKey: string,
+    wallet: string | null
+  ): void => {
+    const poolLots = openLots(book, poolKey)
+    let raw = 0n
+    let encumbered = 0n
+    const holdings: Array<Holding> = []
+    const issues: Array<Issue> = [...book.issues]
+    for (const holder of holders) {
+      raw += holder.raw
+      encumbered += holder.encumbered
+      holdings.push({
+        wallet: holder.address,
+        watched: holder.watched,
+        balance: formatWad(holder.raw),
+        encumbered: formatWad(holder.encumbered)
+      })
+      for (const issue of holder.issues) issues.push(issue)
+    }
+    let basisUsd: bigint | null = 0n
+    let basisConverted: bigint | null = 0n
+    for (const lot of poolLots) {
+      const figures = basisOf(book, lot)
+      basisUsd = basisUsd === null || figures.basisUsd === null ? null : basisUsd + figures.basisUsd
+      const converted = figures.basisConverted
+      basisConverted = basisConverted === null || converted === null ? null : basisConverted + converted
+    }
+    if (basisUsd === null) basisConverted = null
+    const income = unreported.get(`${book.symbol}|${poolKey}`)
+    const incomeUsd = income === undefined ? 0n : income.usd
+    const incomeConverted = income === undefined ? 0n : income.converted
+    const price = priceAt(context.prices, book.symbol, asOf)
+    const valueUsd = price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
+    const valueConverted = conversions.amount(valueUsd, asOfDate)
+    if (rule.lotScope === "account") {
+      // Each address's own share: its balance at the position's price, its own income, the pool's basis pro rata.
+      const poolRaw = raw
+      const share = (amount: bigint | null, part: bigint): bigint | null =>
+        amount === null ? null : poolRaw === 0n ? 0n : divRound(amount * part, poolRaw)
+      for (let h = 0; h < holders.length; h++) {
+        const holder = holders[h]!
+        const own = unreported.get(`${book.symbol}|holder|${holder.key}`)
+        const ownIncomeUsd = own === undefined ? 0n : own.usd
+        const ownIncomeConverted = own === undefined ? 0n : own.converted
+        const ownBasisUsd = share(basisUsd, holder.raw)
+        const ownBasisConverted = share(basisConverted, holder.raw)
+        const ownValueUsd = price === null ? null : divRound(holder.raw * price.answer, PRICE_SCALE)
+        const ownValueConverted = conversions.amount(ownValueUsd, asOfDate)
+        const ownUnrealisedUsd = minus(ownValueUsd, ownBasisUsd)
+        holdings[h] = {
+          ...holdings[h]!,
+          figures: {
+            sharesEquivalent: formatWad(divRound(holder.raw * book.multiplier, WAD)),
+            costBasisUsd: formatUsd(ownBasisUsd),
+            costBasisConverted: formatUsd(ownBasisConverted),
+            costBasis: ownBasisConverted === null ? null : formatMoney(formatWad(ownBasisConverted), currency),
+            unreportedIncomeUsd: formatUsd(ownIncomeUsd),
+            unreportedIncomeConverted: formatUsd(ownIncomeConverted),
+            unreportedIncome: ownIncomeConverted === null
+              ? null
+              : formatMoney(formatWad(ownIncomeConverted), currency),
+            unreportedIncomeEventIds: own === undefined ? [] : [...own.ids],
+            value: { usd: formatUsd(ownValueUsd), converted: conversions.converted(ownValueUsd, asOfDate) },
+            unrealisedGainUsd: formatUsd(ownUnrealisedUsd),
+            unrealisedGainConverted: formatUsd(
+              ownUnrealisedUsd === null ? null : minus(ownValueConverted, ownBasisConverted)
+            )
+          }
+        }
+      }
+    }
+    const unrealisedUsd = minus(valueUsd, basisUsd)
+    const unrealisedConverted = unrealisedUsd === null ? null : minus(valueConverted, basisConverted)
+    totalValue.add(valueUsd, valueConverted)
+    totalBasis.add(basisUsd, basisConverted)
+    totalUnrealised.add(unrealisedUsd, unrealisedConverted)
+    positions.push({
+      token: book.symbol,
+      tokenAddress: book.tokenAddress,
+      scope: rule.lotScope,
+      wallet,
+      holdings,
+      balance: formatWad(raw),
+      raw: raw.toString(),
+      encumbered: formatWad(encumbered),
+      multiplier: {
+        at: formatWad(book.multiplier),
+        from: poolLots.length === 0 ? null : formatWad(poolLots[0]!.multiplier)
+      },
+      sharesEquivalent: formatWad(divRound(raw * book.multiplier, WAD)),
+      currency,
+      costBasisUsd: formatUsd(basisUsd),
+      costBasisConverted: formatUsd(basisConverted),
+      costBasis: basisConverted === null ? null : formatMoney(formatWad(basisConverted), currency),
+      unreportedIncomeUsd: formatUsd(incomeUsd),
+      unreportedIncomeConverted: formatUsd(incomeConverted),
+      unreportedIncome: incomeConverted === null ? null : formatMoney(formatWad(incomeConverted), currency),
+      unreportedIncomeEventIds: income === undefined ? [] : [...income.ids],
+      value: {
+        usd: formatUsd(valueUsd),
+        converted: conversions.converted(valueUsd, asOfDate),
+        price: provenance(price)
+      },
+      unrealisedGainUsd: formatUsd(unrealisedUsd),
+      unrealisedGainConverted: formatUsd(unrealisedConverted),
+      openLots: poolLots.length,
+      lotIds: poolLots.map((lot) => lot.id),
+      nullReasons: positionReasons(book, poolLots, valueUsd !== null && valueConverted === null),
+      issues
+    })
+  }
+  for (const book of books) {
+    const holders = [...book.holders.values()].sort((a, b) => byString(a.key, b.key))
+    const shown = (holder: Holder, poolKey: string): boolean =>
+      holder.raw > 0n || holder.issues.length > 0 || unreported.has(`${book.symbol}|${poolKey}`)
+    if (rule.lotScope === "wallet") {
+      for (const holder of holders) {
+        if (shown(holder, holder.key)) positionOut(book, [holder], holder.key, holder.address)
+      }
+    } else if (holders.some((holder) => shown(holder, "account"))) {
+      positionOut(book, holders.filter((holder) => holder.raw > 0n || holder.issues.length > 0), "account", null)
+    }
+  }
+
+  // Token basis records ------------------------------------------------------------------------------------------
+  const tokens: Array<TokenBasis> = books.map((book) => {
+    let openRaw = 0n
+    const lotIds: Array<string> = []
+    let accrued: bigint | null = 0n
+    let accruedConverted: bigint | null = 0n
+    const visit = (lot: LotRecord): void => {
+      lotIds.push(lot.id)
+      if (!accruedAny(lot, book.accrual.steps.length)) return
+      const { incomeConverted, incomeUsd } = basisOf(book, lot)
+      accrued = accrued === null || incomeUsd === null ? null : accrued + incomeUsd
+      accruedConverted = accruedConverted === null || incomeConverted === null
+        ? null
+        : accruedConverted + incomeConverted
+    }
+    for (const poolKey of [...book.pools.keys()].sort(byString)) {
+      for (const lot of openLots(book, poolKey)) {
+        openRaw += lot.raw
+        visit(lot)
+      }
+    }
+    for (const lot of book.transit.lots.slice(book.transit.head)) visit(lot)
+    const accruedUsd: bigint | null = accrued
+    const accruedInCurrency: bigint | null = accruedUsd === null ? null : accruedConverted
+    return {
+      token: book.symbol,
+      tokenAddress: book.tokenAddress,
+      currency,
+      lotMatching: "fifo",
+      lotScope: rule.lotScope,
+      multiplier: formatWad(book.multiplier),
+      openQty: formatWad(openRaw),
+      inTransitQty: formatWad(book.transit.total),
+      lotIds,
+      accruedIncomeAddedToBasisUsd: formatUsd(accruedUsd),
+      accruedIncomeAddedToBasis: formatUsd(accruedInCurrency),
+      issues: [...book.issues]
+    }
+  })
+
+  const realised = realisedInYear(state, conversions, year, asOf)
+  const needsReview = needsReviewCount(state)
+
+  const value = totalValue.done()
+  return {
+    asOf,
+    asOfDate,
+    year,
+    rule,
+    lotMatching: "fifo",
+    lotScope: rule.lotScope,
+    currency,
+    summary: {
+      valueUsd: value.usd,
+      positionCount: positions.length,
+      pricedPositions: positions.filter((p) => p.value.usd !== null).length,
+      positionsWithBasis: positions.filter((p) => p.costBasisUsd !== null).length,
+      needsReview,
+      fxCurrency: currency
+    },
+    totals: {
+      value,
+      costBasis: totalBasis.done(),
+      unrealisedGain: totalUnrealised.done(),
+      realisedGainInYear: realised.all.done(),
+      realisedGainTaxableInYear: realised.taxable.done(),
+      incomeInYear: totalIncome.done(),
+      incomeTaxableInYear: totalIncomeTaxable.done()
+    },
+    rowsIncluded: withRows,
+    positions,
+    tokens,
+    lots,
+    disposals: withRows ? [...disposalRows(state)] : [],
+    income: withRows ? [...incomeRows(state)] : [],
+    splits: withRows ? [...splitRows(state)] : [],
+    movements: withRows ? [...movementRows(state)] : [],
+    ignored: state.ignored.items.slice(0, state.ignored.length - state.ignored.base),
+    duplicates: state.duplicates.items.slice(0, state.duplicates.length - state.duplicates.base)
+  }
+}
