@@ -9,6 +9,7 @@ import rateLimits from "./0006_rate_limits.js"
 import exportsTables from "./0008_exports.js"
 import alerts from "./0009_alerts.js"
 import market from "./0010_market.js"
+import classification from "./0012_classification.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -20,5 +21,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_rate_limits": rateLimits,
   "0008_exports": exportsTables,
   "0009_alerts": alerts,
-  "0010_market": market
+  "0010_market": market,
+  "0012_classification": classification
 }

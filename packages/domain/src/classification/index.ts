@@ -1,1 +1,3 @@
 export * from "./ClassifierPort.js"
+export * from "./ContractList.js"
+export * from "./Rules.js"
