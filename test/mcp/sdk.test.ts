@@ -167,7 +167,7 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
       Effect.gen(function*() {
         const url = yield* McpUrl
         const client = yield* connect(url, undefined)
-        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(8)
+        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(9)
         const failure = yield* Effect.promise(() =>
           client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "EUR", date: "2025-05-09" } }).then(
             () => undefined,

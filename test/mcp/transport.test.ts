@@ -31,6 +31,7 @@ const TOOL_NAMES = [
   "get_multiplier_history",
   "get_portfolio_summary",
   "get_recent_filings",
+  "get_unlabeled_counterparties",
   "get_weekend_exposure"
 ]
 

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { LedgerStore, WalletsRepo } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import { EventClassifications } from "@scaledger/db/classification/EventClassifications"
 import {
   Address,
   CurrentAccount,
@@ -17,8 +18,9 @@ import {
 import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
+import { withClassification } from "./EventClassification.js"
 import {
   disposalView,
   eventView,
@@ -48,6 +50,7 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
     const store = yield* LedgerStore
     const wallets = yield* WalletsRepo
     const alertStore = yield* AlertsStore
+    const classifications = yield* EventClassifications
 
     /**
      * The account's stored build, or 409 while a replay (or the first build) is under way. An account that never
@@ -166,8 +169,15 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             needsReview: urlParams.needsReview === undefined ? undefined : urlParams.needsReview === "true"
           }, { afterOrd: afterOrd === undefined ? undefined : Number(afterOrd), limit })
           const last = page.events[page.events.length - 1]
+          const details = yield* classifications.details(
+            account.id,
+            page.events.map((e) => (e.row as { readonly id: string }).id)
+          )
           return {
-            events: page.events.map((e) => eventView(e.row as Movement | IncomeEvent | SplitEvent)),
+            events: page.events.map((e) => {
+              const row = e.row as Movement | IncomeEvent | SplitEvent
+              return withClassification(eventView(row), row, details.get(row.id))
+            }),
             nextCursor: page.hasMore && last !== undefined ? encodeCursor("events", String(last.ord)) : null
           }
         }).pipe(orUnavailable))
@@ -249,4 +259,4 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             recentActivity: recent.map(eventView)
           }
         }).pipe(orUnavailable))
-  }))
+  })).pipe(Layer.provide(EventClassifications.Default))

@@ -1,5 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { FxReads, MultiplierReads } from "@scaledger/db"
+import { CounterpartyReads, FxReads, MultiplierReads } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
 import { McpRoutesLive } from "@scaledger/mcp"
@@ -27,7 +27,8 @@ export const McpApp = (settings: McpSettings) =>
       EdgarReads.Live,
       PortfolioSummaryReads.Live,
       SaleEstimator.Live,
-      WeekendExposureReads.Live
+      WeekendExposureReads.Live,
+      CounterpartyReads.Default
     ])
   )
 
