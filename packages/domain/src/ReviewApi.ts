@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { strict } from "./Common.js"
 import { NotFoundError, NotReviewableError, ReplayInProgressError } from "./Errors.js"
 import { Relationship } from "./ledger/LedgerInput.js"
 
@@ -14,7 +15,7 @@ export const ReviewEvent = Schema.Struct({
   }),
   label: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
   note: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
-}).annotations({ identifier: "ReviewEvent" })
+}).annotations({ identifier: "ReviewEvent", ...strict })
 export type ReviewEvent = typeof ReviewEvent.Type
 
 export const Resolution = Schema.Struct({
