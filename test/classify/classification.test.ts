@@ -215,162 +215,178 @@ const eventsOf = (key: string) =>
   )
 
 describe("classification and review on the local chain", () => {
-  it.live("rules, the model for the unlisted contract, collateral encumbered, one PATCH settles both stakes", () =>
-    Effect.gen(function*() {
-      const { story } = yield* TestChain
-      const { key } = yield* newKey("classify-w")
-      expect((yield* call("POST", "/v1/wallets", { key, body: { address: story.wallet, label: "w" } })).status)
-        .toBe(201)
-      yield* until("backfill", call("GET", `/v1/wallets/${story.wallet}`, { key }), (r) =>
-        r.status === 200 && r.body.backfill.status === "complete")
-      const { id: accountId } = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("classify-w")))
-      yield* settled(accountId, story.wallet)
+  it.live(
+    "rules, the model for the unlisted contract, collateral encumbered, one PATCH settles both stakes",
+    () =>
+      Effect.gen(function*() {
+        const { story } = yield* TestChain
+        const { key } = yield* newKey("classify-w")
+        expect((yield* call("POST", "/v1/wallets", { key, body: { address: story.wallet, label: "w" } })).status)
+          .toBe(201)
+        yield* until(
+          "backfill",
+          call("GET", `/v1/wallets/${story.wallet}`, { key }),
+          (r) => r.status === 200 && r.body.backfill.status === "complete"
+        )
+        const { id: accountId } = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("classify-w")))
+        yield* settled(accountId, story.wallet)
 
-      const events = yield* eventsOf(key)
-      const byTx = (name: string) =>
-        events.filter((e) => e.walletTransaction?.txHash?.toLowerCase() === story.tx[name]!.toLowerCase())
-      const one = (name: string) => {
-        const found = byTx(name)
-        expect(found, name).toHaveLength(1)
-        return found[0]
-      }
-      expect(one("mint")).toMatchObject({
-        type: "mint",
-        classifiedBy: "rule",
-        needsReview: false,
-        classification: { by: "rule", rule: "zero_address" }
-      })
-      expect(one("burn")).toMatchObject({ type: "burn", classification: { rule: "zero_address" } })
-      // An arrival from a plain address: an acquisition at market value, needing review.
-      expect(one("fromPlain")).toMatchObject({
-        type: "transfer.in",
-        relationship: null,
-        needsReview: true,
-        basisSource: "market_value_at_arrival",
-        classification: { by: "rule", rule: "plain_address" }
-      })
-      const swap = byTx("swap")
-      expect(swap.map((e) => [e.type, e.token, e.relationship, e.classification.rule]).sort()).toEqual([
-        ["swap", "AAPL", "contract", "contract_list"],
-        ["swap", "TSLA", "contract", "contract_list"]
-      ])
-      expect(one("supply")).toMatchObject({ type: "collateral_post", relationship: "contract", needsReview: false })
-      expect(one("withdraw")).toMatchObject({ type: "collateral_withdraw", relationship: "contract" })
-      expect(one("bridgeOut")).toMatchObject({ type: "bridge.out", relationship: "self", needsReview: false })
-      expect(one("bridgeIn")).toMatchObject({ type: "bridge.in", relationship: "self" })
-      for (const name of ["stake1", "stake2"]) {
-        expect(one(name)).toMatchObject({
-          type: "transfer.out",
-          classifiedBy: "ai_labeled",
-          needsReview: true,
-          counterparty: expect.stringMatching(new RegExp(story.unlisted.slice(2), "i")),
-          classification: {
-            by: "ai_labeled",
-            model: "test-model/1",
-            confidence: 0.62,
-            rationale: "A staking-like call to a contract that holds the tokens."
-          }
+        const events = yield* eventsOf(key)
+        const byTx = (name: string) =>
+          events.filter((e) => e.walletTransaction?.txHash?.toLowerCase() === story.tx[name]!.toLowerCase())
+        const one = (name: string) => {
+          const found = byTx(name)
+          expect(found, name).toHaveLength(1)
+          return found[0]
+        }
+        expect(one("mint")).toMatchObject({
+          type: "mint",
+          classifiedBy: "rule",
+          needsReview: false,
+          classification: { by: "rule", rule: "zero_address" }
         })
-      }
-      // Only the unlisted contract's movements reached the model, with the transaction's facts.
-      expect(asked.map((f) => f.txHash.toLowerCase()).sort()).toEqual(
-        [story.tx.stake1!, story.tx.stake2!].map((h) => h.toLowerCase()).sort()
-      )
-      expect(asked[0]).toMatchObject({
-        direction: "out",
-        token: "AAPL",
-        counterpartyIsContract: true,
-        txFrom: story.wallet.toLowerCase(),
-        txTo: story.unlisted.toLowerCase(),
-        methodSelector: encodeFunctionData({ abi: artifact("Unlisted").abi, functionName: "stake", args: [story.wallet, 1n] })
-          .slice(0, 10)
-      })
+        expect(one("burn")).toMatchObject({ type: "burn", classification: { rule: "zero_address" } })
+        // An arrival from a plain address: an acquisition at market value, needing review.
+        expect(one("fromPlain")).toMatchObject({
+          type: "transfer.in",
+          relationship: null,
+          needsReview: true,
+          basisSource: "market_value_at_arrival",
+          classification: { by: "rule", rule: "plain_address" }
+        })
+        const swap = byTx("swap")
+        expect(swap.map((e) => [e.type, e.token, e.relationship, e.classification.rule]).sort()).toEqual([
+          ["swap", "AAPL", "contract", "contract_list"],
+          ["swap", "TSLA", "contract", "contract_list"]
+        ])
+        expect(one("supply")).toMatchObject({ type: "collateral_post", relationship: "contract", needsReview: false })
+        expect(one("withdraw")).toMatchObject({ type: "collateral_withdraw", relationship: "contract" })
+        expect(one("bridgeOut")).toMatchObject({ type: "bridge.out", relationship: "self", needsReview: false })
+        expect(one("bridgeIn")).toMatchObject({ type: "bridge.in", relationship: "self" })
+        for (const name of ["stake1", "stake2"]) {
+          expect(one(name)).toMatchObject({
+            type: "transfer.out",
+            classifiedBy: "ai_labeled",
+            needsReview: true,
+            counterparty: expect.stringMatching(new RegExp(story.unlisted.slice(2), "i")),
+            classification: {
+              by: "ai_labeled",
+              model: "test-model/1",
+              confidence: 0.62,
+              rationale: "A staking-like call to a contract that holds the tokens."
+            }
+          })
+        }
+        // Only the unlisted contract's movements reached the model, with the transaction's facts.
+        expect(asked.map((f) => f.txHash.toLowerCase()).sort()).toEqual(
+          [story.tx.stake1!, story.tx.stake2!].map((h) => h.toLowerCase()).sort()
+        )
+        expect(asked[0]).toMatchObject({
+          direction: "out",
+          token: "AAPL",
+          counterpartyIsContract: true,
+          txFrom: story.wallet.toLowerCase(),
+          txTo: story.unlisted.toLowerCase(),
+          methodSelector: encodeFunctionData({
+            abi: artifact("Unlisted").abi,
+            functionName: "stake",
+            args: [story.wallet, 1n]
+          })
+            .slice(0, 10)
+        })
 
-      // The review list shows exactly what awaits confirmation.
-      const review = yield* call("GET", "/v1/events?needsReview=true&limit=500", { key })
-      expect(review.body.events.map((e: any) => e.walletTransaction.txHash.toLowerCase()).sort()).toEqual(
-        [story.tx.fromPlain!, story.tx.stake1!, story.tx.stake2!].map((h) => h.toLowerCase()).sort()
-      )
+        // The review list shows exactly what awaits confirmation.
+        const review = yield* call("GET", "/v1/events?needsReview=true&limit=500", { key })
+        expect(review.body.events.map((e: any) => e.walletTransaction.txHash.toLowerCase()).sort()).toEqual(
+          [story.tx.fromPlain!, story.tx.stake1!, story.tx.stake2!].map((h) => h.toLowerCase()).sort()
+        )
 
-      // Collateral stays the holder's: encumbered on the position.
-      const positions = yield* call("GET", "/v1/positions", { key })
-      const aapl = positions.body.positions.find((p: any) => p.token === "AAPL" && p.wallet !== null)
-      expect(aapl).toMatchObject({ encumbered: "15" })
+        // Collateral stays the holder's: encumbered on the position.
+        const positions = yield* call("GET", "/v1/positions", { key })
+        const aapl = positions.body.positions.find((p: any) => p.token === "AAPL" && p.wallet !== null)
+        expect(aapl).toMatchObject({ encumbered: "15" })
 
-      // The stakes' disposals have no gain while the model's label is unconfirmed.
-      const basis = yield* call("GET", "/v1/basis?token=AAPL", { key })
-      const stakeIds = [story.tx.stake1!, story.tx.stake2!].map((h) => h.toLowerCase())
-      const stakeDisposals = basis.body.disposals.filter((d: any) =>
-        stakeIds.some((h) => String(d.eventId ?? d.id).toLowerCase().startsWith(h))
-      )
-      expect(stakeDisposals.length).toBeGreaterThanOrEqual(2)
-      for (const d of stakeDisposals) {
-        expect(d.gain).toBeNull()
-        expect(d.unknownBecause.map((r: any) => r.reason)).toContain("unconfirmed_label")
-      }
+        // The stakes' disposals have no gain while the model's label is unconfirmed.
+        const basis = yield* call("GET", "/v1/basis?token=AAPL", { key })
+        const stakeIds = [story.tx.stake1!, story.tx.stake2!].map((h) => h.toLowerCase())
+        const stakeDisposals = basis.body.disposals.filter((d: any) =>
+          stakeIds.some((h) => String(d.eventId ?? d.id).toLowerCase().startsWith(h))
+        )
+        expect(stakeDisposals.length).toBeGreaterThanOrEqual(2)
+        for (const d of stakeDisposals) {
+          expect(d.gain).toBeNull()
+          expect(d.unknownBecause.map((r: any) => r.reason)).toContain("unconfirmed_label")
+        }
 
-      const unlabeled = yield* call("GET", "/v1/counterparties/unlabeled", { key })
-      expect(unlabeled.status).toBe(200)
-      expect(unlabeled.body.counterparties.map((c: any) => [c.address.toLowerCase(), c.movements])).toEqual([
-        [story.unlisted.toLowerCase(), 2],
-        [story.plain.toLowerCase(), 1]
-      ])
-      expect(unlabeled.body.counterparties[0].suggestion).toMatchObject({ model: "test-model/1", confidence: 0.62 })
-      // The MCP tool's service answers the same.
-      const twin = yield* Effect.orDie((yield* CounterpartyReads).unlabeled(accountId))
-      expect(twin).toEqual(unlabeled.body)
+        const unlabeled = yield* call("GET", "/v1/counterparties/unlabeled", { key })
+        expect(unlabeled.status).toBe(200)
+        expect(unlabeled.body.counterparties.map((c: any) => [c.address.toLowerCase(), c.movements])).toEqual([
+          [story.unlisted.toLowerCase(), 2],
+          [story.plain.toLowerCase(), 1]
+        ])
+        expect(unlabeled.body.counterparties[0].suggestion).toMatchObject({ model: "test-model/1", confidence: 0.62 })
+        // The MCP tool's service answers the same.
+        const twin = yield* Effect.orDie((yield* CounterpartyReads).unlabeled(accountId))
+        expect(twin).toEqual(unlabeled.body)
 
-      // Bad inputs.
-      const stake1 = one("stake1")
-      const missing = yield* call("PATCH", "/v1/events/0xdead:1", { key, body: { relationship: "self" } })
-      expect([missing.status, missing.body.error.code]).toEqual([404, "not_found"])
-      const badRelationship = yield* call("PATCH", `/v1/events/${stake1.id}`, { key, body: { relationship: "friend" } })
-      expect([badRelationship.status, badRelationship.body.error.code]).toEqual([400, "invalid_request"])
-      const extra = yield* call("PATCH", `/v1/events/${stake1.id}`, {
-        key,
-        body: { relationship: "self", colour: "red" }
-      })
-      expect([extra.status, extra.body.error.code]).toEqual([400, "invalid_request"])
-      const income = events.find((e) => e.type === "income.multiplier_increase")
-      expect(income).toBeDefined()
-      const notReviewable = yield* call("PATCH", `/v1/events/${income.id}`, {
-        key,
-        body: { relationship: "self" }
-      })
-      expect([notReviewable.status, notReviewable.body.error.code]).toEqual([400, "not_reviewable"])
-      // Another account cannot see (or settle) this one's events.
-      const { key: other } = yield* newKey("classify-other")
-      const foreign = yield* call("PATCH", `/v1/events/${stake1.id}`, { key: other, body: { relationship: "self" } })
-      expect(foreign.status).toBe(404)
+        // Bad inputs.
+        const stake1 = one("stake1")
+        const missing = yield* call("PATCH", "/v1/events/0xdead:1", { key, body: { relationship: "self" } })
+        expect([missing.status, missing.body.error.code]).toEqual([404, "not_found"])
+        const badRelationship = yield* call("PATCH", `/v1/events/${stake1.id}`, {
+          key,
+          body: { relationship: "friend" }
+        })
+        expect([badRelationship.status, badRelationship.body.error.code]).toEqual([400, "invalid_request"])
+        const extra = yield* call("PATCH", `/v1/events/${stake1.id}`, {
+          key,
+          body: { relationship: "self", colour: "red" }
+        })
+        expect([extra.status, extra.body.error.code]).toEqual([400, "invalid_request"])
+        const income = events.find((e) => e.type === "income.multiplier_increase")
+        expect(income).toBeDefined()
+        const notReviewable = yield* call("PATCH", `/v1/events/${income.id}`, {
+          key,
+          body: { relationship: "self" }
+        })
+        expect([notReviewable.status, notReviewable.body.error.code]).toEqual([400, "not_reviewable"])
+        // Another account cannot see (or settle) this one's events.
+        const { key: other } = yield* newKey("classify-other")
+        const foreign = yield* call("PATCH", `/v1/events/${stake1.id}`, { key: other, body: { relationship: "self" } })
+        expect(foreign.status).toBe(404)
 
-      // One PATCH settles both stakes: the staking contract holds the wallet's own tokens.
-      const resolved = yield* call("PATCH", `/v1/events/${stake1.id}`, {
-        key,
-        body: { relationship: "self", label: "my staking", note: "still mine" }
-      })
-      expect(resolved.status).toBe(200)
-      expect(resolved.body).toEqual({
-        id: stake1.id,
-        counterparty: stake1.counterparty,
-        relationship: "self",
-        taxable: false,
-        needsReview: false,
-        alsoSettled: 1,
-        stillNeedingReview: 1
-      })
-      // A replay follows: reads answer 409 until it settles, then the stakes are movements, not taxable.
-      yield* settled(accountId, story.wallet)
-      const after = yield* eventsOf(key)
-      const stakes = after.filter((e) => stakeIds.includes(e.walletTransaction?.txHash?.toLowerCase()))
-      expect(stakes.map((e) => [e.type, e.relationship, e.taxable, e.needsReview, e.classifiedBy])).toEqual([
-        ["transfer.self", "self", false, false, "user"],
-        ["transfer.self", "self", false, false, "user"]
-      ])
-      const basisAfter = yield* call("GET", "/v1/basis?token=AAPL", { key })
-      expect(basisAfter.body.disposals.filter((d: any) =>
-        stakeIds.some((h) => String(d.eventId ?? d.id).toLowerCase().startsWith(h))
-      )).toEqual([])
-      const left = yield* call("GET", "/v1/counterparties/unlabeled", { key })
-      expect(left.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([story.plain.toLowerCase()])
-    }).pipe(Effect.provide(Service)), { timeout: 180_000 })
+        // One PATCH settles both stakes: the staking contract holds the wallet's own tokens.
+        const resolved = yield* call("PATCH", `/v1/events/${stake1.id}`, {
+          key,
+          body: { relationship: "self", label: "my staking", note: "still mine" }
+        })
+        expect(resolved.status).toBe(200)
+        expect(resolved.body).toEqual({
+          id: stake1.id,
+          counterparty: stake1.counterparty,
+          relationship: "self",
+          taxable: false,
+          needsReview: false,
+          alsoSettled: 1,
+          stillNeedingReview: 1
+        })
+        // A replay follows: reads answer 409 until it settles, then the stakes are movements, not taxable.
+        yield* settled(accountId, story.wallet)
+        const after = yield* eventsOf(key)
+        const stakes = after.filter((e) => stakeIds.includes(e.walletTransaction?.txHash?.toLowerCase()))
+        expect(stakes.map((e) => [e.type, e.relationship, e.taxable, e.needsReview, e.classifiedBy])).toEqual([
+          ["transfer.self", "self", false, false, "user"],
+          ["transfer.self", "self", false, false, "user"]
+        ])
+        const basisAfter = yield* call("GET", "/v1/basis?token=AAPL", { key })
+        expect(
+          basisAfter.body.disposals.filter((d: any) =>
+            stakeIds.some((h) => String(d.eventId ?? d.id).toLowerCase().startsWith(h))
+          )
+        ).toEqual([])
+        const left = yield* call("GET", "/v1/counterparties/unlabeled", { key })
+        expect(left.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([story.plain.toLowerCase()])
+      }).pipe(Effect.provide(Service)),
+    { timeout: 180_000 }
+  )
 })

@@ -30,7 +30,8 @@ for (const [name, contract] of Object.entries(output.contracts["contracts/Classi
   if (name === "IERC20Like") continue
   writeFileSync(
     join(here, "artifacts", `${name}.json`),
-    JSON.stringify({ contractName: name, abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }, null, 2) + "\n"
+    JSON.stringify({ contractName: name, abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }, null, 2) +
+      "\n"
   )
   console.log(`wrote ${name}`)
 }

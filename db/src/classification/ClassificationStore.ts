@@ -177,7 +177,9 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
       const storeCode = (chainId: number, entries: ReadonlyArray<readonly [string, boolean]>) =>
         entries.length === 0 ? Effect.void : sql`
           INSERT INTO address_code ${
-          sql.insert(entries.map(([address, hasCode]) => ({ chain_id: chainId, address_key: address, has_code: hasCode })))
+          sql.insert(
+            entries.map(([address, hasCode]) => ({ chain_id: chainId, address_key: address, has_code: hasCode }))
+          )
         }
           ON CONFLICT (chain_id, address_key) DO UPDATE SET has_code = EXCLUDED.has_code, checked_at = now()`.pipe(
           Effect.asVoid

@@ -14,9 +14,10 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
       Effect.gen(function*() {
         const [build] = yield* sql<{ built_version: string; replay_version: string }>`
           SELECT built_version, replay_version FROM ledger_builds WHERE account_id = ${accountId}`
-        if (build !== undefined && (Number(build.built_version) === 0 ||
-          Number(build.replay_version) > Number(build.built_version)))
-        {
+        if (
+          build !== undefined && (Number(build.built_version) === 0 ||
+            Number(build.replay_version) > Number(build.built_version))
+        ) {
           return yield* new ReplayInProgress({
             message: "The account's history is being rebuilt; retry shortly.",
             retryAfterSeconds: 1

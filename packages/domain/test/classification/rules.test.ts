@@ -70,7 +70,12 @@ describe("classification rules, in the order of DECISIONS.md", () => {
   })
 
   it("an unlisted contract is left to the model; a list of another chain does not apply", () => {
-    expect(classify(leg(W, UNLISTED))).toEqual({ _tag: "Leftover", direction: "out", wallet: W, counterparty: UNLISTED })
+    expect(classify(leg(W, UNLISTED))).toEqual({
+      _tag: "Leftover",
+      direction: "out",
+      wallet: W,
+      counterparty: UNLISTED
+    })
     expect(classify(leg(UNLISTED, W))).toMatchObject({ _tag: "Leftover", direction: "in" })
   })
 

@@ -122,7 +122,11 @@ export const makeClassificationWorker = Effect.gen(function*() {
             methodSelector: selector,
             tokenFlows: legs.flatMap((leg) =>
               own.has(leg.from) || own.has(leg.to)
-                ? [{ token: leg.token, direction: own.has(leg.to) ? "in" as const : "out" as const, amount: units(leg.raw) }]
+                ? [{
+                  token: leg.token,
+                  direction: own.has(leg.to) ? "in" as const : "out" as const,
+                  amount: units(leg.raw)
+                }]
                 : []
             ),
             priorIn: history.priorIn,

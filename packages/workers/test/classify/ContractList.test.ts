@@ -1,5 +1,5 @@
-import { bundledContracts, ContractListLive, loadContractList } from "@scaledger/workers/classify/ContractListLive"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
+import { bundledContracts, ContractListLive, loadContractList } from "@scaledger/workers/classify/ContractListLive"
 import { ConfigProvider, Effect, Exit, Layer, Option } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
