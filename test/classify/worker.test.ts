@@ -26,7 +26,7 @@ const FakeChain = Layer.succeed(ChainClient, {
   chainId: CHAIN,
   hasCode: (addresses: ReadonlyArray<string>) =>
     Effect.sync(() => {
-      codeReads.push(...addresses)
+      for (const address of addresses) codeReads.push(address)
       return new Map(addresses.map((a) => [a.toLowerCase(), a.toLowerCase() === UNLISTED]))
     }),
   methodSelector: () => Effect.succeed("0xa694fc3a")
