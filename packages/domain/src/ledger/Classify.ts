@@ -99,7 +99,9 @@ export const resolveMovement = (ctx: ClassifyContext, event: TransferEvent): Res
     classification = given ?? ruleClassification(direction, counterpartyKey)
     if (classification.relationship === null && label !== undefined) classification = withLabel(classification, label)
   }
-  const unconfirmed = classification.classifiedBy === "ai_labeled" && !classification.confirmed
+  // An unconfirmed model label, or a movement nobody could place (`unknown`), is never a tax figure.
+  const unconfirmed = (classification.classifiedBy === "ai_labeled" && !classification.confirmed) ||
+    (classification.type === "unknown" && !isConfirmed(classification))
   const needsReview = !isConfirmed(classification) || classification.type === "unknown"
   const { type } = classification
   const typeMismatch = direction === "out" ? INBOUND_TYPES.has(type) : OUTBOUND_TYPES.has(type)

@@ -1,5 +1,6 @@
 import { mergeContractLists, parseContractList } from "@scaledger/domain/classification/ContractList"
 import { classifyByRules, type RuleContext, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
+import { resolveMovement } from "@scaledger/domain/ledger/Classify"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -123,5 +124,49 @@ describe("the contract list file", () => {
       expect(parsed.left.message).toMatch(pattern)
       expect(parsed.left.message).toContain("CONTRACT_LIST /tmp/list.json")
     }
+  })
+})
+
+describe("what the ledger makes of the worker's decisions", () => {
+  const own = new Map([[W, W]])
+  const event = (classification: any) => ({
+    id: "0x1:0",
+    kind: "transfer" as const,
+    token: "AAPL",
+    tokenAddress: "0x00000000000000000000000000000000000000f1",
+    from: W,
+    to: UNLISTED,
+    raw: "1",
+    block: 1,
+    logIndex: 0,
+    txHash: `0x${"1".repeat(64)}`,
+    timestamp: 1,
+    classification
+  })
+
+  it("an unknown movement (no model label) needs review and is no tax figure; a plain transfer keeps its figures", () => {
+    const unknown = resolveMovement(
+      { own, labels: new Map() },
+      event({ type: "unknown", relationship: null, classifiedBy: "rule", confirmed: false })
+    )!
+    expect([unknown.needsReview, unknown.unconfirmed, unknown.treatment]).toEqual([true, true, "disposal"])
+    const plain = resolveMovement(
+      { own, labels: new Map() },
+      event({ type: "transfer.out", relationship: null, classifiedBy: "rule", confirmed: false })
+    )!
+    expect([plain.needsReview, plain.unconfirmed, plain.treatment]).toEqual([true, false, "disposal"])
+  })
+
+  it("a confirmed `self` label makes the model's movement a self-transfer", () => {
+    const resolved = resolveMovement(
+      { own, labels: new Map([[UNLISTED, { relationship: "self", classifiedBy: "user", confirmed: true }]]) },
+      event({ type: "transfer.out", relationship: "contract", classifiedBy: "ai_labeled", confirmed: false })
+    )!
+    expect(resolved).toMatchObject({
+      needsReview: false,
+      unconfirmed: false,
+      treatment: "self_transfer",
+      classification: { type: "transfer.self", relationship: "self", classifiedBy: "user" }
+    })
   })
 })
