@@ -59,8 +59,9 @@ interface Story {
 
 class TestChain extends Context.Tag("TestChain")<TestChain, SeededChain & { readonly story: Story }>() {}
 
-/** Every movement the model was asked about. */
+/** Every movement the model was asked about, and what it was taught. */
 const asked: Array<MovementFeatures> = []
+const taught: Array<{ readonly features: MovementFeatures; readonly type: string; readonly relationship: string }> = []
 
 const TestClassifier = Layer.succeed(Classifier, {
   name: "test-model",
@@ -74,7 +75,10 @@ const TestClassifier = Layer.succeed(Classifier, {
       rationale: "A staking-like call to a contract that holds the tokens."
     }))
   },
-  learn: () => Effect.void
+  learn: (examples) =>
+    Effect.sync(() => {
+      for (const example of examples) taught.push(example)
+    })
 })
 
 /** The story on the seeded chain: a wallet that swaps, posts collateral, bridges, and stakes in an unlisted contract. */
@@ -384,6 +388,16 @@ describe("classification and review on the local chain", () => {
             stakeIds.some((h) => String(d.eventId ?? d.id).toLowerCase().startsWith(h))
           )
         ).toEqual([])
+        // The model is taught the confirmed labels: both stakes, as movements to an own address.
+        yield* Effect.sync(() => taught.length).pipe(
+          Effect.filterOrFail((n) => n >= 2),
+          Effect.retry(retrying),
+          Effect.orDie
+        )
+        expect(taught.map((t) => [t.features.txHash.toLowerCase(), t.type, t.relationship]).sort()).toEqual(
+          stakeIds.map((h) => [h, "transfer.self", "self"]).sort()
+        )
+        expect(taught[0]!.features).toMatchObject({ counterpartyIsContract: true, direction: "out" })
         const left = yield* call("GET", "/v1/counterparties/unlabeled", { key })
         expect(left.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([story.plain.toLowerCase()])
       }).pipe(Effect.provide(Service)),

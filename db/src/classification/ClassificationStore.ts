@@ -269,6 +269,52 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
             WHERE account_id = ${row.accountId} AND chain_id = ${row.chainId} AND tx_hash = ${row.txHash}
               AND log_index = ${row.logIndex} AND lease_owner = ${owner} AND status = 'pending'`, { discard: true })
 
+      /**
+       * Classifications a user confirmed after `since` (oldest first): what the model may learn from. `since` and
+       * `at` are the database's own timestamps as text (microseconds, which a `Date` would lose).
+       */
+      const confirmedSince = (chainId: number, since: string, limit: number) =>
+        Effect.map(
+          sql<{
+            account_id: string
+            tx_hash: string
+            log_index: number
+            token_key: string
+            from_key: string
+            to_key: string
+            raw: string
+            block: string
+            type: MovementType
+            relationship: Relationship
+            at: string
+          }>`
+            SELECT c.account_id, c.tx_hash, c.log_index, t.token_key, t.from_key, t.to_key, t.raw::text AS raw, t.block,
+              c.type, c.relationship, c.updated_at::text AS at
+            FROM transfer_classifications c
+            JOIN token_transfers t ON t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
+            WHERE c.chain_id = ${chainId} AND c.classified_by = 'user' AND c.confirmed AND c.updated_at > ${since}::timestamptz
+              AND c.relationship IS NOT NULL
+            ORDER BY c.updated_at
+            LIMIT ${limit}`,
+          (rows) =>
+            rows.map((row) => ({
+              transfer: {
+                accountId: row.account_id,
+                chainId,
+                txHash: row.tx_hash,
+                logIndex: row.log_index,
+                tokenKey: row.token_key,
+                fromKey: row.from_key,
+                toKey: row.to_key,
+                raw: row.raw,
+                block: Number(row.block)
+              } satisfies ClaimedTransfer,
+              type: row.type,
+              relationship: row.relationship,
+              at: row.at
+            }))
+        )
+
       /** How many rows wait, and how many are done (for logs and tests). */
       const counts = (chainId: number) =>
         Effect.map(
@@ -292,6 +338,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
         history,
         complete,
         release,
+        confirmedSince,
         counts
       } as const
     })

@@ -46,6 +46,82 @@ export const makeClassificationWorker = Effect.gen(function*() {
   const config = yield* ClassificationConfig
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
+  /** What the model sees of one movement of an own address (the chain's facts and the account's history). */
+  const featuresOf = (
+    transfer: ClaimedTransfer,
+    own: ReadonlySet<string>,
+    legs: ReadonlyArray<TxLegRow>,
+    counterpartyIsContract: boolean
+  ) =>
+    Effect.gen(function*() {
+      const direction = own.has(transfer.fromKey) ? "out" as const : "in" as const
+      const wallet = direction === "out" ? transfer.fromKey : transfer.toKey
+      const counterparty = direction === "out" ? transfer.toKey : transfer.fromKey
+      const history = yield* store.history(transfer.accountId, chainId, counterparty, transfer.block)
+      const facts = yield* store.txFacts(chainId, transfer.txHash)
+      let selector = facts.selector
+      if (!facts.selectorKnown) {
+        selector = yield* chain.methodSelector(transfer.txHash).pipe(
+          Effect.tap((read) => store.storeSelector(chainId, transfer.txHash, read)),
+          Effect.orElseSucceed(() => null)
+        )
+      }
+      return {
+        chainId,
+        txHash: transfer.txHash,
+        direction,
+        token: legs.find((leg) => leg.logIndex === transfer.logIndex)?.token ?? transfer.tokenKey,
+        amount: units(transfer.raw),
+        wallet,
+        counterparty,
+        counterpartyIsContract,
+        txFrom: facts.from,
+        txTo: facts.to,
+        methodSelector: selector,
+        tokenFlows: legs.flatMap((leg) =>
+          own.has(leg.from) || own.has(leg.to)
+            ? [{
+              token: leg.token,
+              direction: own.has(leg.to) ? "in" as const : "out" as const,
+              amount: units(leg.raw)
+            }]
+            : []
+        ),
+        priorIn: history.priorIn,
+        priorOut: history.priorOut,
+        confirmedRelationship: history.confirmedRelationship
+      } satisfies MovementFeatures
+    })
+
+  /** Where learning got to: the user confirmations after it are handed to the model on the next round. */
+  let learnedUntil = "1970-01-01 00:00:00+00"
+
+  /** Hands the model the account's confirmed labels (every provider may learn; `none` ignores them). */
+  const learn = Effect.gen(function*() {
+    const confirmed = yield* store.confirmedSince(chainId, learnedUntil, 500)
+    if (confirmed.length === 0) return
+    const owns = new Map<string, ReadonlySet<string>>()
+    for (const accountId of new Set(confirmed.map((c) => c.transfer.accountId))) {
+      owns.set(accountId, yield* store.ownAddresses(accountId))
+    }
+    const legRows = yield* store.legs(chainId, confirmed.map((c) => c.transfer.txHash))
+    const examples = yield* Effect.forEach(confirmed, (c) =>
+      Effect.gen(function*() {
+        const own = owns.get(c.transfer.accountId)!
+        const counterparty = own.has(c.transfer.fromKey) ? c.transfer.toKey : c.transfer.fromKey
+        const code = yield* store.knownCode(chainId, [counterparty])
+        const features = yield* featuresOf(
+          c.transfer,
+          own,
+          legRows.filter((leg) => leg.txHash === c.transfer.txHash),
+          code.get(counterparty) ?? false
+        )
+        return { features, type: c.type, relationship: c.relationship }
+      }))
+    yield* classifier.learn(examples)
+    learnedUntil = confirmed[confirmed.length - 1]!.at
+  })
+
   const decide = (
     transfer: ClaimedTransfer,
     own: ReadonlySet<string>,
@@ -99,40 +175,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
             rationale: outcome.rationale
           } satisfies ClassificationResult
         case "Leftover": {
-          const history = yield* store.history(transfer.accountId, chainId, outcome.counterparty, transfer.block)
-          const facts = yield* store.txFacts(chainId, transfer.txHash)
-          let selector = facts.selector
-          if (!facts.selectorKnown) {
-            selector = yield* chain.methodSelector(transfer.txHash).pipe(
-              Effect.tap((read) => store.storeSelector(chainId, transfer.txHash, read)),
-              Effect.orElseSucceed(() => null)
-            )
-          }
-          const features: MovementFeatures = {
-            chainId,
-            txHash: transfer.txHash,
-            direction: outcome.direction,
-            token: self.token,
-            amount: units(transfer.raw),
-            wallet: outcome.wallet,
-            counterparty: outcome.counterparty,
-            counterpartyIsContract: true,
-            txFrom: facts.from,
-            txTo: facts.to,
-            methodSelector: selector,
-            tokenFlows: legs.flatMap((leg) =>
-              own.has(leg.from) || own.has(leg.to)
-                ? [{
-                  token: leg.token,
-                  direction: own.has(leg.to) ? "in" as const : "out" as const,
-                  amount: units(leg.raw)
-                }]
-                : []
-            ),
-            priorIn: history.priorIn,
-            priorOut: history.priorOut,
-            confirmedRelationship: history.confirmedRelationship
-          }
+          const features = yield* featuresOf(transfer, own, legs, true)
           const unknown = (rationale: string, error: string | null, model: string | null) =>
             ({
               ...base,
@@ -189,6 +232,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
 
   /** One round: queue new transfers, lease a batch, decide it, store the decisions. Returns how many were stored. */
   const poll = Effect.gen(function*() {
+    yield* learn
     yield* store.enqueue(chainId, config.batch * 5)
     const claimed = yield* store.claim(chainId, owner, config.batch, config.leaseSeconds)
     if (claimed.length === 0) {
