@@ -149,6 +149,13 @@ layer(
         expect(codeReads).toHaveLength(2)
         expect(yield* rowOf(again)).toMatchObject({ type: "unknown", error: null })
         expect((yield* rowOf(again))!.rationale).toContain("none")
+
+        // Deleting the wallet deletes the account's classifications derived from it.
+        expect(yield* Effect.orDie((yield* WalletsRepo).remove(account.id, W))).toBe(true)
+        const [left] = yield* Effect.orDie(
+          sql<{ n: string }>`SELECT count(*) AS n FROM transfer_classifications WHERE account_id = ${account.id}`
+        )
+        expect(Number(left!.n)).toBe(0)
       }))
 
     it.effect(
