@@ -7,7 +7,7 @@ import {
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"
 import { classifyByRules, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
-import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
@@ -18,7 +18,9 @@ export const ClassificationConfig = Config.all({
   batch: Config.integer("CLASSIFY_BATCH").pipe(Config.withDefault(200)),
   leaseSeconds: Config.integer("CLASSIFY_LEASE_SECONDS").pipe(Config.withDefault(120)),
   /** The longest the worker waits for one model answer; past it the movement stays `unknown`, needing review. */
-  modelTimeoutMs: Config.integer("CLASSIFY_MODEL_TIMEOUT_MS").pipe(Config.withDefault(30_000))
+  modelTimeoutMs: Config.integer("CLASSIFY_MODEL_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  /** How often the chain record is scanned for transfers not queued yet (at once again while a scan finds some). */
+  scanMs: Config.integer("CLASSIFY_SCAN_MS").pipe(Config.withDefault(2_000))
 })
 
 const WAD = 10n ** 18n
@@ -92,6 +94,9 @@ export const makeClassificationWorker = Effect.gen(function*() {
         confirmedRelationship: history.confirmedRelationship
       } satisfies MovementFeatures
     })
+
+  /** When the chain record was last scanned for new transfers, and whether that scan queued any. */
+  const scan = { at: Number.NEGATIVE_INFINITY, found: true }
 
   /** Where learning got to: the user confirmations after it are handed to the model on the next round. */
   let learnedUntil = "1970-01-01 00:00:00+00"
@@ -233,7 +238,11 @@ export const makeClassificationWorker = Effect.gen(function*() {
   /** One round: queue new transfers, lease a batch, decide it, store the decisions. Returns how many were stored. */
   const poll = Effect.gen(function*() {
     yield* learn
-    yield* store.enqueue(chainId, config.batch * 5)
+    const now = yield* Clock.currentTimeMillis
+    if (scan.found || now - scan.at >= config.scanMs) {
+      scan.found = (yield* store.enqueue(chainId, config.batch * 5)) > 0
+      scan.at = now
+    }
     const claimed = yield* store.claim(chainId, owner, config.batch, config.leaseSeconds)
     if (claimed.length === 0) {
       yield* store.dropOrphans(chainId)
