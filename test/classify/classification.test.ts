@@ -400,6 +400,26 @@ describe("classification and review on the local chain", () => {
         expect(taught[0]!.features).toMatchObject({ counterpartyIsContract: true, direction: "out" })
         const left = yield* call("GET", "/v1/counterparties/unlabeled", { key })
         expect(left.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([story.plain.toLowerCase()])
+
+        // The arrival from the plain address was an acquisition at market value; confirmed as an own (unwatched)
+        // address, its lot arrives with unknown basis: nothing was recorded there to carry.
+        const plainLot = (body: any) =>
+          body.lots.find((lot: any) => lot.id.toLowerCase().includes(story.tx.fromPlain!.toLowerCase()))
+        const atMarket = plainLot(basisAfter.body)
+        expect(atMarket).toBeDefined()
+        expect(atMarket.basisUsd).not.toBeNull()
+        const fromPlain = after.find((e) =>
+          e.walletTransaction?.txHash?.toLowerCase() === story.tx.fromPlain!.toLowerCase()
+        )
+        const own = yield* call("PATCH", `/v1/events/${fromPlain.id}`, { key, body: { relationship: "self" } })
+        expect(own.body).toMatchObject({ alsoSettled: 0, stillNeedingReview: 0, taxable: false })
+        yield* settled(accountId, story.wallet)
+        const ownBasis = yield* until("basis", call("GET", "/v1/basis?token=AAPL", { key }), (r) => r.status === 200)
+        const carried = plainLot(ownBasis.body)
+        expect(carried).toMatchObject({ basisUsd: null, basis: null })
+        expect(carried.unknownBecause.map((r: any) => r.reason)).toContain("self_transfer_unmatched")
+        const reviewLeft = yield* call("GET", "/v1/events?needsReview=true", { key })
+        expect(reviewLeft.body.events).toEqual([])
       }).pipe(Effect.provide(Service)),
     { timeout: 180_000 }
   )
