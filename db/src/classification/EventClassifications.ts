@@ -34,14 +34,20 @@ export class EventClassifications extends Effect.Service<EventClassifications>()
           }>`
             SELECT tx_hash, log_index, rule, model, confidence, rationale, classified_by
             FROM transfer_classifications
-            WHERE account_id = ${accountId} AND status = 'done' AND (tx_hash || ':' || log_index) IN ${sql.in(keys)}`
-          return new Map(rows.map((row) => [`${row.tx_hash}:${row.log_index}`, {
-            rule: row.rule,
-            model: row.model,
-            confidence: row.confidence === null ? null : Number(row.confidence),
-            rationale: row.rationale,
-            classifiedBy: row.classified_by
-          }]))
+            WHERE account_id = ${accountId} AND status = 'done'
+              AND tx_hash IN ${sql.in([...new Set(keys.map((key) => key.split(":")[0]!))])}`
+          const wanted = new Set(keys)
+          return new Map(
+            rows.filter((row) => wanted.has(`${row.tx_hash}:${row.log_index}`)).map((
+              row
+            ) => [`${row.tx_hash}:${row.log_index}`, {
+              rule: row.rule,
+              model: row.model,
+              confidence: row.confidence === null ? null : Number(row.confidence),
+              rationale: row.rationale,
+              classifiedBy: row.classified_by
+            }])
+          )
         })
       return { details } as const
     })

@@ -51,6 +51,7 @@ export default Effect.gen(function*() {
     )`
   yield* sql`CREATE INDEX transfer_classifications_pending ON transfer_classifications (status, created_at)
     WHERE status = 'pending'`
+  yield* sql`CREATE INDEX transfer_classifications_tx ON transfer_classifications (account_id, tx_hash)`
   yield* sql`CREATE INDEX transfer_classifications_counterparty ON transfer_classifications
     (account_id, counterparty_key)`
   yield* sql`
