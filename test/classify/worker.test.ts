@@ -89,126 +89,129 @@ const rowOf = (hash: string) =>
     }>`SELECT status, type, relationship, classified_by, confirmed, rule, error, rationale, attempts
        FROM transfer_classifications WHERE tx_hash = ${hash}`).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-layer(
-  Layer.mergeAll(ClassificationStore.Default, AccountsRepo.Default, WalletsRepo.Default).pipe(
-    Layer.provideMerge(TestDatabase.postgres)
-  ),
-  { timeout: 60_000 }
-)("the classification worker (PostgreSQL)", (it) => {
-  describe("rules, the model's outage, the queue", () => {
-    it.effect("an outage leaves the unlisted contract's movement unknown, needing review; the rules still decide", () =>
-      Effect.gen(function*() {
-        const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-a"))
-        yield* Effect.orDie((yield* WalletsRepo).insert({
-          accountId: account.id,
-          address: W,
-          label: "",
-          self: true,
-          watchingFromBlock: null,
-          watchingFromAt: null,
-          chainId: CHAIN
-        }))
-        const toUnlisted = yield* transfer(W, UNLISTED)
-        const fromPlain = yield* transfer(PLAIN, W)
-        const toRouter = yield* transfer(W, ROUTER)
-        const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Outage)))
-        expect(yield* Effect.orDie(worker.poll)).toBe(3)
-        expect(yield* rowOf(toUnlisted)).toMatchObject({
-          status: "done",
-          type: "unknown",
-          classified_by: "rule",
-          confirmed: false,
-          rule: "unlisted_contract",
-          error: "connection refused"
-        })
-        expect(yield* rowOf(fromPlain)).toMatchObject({
-          type: "transfer.in",
-          relationship: null,
-          confirmed: false,
-          rule: "plain_address"
-        })
-        expect(yield* rowOf(toRouter)).toMatchObject({
-          type: "swap",
-          relationship: "contract",
-          confirmed: true,
-          rule: "contract_list"
-        })
-        // Neither own nor listed: asked once each; the router is listed and never asked.
-        expect([...codeReads].sort()).toEqual([UNLISTED, PLAIN])
-        // The account's ledger is asked to rebuild (not a replay).
-        const sql = yield* SqlClient.SqlClient
-        const [build] = yield* Effect.orDie(
-          sql<{ replay_version: string }>`SELECT replay_version FROM ledger_builds WHERE account_id = ${account.id}`
-        )
-        expect(build).toBeDefined()
-
-        // The code of an address is read once: a later transfer to it uses the cache. No model: `none`.
-        const again = yield* transfer(W, UNLISTED)
-        const none = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
-        expect(yield* Effect.orDie(none.poll)).toBe(1)
-        expect(codeReads).toHaveLength(2)
-        expect(yield* rowOf(again)).toMatchObject({ type: "unknown", error: null })
-        expect((yield* rowOf(again))!.rationale).toContain("none")
-
-        // Deleting the wallet deletes the account's classifications derived from it.
-        expect(yield* Effect.orDie((yield* WalletsRepo).remove(account.id, W))).toBe(true)
-        const [left] = yield* Effect.orDie(
-          sql<{ n: string }>`SELECT count(*) AS n FROM transfer_classifications WHERE account_id = ${account.id}`
-        )
-        expect(Number(left!.n)).toBe(0)
-      }))
-
-    it.effect(
-      "a crashed worker's lease expires: the transfer is classified once, by the next worker",
-      () =>
+for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite", TestDatabase.pglite]] as const) {
+  layer(
+    Layer.mergeAll(ClassificationStore.Default, AccountsRepo.Default, WalletsRepo.Default).pipe(
+      Layer.provideMerge(database)
+    ),
+    { timeout: 60_000 }
+  )(`the classification worker (${name})`, (it) => {
+    describe("rules, the model's outage, the queue", () => {
+      it.effect("an outage leaves the unlisted contract's movement unknown, needing review; the rules still decide", () =>
         Effect.gen(function*() {
-          const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-b"))
-          const address = "0x00000000000000000000000000000000000000bb"
+          const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-a"))
           yield* Effect.orDie((yield* WalletsRepo).insert({
             accountId: account.id,
-            address,
+            address: W,
             label: "",
             self: true,
             watchingFromBlock: null,
             watchingFromAt: null,
             chainId: CHAIN
           }))
-          const hash = yield* transfer(PLAIN, address)
-          const store = yield* ClassificationStore
-          yield* Effect.orDie(store.enqueue(CHAIN, 100))
-          const crashed = yield* Effect.orDie(store.claim(CHAIN, "crashed", 10, 1))
-          expect(crashed.map((c) => c.txHash)).toEqual([hash])
-          const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
-          // Leased: nobody else takes it.
-          expect(yield* Effect.orDie(worker.poll)).toBe(0)
-          expect((yield* rowOf(hash))!.status).toBe("pending")
-          // Real time (not the test clock): the lease is the database's `now()`.
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_200)))
-          expect(yield* Effect.orDie(worker.poll)).toBe(1)
-          expect(yield* rowOf(hash)).toMatchObject({ status: "done", type: "transfer.in", attempts: 2 })
-          // The crashed worker coming back cannot write over it.
-          const late = yield* Effect.orDie(store.complete("crashed", [{
-            accountId: account.id,
-            chainId: CHAIN,
-            txHash: hash,
-            logIndex: 0,
-            type: "burn",
+          codeReads.length = 0
+          const toUnlisted = yield* transfer(W, UNLISTED)
+          const fromPlain = yield* transfer(PLAIN, W)
+          const toRouter = yield* transfer(W, ROUTER)
+          const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Outage)))
+          expect(yield* Effect.orDie(worker.poll)).toBe(3)
+          expect(yield* rowOf(toUnlisted)).toMatchObject({
+            status: "done",
+            type: "unknown",
+            classified_by: "rule",
+            confirmed: false,
+            rule: "unlisted_contract",
+            error: "connection refused"
+          })
+          expect(yield* rowOf(fromPlain)).toMatchObject({
+            type: "transfer.in",
             relationship: null,
-            classifiedBy: "rule",
+            confirmed: false,
+            rule: "plain_address"
+          })
+          expect(yield* rowOf(toRouter)).toMatchObject({
+            type: "swap",
+            relationship: "contract",
             confirmed: true,
-            rule: "zero_address",
-            counterpartyKey: null,
-            model: null,
-            confidence: null,
-            rationale: null,
-            error: null
-          }]))
-          expect(late).toBe(0)
-          expect((yield* rowOf(hash))!.type).toBe("transfer.in")
-          // Nothing left to do.
-          expect(yield* Effect.orDie(worker.poll)).toBe(0)
-        }),
-      { timeout: 20_000 }
-    )
+            rule: "contract_list"
+          })
+          // Neither own nor listed: asked once each; the router is listed and never asked.
+          expect([...codeReads].sort()).toEqual([UNLISTED, PLAIN])
+          // The account's ledger is asked to rebuild (not a replay).
+          const sql = yield* SqlClient.SqlClient
+          const [build] = yield* Effect.orDie(
+            sql<{ replay_version: string }>`SELECT replay_version FROM ledger_builds WHERE account_id = ${account.id}`
+          )
+          expect(build).toBeDefined()
+
+          // The code of an address is read once: a later transfer to it uses the cache. No model: `none`.
+          const again = yield* transfer(W, UNLISTED)
+          const none = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+          expect(yield* Effect.orDie(none.poll)).toBe(1)
+          expect(codeReads).toHaveLength(2)
+          expect(yield* rowOf(again)).toMatchObject({ type: "unknown", error: null })
+          expect((yield* rowOf(again))!.rationale).toContain("none")
+
+          // Deleting the wallet deletes the account's classifications derived from it.
+          expect(yield* Effect.orDie((yield* WalletsRepo).remove(account.id, W))).toBe(true)
+          const [left] = yield* Effect.orDie(
+            sql<{ n: string }>`SELECT count(*) AS n FROM transfer_classifications WHERE account_id = ${account.id}`
+          )
+          expect(Number(left!.n)).toBe(0)
+        }))
+
+      it.effect(
+        "a crashed worker's lease expires: the transfer is classified once, by the next worker",
+        () =>
+          Effect.gen(function*() {
+            const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-b"))
+            const address = "0x00000000000000000000000000000000000000bb"
+            yield* Effect.orDie((yield* WalletsRepo).insert({
+              accountId: account.id,
+              address,
+              label: "",
+              self: true,
+              watchingFromBlock: null,
+              watchingFromAt: null,
+              chainId: CHAIN
+            }))
+            const hash = yield* transfer(PLAIN, address)
+            const store = yield* ClassificationStore
+            yield* Effect.orDie(store.enqueue(CHAIN, 100))
+            const crashed = yield* Effect.orDie(store.claim(CHAIN, "crashed", 10, 1))
+            expect(crashed.map((c) => c.txHash)).toEqual([hash])
+            const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+            // Leased: nobody else takes it.
+            expect(yield* Effect.orDie(worker.poll)).toBe(0)
+            expect((yield* rowOf(hash))!.status).toBe("pending")
+            // Real time (not the test clock): the lease is the database's `now()`.
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_200)))
+            expect(yield* Effect.orDie(worker.poll)).toBe(1)
+            expect(yield* rowOf(hash)).toMatchObject({ status: "done", type: "transfer.in", attempts: 2 })
+            // The crashed worker coming back cannot write over it.
+            const late = yield* Effect.orDie(store.complete("crashed", [{
+              accountId: account.id,
+              chainId: CHAIN,
+              txHash: hash,
+              logIndex: 0,
+              type: "burn",
+              relationship: null,
+              classifiedBy: "rule",
+              confirmed: true,
+              rule: "zero_address",
+              counterpartyKey: null,
+              model: null,
+              confidence: null,
+              rationale: null,
+              error: null
+            }]))
+            expect(late).toBe(0)
+            expect((yield* rowOf(hash))!.type).toBe("transfer.in")
+            // Nothing left to do.
+            expect(yield* Effect.orDie(worker.poll)).toBe(0)
+          }),
+        { timeout: 20_000 }
+      )
+    })
   })
-})
+}
