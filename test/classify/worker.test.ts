@@ -10,7 +10,7 @@ import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import { makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
 import { ClassifierNone } from "@scaledger/workers/classify/ClassifierNone"
 import { ContractList } from "@scaledger/workers/classify/ContractListLive"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
 
 const CHAIN = 31337
 const W = "0x00000000000000000000000000000000000000aa"
@@ -35,6 +35,19 @@ const FakeChain = Layer.succeed(ChainClient, {
 const Outage = Layer.succeed(Classifier, {
   name: "remote",
   classify: () => Effect.fail(new ClassifierUnavailable({ model: "remote", reason: "connection refused" })),
+  learn: () => Effect.void
+})
+
+const Answers = Layer.succeed(Classifier, {
+  name: "remote",
+  classify: () =>
+    Effect.succeed(Option.some({
+      type: "transfer.out" as const,
+      relationship: "contract" as const,
+      confidence: 0.7,
+      model: "remote/2",
+      rationale: "back"
+    })),
   learn: () => Effect.void
 })
 
@@ -137,6 +150,19 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           })
           // Neither own nor listed: asked once each; the router is listed and never asked.
           expect([...codeReads].sort()).toEqual([UNLISTED, PLAIN])
+          // Once the model is back, what it could not answer is asked again (and only that).
+          const store = yield* ClassificationStore
+          expect(yield* Effect.orDie(store.retryModelFailures(CHAIN, 0, 5))).toBe(1)
+          const back = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Answers)))
+          expect(yield* Effect.orDie(back.poll)).toBe(1)
+          expect(yield* rowOf(toUnlisted)).toMatchObject({
+            status: "done",
+            type: "transfer.out",
+            classified_by: "ai_labeled",
+            confirmed: false,
+            error: null
+          })
+          expect(yield* Effect.orDie(store.retryModelFailures(CHAIN, 0, 5))).toBe(0)
           // The account's ledger is asked to rebuild (not a replay).
           const sql = yield* SqlClient.SqlClient
           const [build] = yield* Effect.orDie(

@@ -262,6 +262,24 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
           return written
         }))
 
+      /**
+       * Queues again the movements the model could not answer (an outage, a time-out) once they are `afterSeconds`
+       * old, up to `maxAttempts` tries; until then they stay `unknown`, needing review.
+       */
+      const retryModelFailures = (chainId: number, afterSeconds: number, maxAttempts: number) =>
+        Effect.map(
+          sql<{ n: string }>`
+            WITH retried AS (
+              UPDATE transfer_classifications SET status = 'pending', updated_at = now()
+              WHERE chain_id = ${chainId} AND status = 'done' AND rule = 'unlisted_contract' AND error IS NOT NULL
+                AND classified_by = 'rule' AND attempts < ${maxAttempts}
+                AND updated_at <= now() - make_interval(secs => ${afterSeconds})
+              RETURNING 1
+            )
+            SELECT count(*) AS n FROM retried`,
+          (rows) => Number(rows[0]?.n ?? 0)
+        )
+
       /** Gives a lease back (a failure before deciding): the row is due again at once. */
       const release = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) =>
         Effect.forEach(rows, (row) =>
@@ -339,6 +357,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
         complete,
         release,
         confirmedSince,
+        retryModelFailures,
         counts
       } as const
     })

@@ -20,7 +20,10 @@ export const ClassificationConfig = Config.all({
   /** The longest the worker waits for one model answer; past it the movement stays `unknown`, needing review. */
   modelTimeoutMs: Config.integer("CLASSIFY_MODEL_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
   /** How often the chain record is scanned for transfers not queued yet (at once again while a scan finds some). */
-  scanMs: Config.integer("CLASSIFY_SCAN_MS").pipe(Config.withDefault(2_000))
+  scanMs: Config.integer("CLASSIFY_SCAN_MS").pipe(Config.withDefault(2_000)),
+  /** A movement the model could not answer is asked again after this long, up to `modelAttempts` times. */
+  modelRetrySeconds: Config.integer("CLASSIFY_MODEL_RETRY_SECONDS").pipe(Config.withDefault(300)),
+  modelAttempts: Config.integer("CLASSIFY_MODEL_ATTEMPTS").pipe(Config.withDefault(5))
 })
 
 const WAD = 10n ** 18n
@@ -242,6 +245,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
     if (scan.found || now - scan.at >= config.scanMs) {
       scan.found = (yield* store.enqueue(chainId, config.batch * 5)) > 0
       scan.at = now
+      yield* store.retryModelFailures(chainId, config.modelRetrySeconds, config.modelAttempts)
     }
     const claimed = yield* store.claim(chainId, owner, config.batch, config.leaseSeconds)
     if (claimed.length === 0) {
