@@ -42,7 +42,11 @@ export const parseContractList = (
       new ContractListInvalid({
         origin,
         message: `${origin} is not a contract list (a JSON array of { chainId, address, kind, name }, kind one of ` +
-          `dex, lending, bridge, exchange): ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          `dex, lending, bridge, exchange): ${
+            ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
+              `${issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")}: ${issue.message}`
+            ).join("; ")
+          }`
       })
     )
   )

@@ -7,7 +7,7 @@ import {
 } from "@scaledger/domain/classification/ContractList"
 import { Config, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { readFileSync } from "node:fs"
-import { ChainConfig } from "../chain/ChainConfig.js"
+import { ChainConfig, ROBINHOOD_CHAIN_ID } from "../chain/ChainConfig.js"
 
 /** The contract list in force for the configured chain: the bundled list with `CONTRACT_LIST`'s entries over it. */
 export class ContractList extends Context.Tag("@scaledger/workers/classify/ContractList")<ContractList, {
@@ -61,6 +61,13 @@ export const loadContractList = (chainId: number, spec: Option.Option<string>) =
     const extra = yield* parseContractList(`CONTRACT_LIST ${spec.value.trim()}`, text)
     return mergeContractLists(chainId, bundled, extra)
   })
+
+/** Checks `CONTRACT_LIST` before anything starts: a bad list stops the start with one line naming it. */
+export const checkContractList = Effect.gen(function*() {
+  const chainId = yield* Config.integer("CHAIN_ID").pipe(Config.withDefault(ROBINHOOD_CHAIN_ID))
+  const spec = yield* Config.option(Config.string("CONTRACT_LIST"))
+  yield* loadContractList(chainId, spec)
+})
 
 /** Fails the start with a `ContractListInvalid` saying what is wrong with `CONTRACT_LIST`. */
 export const ContractListLive = Layer.effect(
