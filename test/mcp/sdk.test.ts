@@ -136,6 +136,7 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
           ["get_weekend_exposure", {}, "/v1/exposure/weekend"],
           ["get_recent_filings", { limit: 5 }, "/v1/filings?limit=5"],
           ["get_dividend_history", { symbol: "AAPL" }, "/v1/dividends?symbol=AAPL"],
+          ["get_unlabeled_counterparties", {}, "/v1/counterparties/unlabeled"],
           [
             "estimate_sale",
             { symbol: "AAPL", shares: "1", price: "200" },
