@@ -31,7 +31,8 @@ const BOTH_OWN: Classification = { type: "transfer.self", relationship: "self", 
 
 const MINT: Classification = { type: "mint", relationship: null, classifiedBy: "rule", confirmed: true }
 const BURN: Classification = { type: "burn", relationship: null, classifiedBy: "rule", confirmed: true }
-const TRANSFER_IN: Classification = { type: "transfer.in", relationship: null, classifiedBy: "rule", confirmed: true }
+/** Tokens arriving from an address of unknown relationship: an acquisition at market value, left for review. */
+const TRANSFER_IN: Classification = { type: "transfer.in", relationship: null, classifiedBy: "rule", confirmed: false }
 /** Tokens leaving to an address of unknown relationship: counted as a disposal, and left for review. */
 const TRANSFER_OUT: Classification = {
   type: "transfer.out",
