@@ -149,6 +149,13 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
           yield* sql`DELETE FROM tx_receipts r WHERE r.chain_id = ${chain_id} AND r.tx_hash = ${tx_hash}
                      AND NOT EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = r.chain_id AND t.tx_hash = r.tx_hash)`
         }
+        // The account's classifications of transfers none of its remaining addresses is a party to.
+        yield* sql`
+          DELETE FROM transfer_classifications c
+          WHERE c.account_id = ${accountId} AND NOT EXISTS (
+            SELECT 1 FROM token_transfers t JOIN wallets w ON w.account_id = c.account_id
+              AND w.address_key IN (t.from_key, t.to_key)
+            WHERE t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index)`
         return true
       }))
 

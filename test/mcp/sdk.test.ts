@@ -138,6 +138,7 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
           ["get_weekend_exposure", {}, "/v1/exposure/weekend"],
           ["get_recent_filings", { limit: 5 }, "/v1/filings?limit=5"],
           ["get_dividend_history", { symbol: "AAPL" }, "/v1/dividends?symbol=AAPL"],
+          ["get_unlabeled_counterparties", {}, "/v1/counterparties/unlabeled"],
           [
             "estimate_sale",
             { symbol: "AAPL", shares: "1", price: "200" },
@@ -188,7 +189,7 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
       Effect.gen(function*() {
         const url = yield* McpUrl
         const client = yield* connect(url, undefined)
-        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(10)
+        expect((yield* Effect.promise(() => client.listTools())).tools.length).toBe(11)
         const failure = yield* Effect.promise(() =>
           client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "EUR", date: "2025-05-09" } }).then(
             () => undefined,

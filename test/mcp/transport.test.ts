@@ -33,6 +33,7 @@ const TOOL_NAMES = [
   "get_portfolio_summary",
   "get_positions",
   "get_recent_filings",
+  "get_unlabeled_counterparties",
   "get_weekend_exposure"
 ]
 

@@ -10,7 +10,11 @@ import { Effect, Layer, Redacted, type Stream } from "effect"
 
 /** The REST server on a random loopback port over the given database, with an HttpClient pointed at it. */
 export const restServer = (database: Layer.Layer<SqlClient.SqlClient>) =>
-  HttpLayerRouter.serve(RestRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+  HttpLayerRouter.serve(RestRoutes, {
+    disableLogger: true,
+    disableListenLog: true,
+    routerConfig: { maxParamLength: 512 }
+  }).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),
     Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret"))),

@@ -1,5 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import type { MultiplierEvent, TransferEvent } from "@scaledger/domain/ledger/LedgerInput"
+import type {
+  Classification,
+  CounterpartyLabel,
+  MultiplierEvent,
+  TransferEvent
+} from "@scaledger/domain/ledger/LedgerInput"
 import { Chunk, Effect, Option, Stream } from "effect"
 
 export interface LedgerToken {
@@ -21,7 +26,29 @@ export interface AccountLedgerInputs {
   /** Every UTC date an event falls on: the dates figures are converted at. */
   readonly dates: ReadonlyArray<string>
   readonly transferCount: number
+  /** The counterparty labels the account confirmed in review, by lowercase address. */
+  readonly labels: Readonly<Record<string, CounterpartyLabel>>
+  /** Changes whenever a stored classification or label changes: a checkpoint built before it no longer holds. */
+  readonly classificationStamp: string
 }
+
+type ClassificationColumns = {
+  c_type: string | null
+  c_relationship: string | null
+  c_classified_by: string | null
+  c_confirmed: boolean | null
+}
+
+/** A stored classification as the ledger takes it (none while the worker has not decided). */
+const classificationOf = (row: ClassificationColumns): Classification | null =>
+  row.c_type === null || row.c_classified_by === null
+    ? null
+    : {
+      type: row.c_type as Classification["type"],
+      relationship: row.c_relationship as Classification["relationship"],
+      classifiedBy: row.c_classified_by as Classification["classifiedBy"],
+      confirmed: row.c_confirmed ?? false
+    }
 
 const PAGE = 20_000
 
@@ -108,6 +135,28 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         const transferDates = yield* sql<{ day: string }>`
           SELECT DISTINCT (t.block_time AT TIME ZONE 'UTC')::date AS day FROM token_transfers t
           WHERE t.chain_id = ${chainId} AND ${involves(accountId)}`
+        const labelRows = yield* sql<{
+          address: string
+          relationship: CounterpartyLabel["relationship"]
+          classified_by: CounterpartyLabel["classifiedBy"]
+          confirmed: boolean
+        }>`
+          SELECT address, relationship, classified_by, confirmed FROM counterparty_labels
+          WHERE account_id = ${accountId} ORDER BY address_key`
+        const labels: Record<string, CounterpartyLabel> = {}
+        for (const row of labelRows) {
+          labels[row.address] = {
+            relationship: row.relationship,
+            classifiedBy: row.classified_by,
+            confirmed: row.confirmed
+          }
+        }
+        const [stamp] = yield* sql<{ n: string; at: Date | null }>`
+          SELECT count(*) AS n, max(updated_at) AS at FROM transfer_classifications
+          WHERE account_id = ${accountId} AND status = 'done'`
+        const classificationStamp = `${stamp?.n ?? 0}@${stamp?.at?.getTime() ?? 0}|${
+          labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
+        }`
         const dates = new Set(transferDates.map((row) => row.day))
         for (const change of changes) dates.add(change.effective_at.toISOString().slice(0, 10))
         return {
@@ -118,7 +167,9 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           multiplierEvents,
           initialMultipliers,
           dates: [...dates].sort(),
-          transferCount: Number(counts?.n ?? 0)
+          transferCount: Number(counts?.n ?? 0),
+          labels,
+          classificationStamp
         } satisfies AccountLedgerInputs
       })
 
@@ -133,7 +184,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       after?: readonly [number, number]
     ) => {
       const byKey = new Map(tokens.map((token) => [token.key, token]))
-      type Row = {
+      type Row = ClassificationColumns & {
         tx_hash: string
         log_index: number
         block: string
@@ -145,8 +196,12 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       }
       const page = (after: readonly [number, number] | undefined) =>
         sql<Row>`
-          SELECT tx_hash, log_index, block, block_time, token_key, from_address, to_address, raw
+          SELECT t.tx_hash, t.log_index, t.block, t.block_time, t.token_key, t.from_address, t.to_address, t.raw,
+            c.type AS c_type, c.relationship AS c_relationship, c.classified_by AS c_classified_by,
+            c.confirmed AS c_confirmed
           FROM token_transfers t
+          LEFT JOIN transfer_classifications c ON c.account_id = ${accountId} AND c.chain_id = t.chain_id
+            AND c.tx_hash = t.tx_hash AND c.log_index = t.log_index AND c.status = 'done'
           WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
             ${after === undefined ? sql`` : sql`AND (t.block, t.log_index) > (${after[0]}, ${after[1]})`}
           ORDER BY t.block, t.log_index
@@ -157,7 +212,9 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           Effect.map(page(after), (rows) => {
             const events = rows.map((row): TransferEvent => {
               const token = byKey.get(row.token_key)!
+              const classification = classificationOf(row)
               return {
+                ...(classification === null ? {} : { classification }),
                 id: transferEventId(row.tx_hash, row.log_index),
                 kind: "transfer",
                 token: token.symbol,

@@ -9,6 +9,7 @@ import rateLimits from "./0006_rate_limits.js"
 import exportsTables from "./0008_exports.js"
 import alerts from "./0009_alerts.js"
 import market from "./0010_market.js"
+import classification from "./0012_classification.js"
 import chainReads from "./0014_chain_reads.js"
 import ledgerEventTokens from "./0016_ledger_event_tokens.js"
 
@@ -23,6 +24,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_exports": exportsTables,
   "0009_alerts": alerts,
   "0010_market": market,
+  "0012_classification": classification,
   "0014_chain_reads": chainReads,
   "0016_ledger_event_tokens": ledgerEventTokens
 }

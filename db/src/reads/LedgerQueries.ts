@@ -14,10 +14,12 @@ import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
 import { Clock, Effect, Either, Option } from "effect"
 import { AlertsStore } from "../alerts/AlertsStore.js"
+import { EventClassifications } from "../classification/EventClassifications.js"
 import { type EventFilter, LedgerStore } from "../ledger/LedgerStore.js"
 import { EdgarCache } from "../market/EdgarCache.js"
 import { type CurrentPause, MarketReads } from "../market/MarketReads.js"
 import { WalletsRepo } from "../Wallets.js"
+import { withClassification } from "./EventClassificationView.js"
 import { ledgerEvidence } from "./LedgerEvidence.js"
 import {
   disposalView,
@@ -67,6 +69,7 @@ const pauseView = (pause: CurrentPause | undefined) =>
 export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/db/LedgerQueries", {
   effect: Effect.gen(function*() {
     const store = yield* LedgerStore
+    const classifications = yield* EventClassifications
     const wallets = yield* WalletsRepo
     const alertStore = yield* AlertsStore
     const market = yield* MarketReads
@@ -190,13 +193,17 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
         return (doc.value.body as { readonly dividends: ReadonlyArray<DeclaredDividend> }).dividends
       })
 
-    /** The views of event rows, each income event with its withholding estimate. */
-    const eventViews = (rows: ReadonlyArray<EventRow>) =>
+    /**
+     * The views of event rows: each movement with who classified it, each income event with its withholding
+     * estimate.
+     */
+    const eventViews = (accountId: string, rows: ReadonlyArray<EventRow>) =>
       Effect.gen(function*() {
         const declared = new Map<string, ReadonlyArray<DeclaredDividend> | null>()
+        const details = yield* classifications.details(accountId, rows.map((row) => row.id))
         const views: Array<EventView> = []
         for (const row of rows) {
-          const view = eventView(row)
+          const view = withClassification(eventView(row), row, details.get(row.id))
           if (row.type !== "income.multiplier_increase") {
             views.push(view)
             continue
@@ -220,7 +227,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
         limit: page.limit ?? DEFAULT_PAGE_LIMIT
       })
       const rows = stored.events.map((e) => e.row as EventRow)
-      const views = yield* eventViews(rows)
+      const views = yield* eventViews(accountId, rows)
       return {
         events: views,
         lastOrd: stored.events[stored.events.length - 1]?.ord,
@@ -233,7 +240,10 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       const report = yield* settledReport(accountId)
       const currency = currencyOf(report)
       const rows = yield* storedPositions(accountId)
-      const recent = yield* eventViews((yield* store.recentEvents(accountId, 10)) as ReadonlyArray<EventRow>)
+      const recent = yield* eventViews(
+        accountId,
+        (yield* store.recentEvents(accountId, 10)) as ReadonlyArray<EventRow>
+      )
       // The alert store (fed by the alert monitor) is the one source of the seven alert kinds.
       const alerts: Array<
         { kind: string; severity: "info" | "warning" | "critical"; title: string; detail: string }
@@ -305,5 +315,12 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
 
     return { settledReport, positions, basis, eventFilter, events, portfolio } as const
   }),
-  dependencies: [LedgerStore.Default, WalletsRepo.Default, AlertsStore.Default, MarketReads.Default, EdgarCache.Default]
+  dependencies: [
+    EventClassifications.Default,
+    LedgerStore.Default,
+    WalletsRepo.Default,
+    AlertsStore.Default,
+    MarketReads.Default,
+    EdgarCache.Default
+  ]
 }) {}

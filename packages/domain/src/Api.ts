@@ -16,6 +16,7 @@ import { LedgerGroup } from "./LedgerApi.js"
 import { EstimatesGroup, ExposureGroup, MarketGroup, SummaryGroup } from "./MarketApi.js"
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { documentCommonResponses } from "./OpenApiCommon.js"
+import { ReviewGroup } from "./ReviewApi.js"
 import { Settings, UpdateSettings } from "./Settings.js"
 import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
 
@@ -145,6 +146,7 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(SummaryGroup)
     .add(AlertsGroup)
     .add(WebhooksGroup)
+    .add(ReviewGroup)
     .addError(InvalidRequestError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)

@@ -50,6 +50,12 @@ export const ErrorCatalog = {
       "The webhook URL is not `https`, carries credentials, or its host is (or resolves to) a loopback, private, " +
       "link-local, CGNAT, multicast, unique-local or otherwise non-public address. `details.reason` says which."
   },
+  not_reviewable: {
+    status: 400,
+    title: "Not reviewable",
+    description:
+      "The event has no counterparty to label (income from a multiplier step, a split): there is nothing to confirm."
+  },
   unauthorized: {
     status: 401,
     title: "Unauthorized",
@@ -154,6 +160,7 @@ export class UnsupportedFormat extends Schema.TaggedError<UnsupportedFormat>()("
 export class UnknownAlertKind extends Schema.TaggedError<UnknownAlertKind>()("UnknownAlertKind", errorFields) {}
 export class InvalidWebhookUrl extends Schema.TaggedError<InvalidWebhookUrl>()("InvalidWebhookUrl", errorFields) {}
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", errorFields) {}
+export class NotReviewable extends Schema.TaggedError<NotReviewable>()("NotReviewable", errorFields) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", errorFields) {}
 export class ReplayInProgress extends Schema.TaggedError<ReplayInProgress>()("ReplayInProgress", {
   ...errorFields,
@@ -198,6 +205,7 @@ export const UnsupportedFormatError = wire(UnsupportedFormat, "UnsupportedFormat
 export const UnknownAlertKindError = wire(UnknownAlertKind, "UnknownAlertKind", "unknown_alert_kind")
 export const InvalidWebhookUrlError = wire(InvalidWebhookUrl, "InvalidWebhookUrl", "invalid_webhook_url")
 export const UnauthorizedError = wire(Unauthorized, "Unauthorized", "unauthorized")
+export const NotReviewableError = wire(NotReviewable, "NotReviewable", "not_reviewable")
 export const NotFoundError = wire(NotFound, "NotFound", "not_found")
 export const ReplayInProgressError = wire(ReplayInProgress, "ReplayInProgress", "replay_in_progress")
 export const ServiceUnavailableError = wire(ServiceUnavailable, "ServiceUnavailable", "service_unavailable")

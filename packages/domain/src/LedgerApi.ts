@@ -210,7 +210,24 @@ export const EventView = Schema.Struct({
   qty: Schema.optional(DecimalString),
   valueUsd: Schema.optional(NullableDecimal),
   taxable: Schema.Boolean,
-  needsReview: Schema.Boolean
+  needsReview: Schema.Boolean,
+  classification: Schema.optional(
+    Schema.Struct({
+      by: Schema.String,
+      rule: Schema.NullOr(Schema.String),
+      model: Schema.NullOr(Schema.String),
+      confidence: Schema.NullOr(Schema.Number),
+      rationale: Schema.NullOr(Schema.String)
+    }).annotations({
+      identifier: "EventClassification",
+      description: "Who classified the movement: the rule that fired, or the model with its confidence and rationale."
+    })
+  ),
+  basisSource: Schema.optional(
+    Schema.Literal("market_value_at_arrival").annotations({
+      description: "An arrival from an address of unknown relationship: its lot's basis is the market value then."
+    })
+  )
 }).annotations({ identifier: "Event" })
 export type EventView = typeof EventView.Type
 

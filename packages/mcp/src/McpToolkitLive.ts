@@ -4,6 +4,7 @@ import { McpToolkit } from "./McpServer.js"
 import { GetAlerts } from "./tools/GetAlerts.js"
 import { GetExchangeRateOn } from "./tools/GetExchangeRateOn.js"
 import { GetMultiplierHistory } from "./tools/GetMultiplierHistory.js"
+import { GetUnlabeledCounterparties } from "./tools/GetUnlabeledCounterparties.js"
 import { GetActivity, GetPositions } from "./tools/LedgerTools.js"
 import {
   EstimateSale,
@@ -27,6 +28,7 @@ export const McpToolkitLive = (settings: McpSettings) =>
       GetAlerts,
       GetExchangeRateOn,
       GetRecentFilings,
-      GetDividendHistory
+      GetDividendHistory,
+      GetUnlabeledCounterparties
     ])
   )

@@ -2,6 +2,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { AccountsRepo, Database } from "@scaledger/db"
 import { McpConfig } from "@scaledger/mcp"
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
+import { checkContractList } from "@scaledger/workers/classify/ContractListLive"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
 import { Cause, Console, Effect, Layer } from "effect"
@@ -46,6 +47,7 @@ const program = Effect.gen(function*() {
       ].filter((r) => r !== undefined).join(", ")
     })`
   )
+  if (run.workers) yield* checkContractList
   const mcp = yield* McpConfig(ROBINHOOD_CHAIN_ID)
   const app = Layer.mergeAll(
     run.api

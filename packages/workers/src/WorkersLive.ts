@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { AlertsLive } from "./alerts/AlertsLive.js"
 import { ChainConfig } from "./chain/ChainConfig.js"
+import { ClassificationLive } from "./classify/ClassificationLive.js"
 import { FxWorkerLive } from "./fx/FxWorker.js"
 import { IngestLive } from "./ingest/IngestLive.js"
 import { LedgerBuilderLive, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
@@ -15,5 +16,6 @@ export const WorkersLive = Layer.mergeAll(
   FxWorkerLive,
   LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live)),
   EdgarRefreshLive,
-  AlertsLive
+  AlertsLive,
+  ClassificationLive
 )

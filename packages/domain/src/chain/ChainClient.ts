@@ -247,6 +247,10 @@ export interface ChainClientService {
   readonly receipts: (
     transactions: ReadonlyArray<{ readonly txHash: Hash; readonly block: number }>
   ) => Effect.Effect<ReadonlyArray<TransactionReceipt>, RequestError | ReceiptNotFound>
+  /** Whether each address has code now (`eth_getCode` at the latest block, batched), by lowercase address. */
+  readonly hasCode: (addresses: ReadonlyArray<Address>) => Effect.Effect<ReadonlyMap<string, boolean>, RequestError>
+  /** The first four bytes of a transaction's input as 0x-hex; null for no input or a transaction the node lacks. */
+  readonly methodSelector: (txHash: Hash) => Effect.Effect<string | null, RequestError>
 }
 
 export class ChainClient extends Context.Tag("@scaledger/domain/chain/ChainClient")<

@@ -31,7 +31,8 @@ const BOTH_OWN: Classification = { type: "transfer.self", relationship: "self", 
 
 const MINT: Classification = { type: "mint", relationship: null, classifiedBy: "rule", confirmed: true }
 const BURN: Classification = { type: "burn", relationship: null, classifiedBy: "rule", confirmed: true }
-const TRANSFER_IN: Classification = { type: "transfer.in", relationship: null, classifiedBy: "rule", confirmed: true }
+/** Tokens arriving from an address of unknown relationship: an acquisition at market value, left for review. */
+const TRANSFER_IN: Classification = { type: "transfer.in", relationship: null, classifiedBy: "rule", confirmed: false }
 /** Tokens leaving to an address of unknown relationship: counted as a disposal, and left for review. */
 const TRANSFER_OUT: Classification = {
   type: "transfer.out",
@@ -99,7 +100,9 @@ export const resolveMovement = (ctx: ClassifyContext, event: TransferEvent): Res
     classification = given ?? ruleClassification(direction, counterpartyKey)
     if (classification.relationship === null && label !== undefined) classification = withLabel(classification, label)
   }
-  const unconfirmed = classification.classifiedBy === "ai_labeled" && !classification.confirmed
+  // An unconfirmed model label, or a movement nobody could place (`unknown`), is never a tax figure.
+  const unconfirmed = (classification.classifiedBy === "ai_labeled" && !classification.confirmed) ||
+    (classification.type === "unknown" && !isConfirmed(classification))
   const needsReview = !isConfirmed(classification) || classification.type === "unknown"
   const { type } = classification
   const typeMismatch = direction === "out" ? INBOUND_TYPES.has(type) : OUTBOUND_TYPES.has(type)

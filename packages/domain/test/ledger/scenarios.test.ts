@@ -680,7 +680,7 @@ describe("rule defaults", () => {
     expect(report.movements.map((m) => [m.id, m.type, m.relationship, m.classifiedBy, m.needsReview, m.treatment]))
       .toEqual([
         ["mint", "mint", null, "rule", false, "acquisition"],
-        ["in", "transfer.in", null, "rule", false, "acquisition"],
+        ["in", "transfer.in", null, "rule", true, "acquisition"],
         ["out", "transfer.out", null, "rule", true, "disposal"],
         ["burn", "burn", null, "rule", false, "disposal"]
       ])

@@ -1,6 +1,9 @@
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 
+/** Path parameters up to 512 characters: event ids (`multiplier:<token>:<time>:<holder>`) exceed the default 100. */
+export const ROUTER_CONFIG = Layer.succeed(HttpLayerRouter.RouterConfig, { maxParamLength: 512 })
+
 /**
  * `HttpLayerRouter.serve` with a router of its own. `serve` provides the module-level `HttpLayerRouter.layer`, which
  * the layer memo map shares between every `serve` in one layer graph: two listeners would then serve one router,
@@ -18,7 +21,7 @@ export const serveWithOwnRouter = <A, E, R>(
   const served = Effect.map(HttpLayerRouter.HttpRouter, (router) => HttpServer.serve(router.asHttpEffect())).pipe(
     Layer.unwrapEffect,
     Layer.provideMerge(appLayer),
-    Layer.provide(Layer.fresh(HttpLayerRouter.layer))
+    Layer.provide(Layer.fresh(HttpLayerRouter.layer).pipe(Layer.provide(ROUTER_CONFIG)))
   )
   // The routes' per-request requirements (`Request` markers) are met by the server's request context, as in `serve`.
   return (options.logAddress === true ? HttpServer.withLogAddress(served) : served) as any

@@ -18,6 +18,7 @@ import { LedgerHandlers } from "./LedgerHandlers.js"
 import { MarketHandlers } from "./MarketHandlers.js"
 import { MultiplierHandlers } from "./MultiplierHandlers.js"
 import { RequestEnvelope } from "./RequestEnvelope.js"
+import { ReviewHandlers } from "./ReviewHandlers.js"
 import { SettingsHandlers } from "./SettingsHandlers.js"
 import { WalletsHandlers } from "./WalletsHandlers.js"
 
@@ -25,6 +26,7 @@ const ApiRoutes = HttpLayerRouter.addHttpApi(ScaledgerApi, { openapiPath: "/v1/o
   Layer.provide([WalletsHandlers, SettingsHandlers, FxHandlers, MultiplierHandlers, LedgerHandlers, MarketHandlers]),
   Layer.provide(ExportsHandlers.pipe(Layer.provide(ExportStore.Default))),
   Layer.provide([AlertsHandlers, WebhooksHandlers]),
+  Layer.provide(ReviewHandlers),
   // The middleware must come in a later provide than the groups that need it.
   Layer.provide(AuthenticationLive)
 )

@@ -1,5 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { FxReads, MultiplierReads } from "@scaledger/db"
+import { CounterpartyReads, FxReads, MultiplierReads } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
@@ -29,7 +29,8 @@ export const McpApp = (settings: McpSettings) =>
       EdgarReads.Live,
       PortfolioSummaryReads.Live,
       SaleEstimator.Live,
-      WeekendExposureReads.Live
+      WeekendExposureReads.Live,
+      CounterpartyReads.Default
     ])
   )
 

@@ -290,6 +290,23 @@ export const make = Effect.gen(function*() {
       return transactions.map((t) => found.get(t.txHash.toLowerCase())!)
     })
 
+  const hasCode: ChainClientService["hasCode"] = (addresses) =>
+    Effect.gen(function*() {
+      const keys = [...new Set(addresses.map((a) => a.toLowerCase()))]
+      if (keys.length === 0) return new Map<string, boolean>()
+      const answers = yield* transport.sendAll("eth_getCode", keys.map((a) => [a, "latest"]))
+      return new Map(keys.map((key, i) => {
+        const code = answers[i]
+        return [key, typeof code === "string" && code !== "0x" && code !== "0x0" && code.length > 2] as const
+      }))
+    })
+
+  const methodSelector: ChainClientService["methodSelector"] = (txHash) =>
+    Effect.map(transport.send("eth_getTransactionByHash", [txHash]), (tx) => {
+      const input = tx !== null && typeof tx === "object" ? (tx as { input?: unknown }).input : undefined
+      return typeof input === "string" && /^0x[0-9a-fA-F]{8}/.test(input) ? input.slice(0, 10).toLowerCase() : null
+    })
+
   const service: ChainClientService = {
     chainId: config.chainId,
     head,
@@ -316,7 +333,9 @@ export const make = Effect.gen(function*() {
     latestRoundData,
     getRoundData,
     receipt,
-    receipts
+    receipts,
+    hasCode,
+    methodSelector
   }
   return service
 })

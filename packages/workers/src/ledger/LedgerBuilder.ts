@@ -222,6 +222,7 @@ const settingsKey = (inputs: AccountLedgerInputs, state: LedgerState | undefined
     inputs.wallets,
     inputs.country,
     inputs.currency,
+    inputs.classificationStamp,
     // The initial multiplier of each token the state already holds (1.0 when none is known): a token first seen
     // later brings its own.
     [...(state?.books.keys() ?? [])].sort().map((token) => [token, inputs.initialMultipliers[token] ?? ONE])
@@ -298,6 +299,7 @@ export const buildLedgerFrom = (
       ? yield* Ledger.empty({
         wallets: inputs.wallets,
         country: inputs.country,
+        labels: inputs.labels,
         prices,
         initialMultipliers: inputs.initialMultipliers,
         ...(rates === undefined ? {} : { rates })

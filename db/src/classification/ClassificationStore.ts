@@ -1,0 +1,365 @@
+import { SqlClient } from "@effect/sql"
+import type { MovementType, Relationship } from "@scaledger/domain/ledger/LedgerInput"
+import { Effect } from "effect"
+
+/** A transfer the worker leased to classify, with what the rules need of it. */
+export interface ClaimedTransfer {
+  readonly accountId: string
+  readonly chainId: number
+  readonly txHash: string
+  readonly logIndex: number
+  readonly tokenKey: string
+  readonly fromKey: string
+  readonly toKey: string
+  readonly raw: string
+  readonly block: number
+}
+
+/** What the worker decided for one transfer. */
+export interface ClassificationResult {
+  readonly accountId: string
+  readonly chainId: number
+  readonly txHash: string
+  readonly logIndex: number
+  /** Null when neither end is own (nothing to classify for this account). */
+  readonly type: MovementType | null
+  readonly relationship: Relationship | null
+  readonly classifiedBy: "rule" | "ai_labeled"
+  readonly confirmed: boolean
+  readonly rule: string | null
+  readonly counterpartyKey: string | null
+  readonly model: string | null
+  readonly confidence: number | null
+  readonly rationale: string | null
+  readonly error: string | null
+}
+
+export interface TxLegRow {
+  readonly txHash: string
+  readonly token: string
+  readonly from: string
+  readonly to: string
+  readonly logIndex: number
+  readonly raw: string
+}
+
+/**
+ * The durable queue of classifications: every transfer of an account's addresses gets a `pending` row, the worker
+ * leases rows (`FOR UPDATE SKIP LOCKED`, a lease that expires after a crash) and writes each decision once, only
+ * over a row still pending and leased by it.
+ */
+export class ClassificationStore extends Effect.Service<ClassificationStore>()(
+  "@scaledger/db/classification/ClassificationStore",
+  {
+    effect: Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      /** Queues the transfers of watched addresses that have no row yet; returns how many were queued. */
+      const enqueue = (chainId: number, limit: number) =>
+        Effect.map(
+          sql<{ n: string }>`
+            WITH fresh AS (
+              SELECT DISTINCT w.account_id, t.tx_hash, t.log_index, t.block
+              FROM token_transfers t
+              JOIN wallets w ON w.address_key = t.from_key OR w.address_key = t.to_key
+              WHERE t.chain_id = ${chainId} AND NOT EXISTS (
+                SELECT 1 FROM transfer_classifications c
+                WHERE c.account_id = w.account_id AND c.chain_id = t.chain_id AND c.tx_hash = t.tx_hash
+                  AND c.log_index = t.log_index)
+              ORDER BY t.block
+              LIMIT ${limit}
+            ), inserted AS (
+              INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index)
+              SELECT account_id, ${chainId}, tx_hash, log_index FROM fresh
+              ON CONFLICT DO NOTHING
+              RETURNING 1
+            )
+            SELECT count(*) AS n FROM inserted`,
+          (rows) => Number(rows[0]?.n ?? 0)
+        )
+
+      /** Leases up to `limit` pending rows whose transfer still exists (a re-org may have removed it). */
+      const claim = (chainId: number, owner: string, limit: number, leaseSeconds: number) =>
+        Effect.map(
+          sql<{
+            account_id: string
+            tx_hash: string
+            log_index: number
+            token_key: string
+            from_key: string
+            to_key: string
+            raw: string
+            block: string
+          }>`
+            WITH due AS (
+              SELECT c.account_id, c.chain_id, c.tx_hash, c.log_index FROM transfer_classifications c
+              WHERE c.status = 'pending' AND c.chain_id = ${chainId}
+                AND (c.lease_until IS NULL OR c.lease_until < now())
+              ORDER BY c.created_at, c.tx_hash, c.log_index
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            ), leased AS (
+              UPDATE transfer_classifications c
+              SET lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseSeconds}),
+                attempts = c.attempts + 1, updated_at = now()
+              FROM due
+              WHERE c.account_id = due.account_id AND c.chain_id = due.chain_id AND c.tx_hash = due.tx_hash
+                AND c.log_index = due.log_index
+              RETURNING c.account_id, c.chain_id, c.tx_hash, c.log_index
+            )
+            SELECT l.account_id, l.tx_hash, l.log_index, t.token_key, t.from_key, t.to_key, t.raw::text AS raw,
+              t.block
+            FROM leased l
+            JOIN token_transfers t ON t.chain_id = l.chain_id AND t.tx_hash = l.tx_hash AND t.log_index = l.log_index`,
+          (rows) =>
+            rows.map((row): ClaimedTransfer => ({
+              accountId: row.account_id,
+              chainId,
+              txHash: row.tx_hash,
+              logIndex: row.log_index,
+              tokenKey: row.token_key,
+              fromKey: row.from_key,
+              toKey: row.to_key,
+              raw: row.raw,
+              block: Number(row.block)
+            }))
+        )
+
+      /** Pending rows whose transfer a re-org removed: nothing to classify any more. */
+      const dropOrphans = (chainId: number) =>
+        sql`
+          DELETE FROM transfer_classifications c
+          WHERE c.chain_id = ${chainId} AND c.status = 'pending' AND c.lease_until IS NOT NULL
+            AND c.lease_until < now() AND NOT EXISTS (
+              SELECT 1 FROM token_transfers t
+              WHERE t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index)`
+
+      /** The account's own addresses (wallets marked own, and counterparties it confirmed as `self`). */
+      const ownAddresses = (accountId: string) =>
+        Effect.map(
+          sql<{ address_key: string }>`
+            SELECT address_key FROM wallets WHERE account_id = ${accountId} AND self
+            UNION
+            SELECT address_key FROM counterparty_labels
+            WHERE account_id = ${accountId} AND relationship = 'self' AND confirmed`,
+          (rows) => new Set(rows.map((row) => row.address_key))
+        )
+
+      /** Every transfer of the given transactions (the other legs: the swap rule and the model's token flows). */
+      const legs = (chainId: number, txHashes: ReadonlyArray<string>) =>
+        txHashes.length === 0 ? Effect.succeed([] as Array<TxLegRow>) : Effect.map(
+          sql<{ tx_hash: string; token: string; from_key: string; to_key: string; log_index: number; raw: string }>`
+            SELECT t.tx_hash, coalesce(ct.symbol, t.token_key) AS token, t.from_key, t.to_key, t.log_index,
+              t.raw::text AS raw
+            FROM token_transfers t
+            LEFT JOIN chain_tokens ct ON ct.chain_id = t.chain_id AND ct.address_key = t.token_key
+            WHERE t.chain_id = ${chainId} AND t.tx_hash IN ${sql.in([...new Set(txHashes)])}
+            ORDER BY t.tx_hash, t.log_index`,
+          (rows) =>
+            rows.map((row): TxLegRow => ({
+              txHash: row.tx_hash,
+              token: row.token,
+              from: row.from_key,
+              to: row.to_key,
+              logIndex: row.log_index,
+              raw: row.raw
+            }))
+        )
+
+      const knownCode = (chainId: number, addresses: ReadonlyArray<string>) =>
+        addresses.length === 0 ? Effect.succeed(new Map<string, boolean>()) : Effect.map(
+          sql<{ address_key: string; has_code: boolean }>`
+            SELECT address_key, has_code FROM address_code
+            WHERE chain_id = ${chainId} AND address_key IN ${sql.in([...new Set(addresses)])}`,
+          (rows) => new Map(rows.map((row) => [row.address_key, row.has_code]))
+        )
+
+      const storeCode = (chainId: number, entries: ReadonlyArray<readonly [string, boolean]>) =>
+        entries.length === 0 ? Effect.void : sql`
+          INSERT INTO address_code ${
+          sql.insert(
+            entries.map(([address, hasCode]) => ({ chain_id: chainId, address_key: address, has_code: hasCode }))
+          )
+        }
+          ON CONFLICT (chain_id, address_key) DO UPDATE SET has_code = EXCLUDED.has_code, checked_at = now()`.pipe(
+          Effect.asVoid
+        )
+
+      /** The transaction's sender, target (from its receipt, kept by ingestion) and method selector (if read). */
+      const txFacts = (chainId: number, txHash: string) =>
+        Effect.map(
+          sql<{ tx_from: string | null; tx_to: string | null; selector: string | null; known: boolean }>`
+            SELECT r.tx_from, r.tx_to, m.selector, (m.tx_hash IS NOT NULL) AS known
+            FROM (SELECT ${txHash}::text AS tx_hash) q
+            LEFT JOIN tx_receipts r ON r.chain_id = ${chainId} AND r.tx_hash = q.tx_hash
+            LEFT JOIN tx_methods m ON m.chain_id = ${chainId} AND m.tx_hash = q.tx_hash`,
+          (rows) => ({
+            from: rows[0]?.tx_from?.toLowerCase() ?? null,
+            to: rows[0]?.tx_to?.toLowerCase() ?? null,
+            selector: rows[0]?.selector ?? null,
+            selectorKnown: rows[0]?.known ?? false
+          })
+        )
+
+      const storeSelector = (chainId: number, txHash: string, selector: string | null) =>
+        sql`INSERT INTO tx_methods (chain_id, tx_hash, selector) VALUES (${chainId}, ${txHash}, ${selector})
+          ON CONFLICT (chain_id, tx_hash) DO NOTHING`.pipe(Effect.asVoid)
+
+      /** The account's history with a counterparty before a block, and the relationship it confirmed, if any. */
+      const history = (accountId: string, chainId: number, counterparty: string, beforeBlock: number) =>
+        Effect.gen(function*() {
+          const [counts] = yield* sql<{ prior_in: string; prior_out: string }>`
+            SELECT
+              count(*) FILTER (WHERE t.from_key = ${counterparty}) AS prior_in,
+              count(*) FILTER (WHERE t.to_key = ${counterparty}) AS prior_out
+            FROM token_transfers t
+            WHERE t.chain_id = ${chainId} AND t.block < ${beforeBlock}
+              AND ((t.from_key = ${counterparty} AND t.to_key IN (
+                  SELECT address_key FROM wallets WHERE account_id = ${accountId}))
+                OR (t.to_key = ${counterparty} AND t.from_key IN (
+                  SELECT address_key FROM wallets WHERE account_id = ${accountId})))`
+          const [label] = yield* sql<{ relationship: Relationship }>`
+            SELECT relationship FROM counterparty_labels
+            WHERE account_id = ${accountId} AND address_key = ${counterparty} AND confirmed`
+          return {
+            priorIn: Number(counts?.prior_in ?? 0),
+            priorOut: Number(counts?.prior_out ?? 0),
+            confirmedRelationship: label?.relationship ?? null
+          }
+        })
+
+      /**
+       * Writes decisions, each only over a row still pending and leased by `owner`, and asks for new ledger builds
+       * of the accounts concerned, in one transaction.
+       */
+      const complete = (owner: string, results: ReadonlyArray<ClassificationResult>) =>
+        results.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
+          let written = 0
+          const accounts = new Set<string>()
+          for (const r of results) {
+            const rows = yield* sql<{ account_id: string }>`
+              UPDATE transfer_classifications SET
+                status = 'done', type = ${r.type}, relationship = ${r.relationship},
+                classified_by = ${r.type === null ? null : r.classifiedBy}, confirmed = ${r.confirmed},
+                rule = ${r.rule}, counterparty_key = ${r.counterpartyKey}, model = ${r.model},
+                confidence = ${r.confidence}, rationale = ${r.rationale}, error = ${r.error},
+                lease_owner = NULL, lease_until = NULL, updated_at = now()
+              WHERE account_id = ${r.accountId} AND chain_id = ${r.chainId} AND tx_hash = ${r.txHash}
+                AND log_index = ${r.logIndex} AND status = 'pending' AND lease_owner = ${owner}
+              RETURNING account_id`
+            if (rows.length > 0) {
+              written++
+              accounts.add(r.accountId)
+            }
+          }
+          if (accounts.size > 0) {
+            yield* sql`
+              INSERT INTO ledger_builds (account_id)
+              SELECT id FROM accounts WHERE id IN ${sql.in([...accounts])}
+              ON CONFLICT (account_id) DO UPDATE SET
+                requested_version = ledger_builds.requested_version + 1, requested_at = now()`
+          }
+          return written
+        }))
+
+      /**
+       * Queues again the movements the model could not answer (an outage, a time-out) once they are `afterSeconds`
+       * old, up to `maxAttempts` tries; until then they stay `unknown`, needing review.
+       */
+      const retryModelFailures = (chainId: number, afterSeconds: number, maxAttempts: number) =>
+        Effect.map(
+          sql<{ n: string }>`
+            WITH retried AS (
+              UPDATE transfer_classifications SET status = 'pending', updated_at = now()
+              WHERE chain_id = ${chainId} AND status = 'done' AND rule = 'unlisted_contract' AND error IS NOT NULL
+                AND classified_by = 'rule' AND attempts < ${maxAttempts}
+                AND updated_at <= now() - make_interval(secs => ${afterSeconds})
+              RETURNING 1
+            )
+            SELECT count(*) AS n FROM retried`,
+          (rows) => Number(rows[0]?.n ?? 0)
+        )
+
+      /** Gives a lease back (a failure before deciding): the row is due again at once. */
+      const release = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) =>
+        Effect.forEach(rows, (row) =>
+          sql`UPDATE transfer_classifications SET lease_owner = NULL, lease_until = NULL
+            WHERE account_id = ${row.accountId} AND chain_id = ${row.chainId} AND tx_hash = ${row.txHash}
+              AND log_index = ${row.logIndex} AND lease_owner = ${owner} AND status = 'pending'`, { discard: true })
+
+      /**
+       * Classifications a user confirmed after `since` (oldest first): what the model may learn from. `since` and
+       * `at` are the database's own timestamps as text (microseconds, which a `Date` would lose).
+       */
+      const confirmedSince = (chainId: number, since: string, limit: number) =>
+        Effect.map(
+          sql<{
+            account_id: string
+            tx_hash: string
+            log_index: number
+            token_key: string
+            from_key: string
+            to_key: string
+            raw: string
+            block: string
+            type: MovementType
+            relationship: Relationship
+            at: string
+          }>`
+            SELECT c.account_id, c.tx_hash, c.log_index, t.token_key, t.from_key, t.to_key, t.raw::text AS raw, t.block,
+              c.type, c.relationship, c.updated_at::text AS at
+            FROM transfer_classifications c
+            JOIN token_transfers t ON t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
+            WHERE c.chain_id = ${chainId} AND c.classified_by = 'user' AND c.confirmed AND c.updated_at > ${since}::timestamptz
+              AND c.relationship IS NOT NULL
+            ORDER BY c.updated_at
+            LIMIT ${limit}`,
+          (rows) =>
+            rows.map((row) => ({
+              transfer: {
+                accountId: row.account_id,
+                chainId,
+                txHash: row.tx_hash,
+                logIndex: row.log_index,
+                tokenKey: row.token_key,
+                fromKey: row.from_key,
+                toKey: row.to_key,
+                raw: row.raw,
+                block: Number(row.block)
+              } satisfies ClaimedTransfer,
+              type: row.type,
+              relationship: row.relationship,
+              at: row.at
+            }))
+        )
+
+      /** How many rows wait, and how many are done (for logs and tests). */
+      const counts = (chainId: number) =>
+        Effect.map(
+          sql<{ pending: string; done: string }>`
+            SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
+              count(*) FILTER (WHERE status = 'done') AS done
+            FROM transfer_classifications WHERE chain_id = ${chainId}`,
+          (rows) => ({ pending: Number(rows[0]?.pending ?? 0), done: Number(rows[0]?.done ?? 0) })
+        )
+
+      return {
+        enqueue,
+        claim,
+        dropOrphans,
+        ownAddresses,
+        legs,
+        knownCode,
+        storeCode,
+        txFacts,
+        storeSelector,
+        history,
+        complete,
+        release,
+        confirmedSince,
+        retryModelFailures,
+        counts
+      } as const
+    })
+  }
+) {}

@@ -1,0 +1,82 @@
+import { SqlClient } from "@effect/sql"
+import { NotFound, NotReviewable, type ReviewEvent } from "@scaledger/domain"
+import { Effect } from "effect"
+import { requestReplay } from "../ledger/LedgerBuilds.js"
+
+/**
+ * PATCH /v1/events/{id}: the counterparty gets a confirmed user label, every classification of the account with it
+ * that awaits review is settled with it (in one transaction), and a replay rebuilds the record.
+ */
+export class Review extends Effect.Service<Review>()("@scaledger/db/classification/Review", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const resolve = (accountId: string, chainId: number, eventId: string, input: ReviewEvent) =>
+      Effect.gen(function*() {
+        const [event] = yield* sql<{ type: string; counterparty: string | null; needs_review: boolean }>`
+          SELECT type, row->>'counterparty' AS counterparty, needs_review FROM ledger_events
+          WHERE account_id = ${accountId} AND id = ${eventId}`
+        if (event === undefined) return yield* new NotFound({ message: `No event ${eventId}.` })
+        if (event.counterparty === null || event.counterparty === undefined) {
+          return yield* new NotReviewable({
+            message: `Event ${eventId} (${event.type}) has no counterparty to label.`,
+            details: { type: event.type }
+          })
+        }
+        const counterparty = event.counterparty
+        const key = counterparty.toLowerCase()
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const [settled] = yield* sql<{ n: string }>`
+            SELECT count(*) AS n FROM ledger_events
+            WHERE account_id = ${accountId} AND needs_review AND id <> ${eventId}
+              AND lower(row->>'counterparty') = ${key}`
+          yield* sql`
+            INSERT INTO counterparty_labels (account_id, address_key, address, relationship, label, note)
+            VALUES (${accountId}, ${key}, ${counterparty}, ${input.relationship}, ${input.label ?? null},
+              ${input.note ?? null})
+            ON CONFLICT (account_id, address_key) DO UPDATE SET
+              address = EXCLUDED.address, relationship = EXCLUDED.relationship,
+              label = coalesce(EXCLUDED.label, counterparty_labels.label),
+              note = coalesce(EXCLUDED.note, counterparty_labels.note),
+              classified_by = 'user', confirmed = true, updated_at = now()`
+          // What awaited review becomes the user's: a movement between own addresses for `self`, otherwise a
+          // disposal or acquisition by direction. Confirmed rule classifications (a swap, collateral) keep their
+          // type; the label gives them the relationship.
+          const [transferHash, transferLog] = eventId.split(":")
+          yield* sql`
+            UPDATE transfer_classifications c SET
+              status = 'done', classified_by = 'user', confirmed = true, relationship = ${input.relationship},
+              type = CASE
+                WHEN ${input.relationship} = 'self' THEN 'transfer.self'
+                WHEN t.from_key = ${key} THEN 'transfer.in'
+                ELSE 'transfer.out' END,
+              counterparty_key = ${key}, lease_owner = NULL, lease_until = NULL, updated_at = now()
+            FROM token_transfers t
+            WHERE c.account_id = ${accountId} AND c.chain_id = ${chainId}
+              AND t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
+              AND (t.from_key = ${key} OR t.to_key = ${key})
+              AND (NOT c.confirmed OR c.type IS NULL OR c.type = 'unknown' OR c.status = 'pending'
+                OR (c.tx_hash = ${transferHash ?? ""} AND c.log_index::text = ${transferLog ?? ""}))`
+          yield* requestReplay(accountId)
+          const [left] = yield* sql<{ n: string }>`
+            SELECT count(*) AS n FROM ledger_events
+            WHERE account_id = ${accountId} AND needs_review
+              AND (row->>'counterparty' IS NULL OR lower(row->>'counterparty') <> ${key})`
+          const [settings] = yield* sql<{ country: string }>`
+            SELECT country FROM account_settings WHERE account_id = ${accountId}`
+          const country = settings?.country ?? "US"
+          return {
+            id: eventId,
+            counterparty,
+            relationship: input.relationship,
+            taxable: input.relationship === "self" ? false : country !== "SG",
+            needsReview: false,
+            alsoSettled: Number(settled?.n ?? 0),
+            stillNeedingReview: Number(left?.n ?? 0)
+          }
+        }))
+      })
+
+    return { resolve } as const
+  })
+}) {}

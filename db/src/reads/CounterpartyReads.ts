@@ -1,0 +1,74 @@
+import { SqlClient } from "@effect/sql"
+import { ReplayInProgress, type UnlabeledCounterparties } from "@scaledger/domain"
+import { Effect } from "effect"
+
+/**
+ * The addresses of unknown relationship that keep the account's movements in review, and how many each keeps:
+ * what `GET /v1/counterparties/unlabeled` and the MCP tool `get_unlabeled_counterparties` answer.
+ */
+export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@scaledger/db/reads/CounterpartyReads", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const unlabeled = (accountId: string) =>
+      Effect.gen(function*() {
+        const [build] = yield* sql<{ built_version: string; replay_version: string }>`
+          SELECT built_version, replay_version FROM ledger_builds WHERE account_id = ${accountId}`
+        if (
+          build !== undefined && (Number(build.built_version) === 0 ||
+            Number(build.replay_version) > Number(build.built_version))
+        ) {
+          return yield* new ReplayInProgress({
+            message: "The account's history is being rebuilt; retry shortly.",
+            retryAfterSeconds: 1
+          })
+        }
+        const rows = yield* sql<{
+          address_key: string
+          address: string
+          movements: string
+          tokens: Array<string>
+          first_seen: string
+          last_seen: string
+        }>`
+          SELECT lower(row->>'counterparty') AS address_key, max(row->>'counterparty') AS address,
+            count(*) AS movements, array_agg(DISTINCT token ORDER BY token) AS tokens,
+            min(day)::text AS first_seen, max(day)::text AS last_seen
+          FROM ledger_events
+          WHERE account_id = ${accountId} AND needs_review AND row->>'counterparty' IS NOT NULL
+          GROUP BY lower(row->>'counterparty')
+          ORDER BY count(*) DESC, lower(row->>'counterparty')`
+        const keys = rows.map((row) => row.address_key)
+        const suggestions = keys.length === 0 ? [] : yield* sql<{
+          counterparty_key: string
+          type: string
+          relationship: "self" | "exchange" | "counterparty" | "contract" | null
+          model: string
+          confidence: number
+        }>`
+          SELECT DISTINCT ON (counterparty_key) counterparty_key, type, relationship, model, confidence
+          FROM transfer_classifications
+          WHERE account_id = ${accountId} AND classified_by = 'ai_labeled' AND NOT confirmed
+            AND counterparty_key IN ${sql.in(keys)}
+          ORDER BY counterparty_key, updated_at DESC`
+        const byKey = new Map(suggestions.map((s) => [s.counterparty_key, s]))
+        return {
+          counterparties: rows.map((row) => {
+            const s = byKey.get(row.address_key)
+            return {
+              address: row.address,
+              movements: Number(row.movements),
+              tokens: row.tokens,
+              firstSeen: row.first_seen,
+              lastSeen: row.last_seen,
+              suggestion: s === undefined
+                ? null
+                : { type: s.type, relationship: s.relationship, model: s.model, confidence: Number(s.confidence) }
+            }
+          })
+        } satisfies UnlabeledCounterparties
+      })
+
+    return { unlabeled } as const
+  })
+}) {}

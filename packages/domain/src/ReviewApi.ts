@@ -1,0 +1,85 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { strict } from "./Common.js"
+import { NotFoundError, NotReviewableError, ReplayInProgressError } from "./Errors.js"
+import { Relationship } from "./ledger/LedgerInput.js"
+
+export const EventPath = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+})
+
+/** PATCH /v1/events/{id}: the relationship the person confirms for the event's counterparty. */
+export const ReviewEvent = Schema.Struct({
+  relationship: Relationship.annotations({
+    description: "`self` (an own address: a movement, not taxable), `exchange`, `counterparty` or `contract`."
+  }),
+  label: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  note: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+}).annotations({ identifier: "ReviewEvent", ...strict })
+export type ReviewEvent = typeof ReviewEvent.Type
+
+export const Resolution = Schema.Struct({
+  id: Schema.String,
+  counterparty: Schema.String,
+  relationship: Relationship,
+  taxable: Schema.Boolean,
+  needsReview: Schema.Boolean,
+  alsoSettled: Schema.Int.annotations({
+    description: "Other events of the account with the same counterparty that needed review, settled by this one."
+  }),
+  stillNeedingReview: Schema.Int.annotations({ description: "Events of the account still awaiting review." })
+}).annotations({ identifier: "Resolution" })
+export type Resolution = typeof Resolution.Type
+
+export const UnlabeledCounterparty = Schema.Struct({
+  address: Schema.String,
+  movements: Schema.Int.annotations({ description: "How many movements of the account with it need review." }),
+  tokens: Schema.Array(Schema.String),
+  firstSeen: Schema.String,
+  lastSeen: Schema.String,
+  suggestion: Schema.NullOr(Schema.Struct({
+    type: Schema.String,
+    relationship: Schema.NullOr(Relationship),
+    model: Schema.String,
+    confidence: Schema.Number
+  })).annotations({ description: "The model's unconfirmed label of its latest movement, if a model labelled it." })
+}).annotations({ identifier: "UnlabeledCounterparty" })
+export type UnlabeledCounterparty = typeof UnlabeledCounterparty.Type
+
+export const UnlabeledCounterparties = Schema.Struct({
+  counterparties: Schema.Array(UnlabeledCounterparty)
+}).annotations({ identifier: "UnlabeledCounterparties" })
+export type UnlabeledCounterparties = typeof UnlabeledCounterparties.Type
+
+export class ReviewGroup extends HttpApiGroup.make("review")
+  .add(
+    HttpApiEndpoint.patch("resolve", "/events/:id")
+      .setPath(EventPath)
+      .setPayload(ReviewEvent)
+      .addSuccess(Resolution)
+      .addError(NotFoundError)
+      .addError(NotReviewableError)
+      .annotate(OpenApi.Summary, "Confirm or correct an event's counterparty")
+      .annotate(
+        OpenApi.Description,
+        "Gives the event's counterparty a confirmed relationship (and optional label and note). Every other event " +
+          "of the account with that counterparty that needs review is settled with it (`alsoSettled`). `self` makes " +
+          "its movements transfers between own addresses (not taxable); `exchange`, `counterparty` and `contract` " +
+          "make them disposals or acquisitions, taxable per the country rule. Starts a replay: reads answer 409 " +
+          "until it settles."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("unlabeled", "/counterparties/unlabeled")
+      .addSuccess(UnlabeledCounterparties)
+      .addError(ReplayInProgressError)
+      .annotate(OpenApi.Summary, "List counterparties awaiting a label")
+      .annotate(
+        OpenApi.Description,
+        "Addresses of unknown relationship and how many of the account's movements each keeps in review, most first. " +
+          "The REST twin of the MCP tool `get_unlabeled_counterparties`."
+      )
+  )
+  .annotate(OpenApi.Title, "Review")
+  .annotate(OpenApi.Description, "Confirming what the rules and the model could not settle.")
+{}

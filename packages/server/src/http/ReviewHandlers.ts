@@ -1,0 +1,25 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { CounterpartyReads, Review } from "@scaledger/db"
+import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
+import { Effect, Layer } from "effect"
+import { ChainId } from "../Config.js"
+import { orUnavailable } from "./Unavailable.js"
+
+/** PATCH /v1/events/{id} and GET /v1/counterparties/unlabeled. */
+export const ReviewHandlers = HttpApiBuilder.group(ScaledgerApi, "review", (handlers) =>
+  Effect.gen(function*() {
+    const review = yield* Review
+    const counterparties = yield* CounterpartyReads
+    const chainId = yield* ChainId
+    return handlers
+      .handle("resolve", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* review.resolve(account.id, chainId, path.id, payload)
+        }).pipe(orUnavailable))
+      .handle("unlabeled", () =>
+        Effect.gen(function*() {
+          const account = yield* CurrentAccount
+          return yield* counterparties.unlabeled(account.id)
+        }).pipe(orUnavailable))
+  })).pipe(Layer.provide(Layer.mergeAll(Review.Default, CounterpartyReads.Default)))

@@ -1,0 +1,301 @@
+import {
+  type ClaimedTransfer,
+  type ClassificationResult,
+  ClassificationStore,
+  type TxLegRow
+} from "@scaledger/db/classification/ClassificationStore"
+import { ChainClient } from "@scaledger/domain/chain/ChainClient"
+import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"
+import { classifyByRules, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
+import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+import { ChainConfig } from "../chain/ChainConfig.js"
+import { ContractList } from "./ContractListLive.js"
+
+export const ClassificationConfig = Config.all({
+  pollMs: Config.integer("CLASSIFY_POLL_MS").pipe(Config.withDefault(1_000)),
+  batch: Config.integer("CLASSIFY_BATCH").pipe(Config.withDefault(200)),
+  leaseSeconds: Config.integer("CLASSIFY_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  /** The longest the worker waits for one model answer; past it the movement stays `unknown`, needing review. */
+  modelTimeoutMs: Config.integer("CLASSIFY_MODEL_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  /** How often the chain record is scanned for transfers not queued yet (at once again while a scan finds some). */
+  scanMs: Config.integer("CLASSIFY_SCAN_MS").pipe(Config.withDefault(2_000)),
+  /** A movement the model could not answer is asked again after this long, up to `modelAttempts` times. */
+  modelRetrySeconds: Config.integer("CLASSIFY_MODEL_RETRY_SECONDS").pipe(Config.withDefault(300)),
+  modelAttempts: Config.integer("CLASSIFY_MODEL_ATTEMPTS").pipe(Config.withDefault(5))
+})
+
+const WAD = 10n ** 18n
+
+/** Raw (18 decimals) as token units, exactly. */
+const units = (raw: string): string => {
+  const value = BigInt(raw)
+  const whole = value / WAD
+  const fraction = (value % WAD).toString().padStart(18, "0").replace(/0+$/, "")
+  return fraction === "" ? whole.toString() : `${whole}.${fraction}`
+}
+
+/**
+ * The classification worker: queues every transfer of the watched addresses, leases a batch, decides each by the
+ * rules (reading whether counterparties have code, once per address) and hands the leftovers (an unlisted contract)
+ * to the `Classifier`. A model answer is stored `ai_labeled`, needing review; no answer, or a model outage, leaves
+ * the movement `unknown`, needing review: ingestion is never held up by the model.
+ */
+export const makeClassificationWorker = Effect.gen(function*() {
+  const store = yield* ClassificationStore
+  const chain = yield* ChainClient
+  const classifier = yield* Classifier
+  const { index: contracts } = yield* ContractList
+  const { chainId } = yield* ChainConfig
+  const config = yield* ClassificationConfig
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+
+  /** What the model sees of one movement of an own address (the chain's facts and the account's history). */
+  const featuresOf = (
+    transfer: ClaimedTransfer,
+    own: ReadonlySet<string>,
+    legs: ReadonlyArray<TxLegRow>,
+    counterpartyIsContract: boolean
+  ) =>
+    Effect.gen(function*() {
+      const direction = own.has(transfer.fromKey) ? "out" as const : "in" as const
+      const wallet = direction === "out" ? transfer.fromKey : transfer.toKey
+      const counterparty = direction === "out" ? transfer.toKey : transfer.fromKey
+      const history = yield* store.history(transfer.accountId, chainId, counterparty, transfer.block)
+      const facts = yield* store.txFacts(chainId, transfer.txHash)
+      let selector = facts.selector
+      if (!facts.selectorKnown) {
+        selector = yield* chain.methodSelector(transfer.txHash).pipe(
+          Effect.tap((read) => store.storeSelector(chainId, transfer.txHash, read)),
+          Effect.orElseSucceed(() => null)
+        )
+      }
+      return {
+        chainId,
+        txHash: transfer.txHash,
+        direction,
+        token: legs.find((leg) => leg.logIndex === transfer.logIndex)?.token ?? transfer.tokenKey,
+        amount: units(transfer.raw),
+        wallet,
+        counterparty,
+        counterpartyIsContract,
+        txFrom: facts.from,
+        txTo: facts.to,
+        methodSelector: selector,
+        tokenFlows: legs.flatMap((leg) =>
+          own.has(leg.from) || own.has(leg.to)
+            ? [{
+              token: leg.token,
+              direction: own.has(leg.to) ? "in" as const : "out" as const,
+              amount: units(leg.raw)
+            }]
+            : []
+        ),
+        priorIn: history.priorIn,
+        priorOut: history.priorOut,
+        confirmedRelationship: history.confirmedRelationship
+      } satisfies MovementFeatures
+    })
+
+  /** When the chain record was last scanned for new transfers, and whether that scan queued any. */
+  const scan = { at: Number.NEGATIVE_INFINITY, found: true }
+
+  /** Where learning got to: the user confirmations after it are handed to the model on the next round. */
+  let learnedUntil = "1970-01-01 00:00:00+00"
+
+  /** Hands the model the account's confirmed labels (every provider may learn; `none` ignores them). */
+  const learn = Effect.gen(function*() {
+    const confirmed = yield* store.confirmedSince(chainId, learnedUntil, 500)
+    if (confirmed.length === 0) return
+    const owns = new Map<string, ReadonlySet<string>>()
+    for (const accountId of new Set(confirmed.map((c) => c.transfer.accountId))) {
+      owns.set(accountId, yield* store.ownAddresses(accountId))
+    }
+    const legRows = yield* store.legs(chainId, confirmed.map((c) => c.transfer.txHash))
+    const examples = yield* Effect.forEach(confirmed, (c) =>
+      Effect.gen(function*() {
+        const own = owns.get(c.transfer.accountId)!
+        const counterparty = own.has(c.transfer.fromKey) ? c.transfer.toKey : c.transfer.fromKey
+        const code = yield* store.knownCode(chainId, [counterparty])
+        const features = yield* featuresOf(
+          c.transfer,
+          own,
+          legRows.filter((leg) => leg.txHash === c.transfer.txHash),
+          code.get(counterparty) ?? false
+        )
+        return { features, type: c.type, relationship: c.relationship }
+      }))
+    yield* classifier.learn(examples)
+    learnedUntil = confirmed[confirmed.length - 1]!.at
+  })
+
+  const decide = (
+    transfer: ClaimedTransfer,
+    own: ReadonlySet<string>,
+    legs: ReadonlyArray<TxLegRow>,
+    hasCode: ReadonlyMap<string, boolean>
+  ) =>
+    Effect.gen(function*() {
+      const base = {
+        accountId: transfer.accountId,
+        chainId,
+        txHash: transfer.txHash,
+        logIndex: transfer.logIndex
+      }
+      const txLegs: Array<TxLeg> = legs.map((leg) => ({
+        token: leg.token,
+        from: leg.from,
+        to: leg.to,
+        logIndex: leg.logIndex
+      }))
+      const self: TxLeg = {
+        token: legs.find((leg) => leg.logIndex === transfer.logIndex)?.token ?? transfer.tokenKey,
+        from: transfer.fromKey,
+        to: transfer.toKey,
+        logIndex: transfer.logIndex
+      }
+      const outcome = classifyByRules({ own, contracts, hasCode: (a) => hasCode.get(a) ?? false }, self, txLegs)
+      const none = { model: null, confidence: null, error: null }
+      switch (outcome._tag) {
+        case "NotOwn":
+          return {
+            ...base,
+            ...none,
+            type: null,
+            relationship: null,
+            classifiedBy: "rule",
+            confirmed: false,
+            rule: null,
+            counterpartyKey: null,
+            rationale: null
+          } satisfies ClassificationResult
+        case "Classified":
+          return {
+            ...base,
+            ...none,
+            type: outcome.type,
+            relationship: outcome.relationship,
+            classifiedBy: "rule",
+            confirmed: outcome.confirmed,
+            rule: outcome.rule,
+            counterpartyKey: own.has(transfer.fromKey) ? transfer.toKey : transfer.fromKey,
+            rationale: outcome.rationale
+          } satisfies ClassificationResult
+        case "Leftover": {
+          const features = yield* featuresOf(transfer, own, legs, true)
+          const unknown = (rationale: string, error: string | null, model: string | null) =>
+            ({
+              ...base,
+              type: "unknown",
+              relationship: null,
+              classifiedBy: "rule",
+              confirmed: false,
+              rule: "unlisted_contract",
+              counterpartyKey: outcome.counterparty,
+              model,
+              confidence: null,
+              rationale,
+              error
+            }) satisfies ClassificationResult
+          const answer = yield* classifier.classify(features).pipe(
+            Effect.timeoutFail({
+              duration: Duration.millis(config.modelTimeoutMs),
+              onTimeout: () => ({ _tag: "ClassifierUnavailable" as const, model: classifier.name, reason: "timed out" })
+            }),
+            Effect.either
+          )
+          if (answer._tag === "Left") {
+            yield* Effect.logWarning(`classifier ${answer.left.model} unavailable: ${answer.left.reason}`)
+            return unknown(
+              "A contract not on the contract list; the model could not answer, so it awaits review.",
+              answer.left.reason,
+              answer.left.model
+            )
+          }
+          if (Option.isNone(answer.right)) {
+            return unknown(
+              `A contract not on the contract list; no model label (${classifier.name}), so it awaits review.`,
+              null,
+              null
+            )
+          }
+          const label = answer.right.value
+          return {
+            ...base,
+            type: label.type,
+            relationship: label.relationship,
+            classifiedBy: "ai_labeled",
+            confirmed: false,
+            rule: null,
+            counterpartyKey: outcome.counterparty,
+            model: label.model,
+            confidence: label.confidence,
+            rationale: label.rationale,
+            error: null
+          } satisfies ClassificationResult
+        }
+      }
+    })
+
+  /** One round: queue new transfers, lease a batch, decide it, store the decisions. Returns how many were stored. */
+  const poll = Effect.gen(function*() {
+    yield* learn
+    const now = yield* Clock.currentTimeMillis
+    if (scan.found || now - scan.at >= config.scanMs) {
+      scan.found = (yield* store.enqueue(chainId, config.batch * 5)) > 0
+      scan.at = now
+      yield* store.retryModelFailures(chainId, config.modelRetrySeconds, config.modelAttempts)
+    }
+    const claimed = yield* store.claim(chainId, owner, config.batch, config.leaseSeconds)
+    if (claimed.length === 0) {
+      yield* store.dropOrphans(chainId)
+      return 0
+    }
+    return yield* Effect.gen(function*() {
+      const owns = new Map<string, ReadonlySet<string>>()
+      for (const accountId of new Set(claimed.map((c) => c.accountId))) {
+        owns.set(accountId, yield* store.ownAddresses(accountId))
+      }
+      const legRows = yield* store.legs(chainId, claimed.map((c) => c.txHash))
+      const byTx = new Map<string, Array<TxLegRow>>()
+      for (const leg of legRows) {
+        const list = byTx.get(leg.txHash) ?? []
+        list.push(leg)
+        byTx.set(leg.txHash, list)
+      }
+      // Whether counterparties have code: asked only for those neither own, zero nor listed; read once per address.
+      const wanted = new Set<string>()
+      for (const c of claimed) {
+        const own = owns.get(c.accountId)!
+        for (const end of [c.fromKey, c.toKey]) {
+          if (!own.has(end) && end !== ZERO_ADDRESS && !contracts.has(end)) wanted.add(end)
+        }
+      }
+      const hasCode = new Map(yield* store.knownCode(chainId, [...wanted]))
+      const missing = [...wanted].filter((a) => !hasCode.has(a))
+      if (missing.length > 0) {
+        const read = yield* chain.hasCode(missing)
+        yield* store.storeCode(chainId, [...read.entries()])
+        for (const [address, code] of read) hasCode.set(address, code)
+      }
+      const results = yield* Effect.forEach(
+        claimed,
+        (c) => decide(c, owns.get(c.accountId)!, byTx.get(c.txHash) ?? [], hasCode),
+        { concurrency: 4 }
+      )
+      return yield* store.complete(owner, results)
+    }).pipe(Effect.tapErrorCause(() => Effect.ignore(store.release(owner, claimed))))
+  })
+
+  const run = poll.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("classification worker: poll failed", cause)),
+    Effect.repeat(Schedule.spaced(Duration.millis(config.pollMs)))
+  )
+  return { run, poll, owner } as const
+})
+
+/** The worker as a fiber of the layer's scope; needs the chain client, the contract list and a `Classifier`. */
+export const ClassificationWorkerLive = Layer.scopedDiscard(
+  Effect.flatMap(makeClassificationWorker, (worker) => Effect.forkScoped(worker.run))
+).pipe(Layer.provide(ClassificationStore.Default))

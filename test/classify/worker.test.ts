@@ -1,0 +1,243 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { AccountsRepo, WalletsRepo } from "@scaledger/db"
+import { ClassificationStore } from "@scaledger/db/classification/ClassificationStore"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { ChainClient, type ChainClientService } from "@scaledger/domain/chain/ChainClient"
+import { Classifier, ClassifierUnavailable } from "@scaledger/domain/classification/ClassifierPort"
+import { mergeContractLists } from "@scaledger/domain/classification/ContractList"
+import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
+import { makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
+import { NoClassifier as ClassifierNone } from "@scaledger/workers/classify/ClassifierProviders"
+import { ContractList } from "@scaledger/workers/classify/ContractListLive"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+
+const CHAIN = 31337
+const W = "0x00000000000000000000000000000000000000aa"
+const PLAIN = "0x00000000000000000000000000000000000000e1"
+const ROUTER = "0x00000000000000000000000000000000000000d1"
+const UNLISTED = "0x00000000000000000000000000000000000000d5"
+const TOKEN = "0x00000000000000000000000000000000000000f1"
+
+/** How often the chain was asked whether an address has code. */
+const codeReads: Array<string> = []
+
+const FakeChain = Layer.succeed(ChainClient, {
+  chainId: CHAIN,
+  hasCode: (addresses: ReadonlyArray<string>) =>
+    Effect.sync(() => {
+      for (const address of addresses) codeReads.push(address)
+      return new Map(addresses.map((a) => [a.toLowerCase(), a.toLowerCase() === UNLISTED]))
+    }),
+  methodSelector: () => Effect.succeed("0xa694fc3a")
+} as unknown as ChainClientService)
+
+const Outage = Layer.succeed(Classifier, {
+  name: "remote",
+  classify: () => Effect.fail(new ClassifierUnavailable({ model: "remote", reason: "connection refused" })),
+  learn: () => Effect.void
+})
+
+const Answers = Layer.succeed(Classifier, {
+  name: "remote",
+  classify: () =>
+    Effect.succeed(Option.some({
+      type: "transfer.out" as const,
+      relationship: "contract" as const,
+      confidence: 0.7,
+      model: "remote/2",
+      rationale: "back"
+    })),
+  learn: () => Effect.void
+})
+
+const Common = Layer.mergeAll(
+  FakeChain,
+  ChainConfig.layer({ rpcUrls: [], chainId: CHAIN } as any),
+  Layer.succeed(ContractList, {
+    chainId: CHAIN,
+    index: mergeContractLists(CHAIN, [{ chainId: CHAIN, address: ROUTER, kind: "dex", name: "Router" }])
+  }),
+  Layer.setConfigProvider(ConfigProvider.fromJson({ CLASSIFY_LEASE_SECONDS: 1 }))
+)
+
+let tx = 0
+const transfer = (from: string, to: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    tx++
+    const hash = `0x${tx.toString(16).padStart(64, "0")}`
+    yield* sql`INSERT INTO token_transfers ${
+      sql.insert({
+        chain_id: CHAIN,
+        tx_hash: hash,
+        log_index: 0,
+        block: tx,
+        block_hash: hash,
+        block_time: new Date(Date.UTC(2026, 6, 1) + tx * 1000),
+        token_key: TOKEN,
+        from_key: from,
+        to_key: to,
+        from_address: from,
+        to_address: to,
+        raw: "1000000000000000000",
+        provisional: false
+      })
+    }`
+    return hash
+  }).pipe(Effect.orDie)
+
+const rowOf = (hash: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{
+      status: string
+      type: string | null
+      relationship: string | null
+      classified_by: string | null
+      confirmed: boolean
+      rule: string | null
+      error: string | null
+      rationale: string | null
+      attempts: number
+    }>`SELECT status, type, relationship, classified_by, confirmed, rule, error, rationale, attempts
+       FROM transfer_classifications WHERE tx_hash = ${hash}`).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite", TestDatabase.pglite]] as const) {
+  layer(
+    Layer.mergeAll(ClassificationStore.Default, AccountsRepo.Default, WalletsRepo.Default).pipe(
+      Layer.provideMerge(database)
+    ),
+    { timeout: 60_000 }
+  )(`the classification worker (${name})`, (it) => {
+    describe("rules, the model's outage, the queue", () => {
+      it.effect("an outage leaves the unlisted contract's movement unknown, needing review; the rules still decide", () =>
+        Effect.gen(function*() {
+          const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-a"))
+          yield* Effect.orDie((yield* WalletsRepo).insert({
+            accountId: account.id,
+            address: W,
+            label: "",
+            self: true,
+            watchingFromBlock: null,
+            watchingFromAt: null,
+            chainId: CHAIN
+          }))
+          codeReads.length = 0
+          const toUnlisted = yield* transfer(W, UNLISTED)
+          const fromPlain = yield* transfer(PLAIN, W)
+          const toRouter = yield* transfer(W, ROUTER)
+          const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Outage)))
+          expect(yield* Effect.orDie(worker.poll)).toBe(3)
+          expect(yield* rowOf(toUnlisted)).toMatchObject({
+            status: "done",
+            type: "unknown",
+            classified_by: "rule",
+            confirmed: false,
+            rule: "unlisted_contract",
+            error: "connection refused"
+          })
+          expect(yield* rowOf(fromPlain)).toMatchObject({
+            type: "transfer.in",
+            relationship: null,
+            confirmed: false,
+            rule: "plain_address"
+          })
+          expect(yield* rowOf(toRouter)).toMatchObject({
+            type: "swap",
+            relationship: "contract",
+            confirmed: true,
+            rule: "contract_list"
+          })
+          // Neither own nor listed: asked once each; the router is listed and never asked.
+          expect([...codeReads].sort()).toEqual([UNLISTED, PLAIN])
+          // Once the model is back, what it could not answer is asked again (and only that).
+          const store = yield* ClassificationStore
+          expect(yield* Effect.orDie(store.retryModelFailures(CHAIN, 0, 5))).toBe(1)
+          const back = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Answers)))
+          expect(yield* Effect.orDie(back.poll)).toBe(1)
+          expect(yield* rowOf(toUnlisted)).toMatchObject({
+            status: "done",
+            type: "transfer.out",
+            classified_by: "ai_labeled",
+            confirmed: false,
+            error: null
+          })
+          expect(yield* Effect.orDie(store.retryModelFailures(CHAIN, 0, 5))).toBe(0)
+          // The account's ledger is asked to rebuild (not a replay).
+          const sql = yield* SqlClient.SqlClient
+          const [build] = yield* Effect.orDie(
+            sql<{ replay_version: string }>`SELECT replay_version FROM ledger_builds WHERE account_id = ${account.id}`
+          )
+          expect(build).toBeDefined()
+
+          // The code of an address is read once: a later transfer to it uses the cache. No model: `none`.
+          const again = yield* transfer(W, UNLISTED)
+          const none = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+          expect(yield* Effect.orDie(none.poll)).toBe(1)
+          expect(codeReads).toHaveLength(2)
+          expect(yield* rowOf(again)).toMatchObject({ type: "unknown", error: null })
+          expect((yield* rowOf(again))!.rationale).toContain("none")
+
+          // Deleting the wallet deletes the account's classifications derived from it.
+          expect(yield* Effect.orDie((yield* WalletsRepo).remove(account.id, W))).toBe(true)
+          const [left] = yield* Effect.orDie(
+            sql<{ n: string }>`SELECT count(*) AS n FROM transfer_classifications WHERE account_id = ${account.id}`
+          )
+          expect(Number(left!.n)).toBe(0)
+        }))
+
+      it.effect(
+        "a crashed worker's lease expires: the transfer is classified once, by the next worker",
+        () =>
+          Effect.gen(function*() {
+            const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-b"))
+            const address = "0x00000000000000000000000000000000000000bb"
+            yield* Effect.orDie((yield* WalletsRepo).insert({
+              accountId: account.id,
+              address,
+              label: "",
+              self: true,
+              watchingFromBlock: null,
+              watchingFromAt: null,
+              chainId: CHAIN
+            }))
+            const hash = yield* transfer(PLAIN, address)
+            const store = yield* ClassificationStore
+            yield* Effect.orDie(store.enqueue(CHAIN, 100))
+            const crashed = yield* Effect.orDie(store.claim(CHAIN, "crashed", 10, 1))
+            expect(crashed.map((c) => c.txHash)).toEqual([hash])
+            const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+            // Leased: nobody else takes it.
+            expect(yield* Effect.orDie(worker.poll)).toBe(0)
+            expect((yield* rowOf(hash))!.status).toBe("pending")
+            // Real time (not the test clock): the lease is the database's `now()`.
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_200)))
+            expect(yield* Effect.orDie(worker.poll)).toBe(1)
+            expect(yield* rowOf(hash)).toMatchObject({ status: "done", type: "transfer.in", attempts: 2 })
+            // The crashed worker coming back cannot write over it.
+            const late = yield* Effect.orDie(store.complete("crashed", [{
+              accountId: account.id,
+              chainId: CHAIN,
+              txHash: hash,
+              logIndex: 0,
+              type: "burn",
+              relationship: null,
+              classifiedBy: "rule",
+              confirmed: true,
+              rule: "zero_address",
+              counterpartyKey: null,
+              model: null,
+              confidence: null,
+              rationale: null,
+              error: null
+            }]))
+            expect(late).toBe(0)
+            expect((yield* rowOf(hash))!.type).toBe("transfer.in")
+            // Nothing left to do.
+            expect(yield* Effect.orDie(worker.poll)).toBe(0)
+          }),
+        { timeout: 20_000 }
+      )
+    })
+  })
+}
