@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { usdCrossRate } from "@scaledger/domain/fx/CrossRate"
-import { FxStoreError } from "@scaledger/domain/fx/FxErrors"
-import { type DayRates, type FxSource, StoredDay } from "@scaledger/domain/fx/FxQuote"
 import { FxStore, type FxStoreShape } from "@scaledger/domain/fx/FxStore"
-import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { staleness } from "@scaledger/domain/fx/Quote"
+import { FxStoreError } from "@scaledger/domain/fx/QuoteErrors"
+import { type DayRates, type FxSource, StoredDay } from "@scaledger/domain/fx/Schemas"
 import type { RateProvenance } from "@scaledger/domain/FxApi"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 
@@ -153,7 +153,7 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
         const wanted = [...new Set(dates)].sort()
         const result = new Map<string, Option.Option<RateProvenance>>()
         if (wanted.length === 0) return result as ReadonlyMap<string, Option.Option<RateProvenance>>
-        const invalid = wanted.find((date) => !isIsoDate(date))
+        const invalid = wanted.find((date) => !isCalendarDate(date))
         if (invalid !== undefined) {
           return yield* Effect.dieMessage(`FxRates.ratesOn: not a date: ${JSON.stringify(invalid)}`)
         }

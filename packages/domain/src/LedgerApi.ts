@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DecimalString, IsoDate, IsoDateTime, PageParams } from "./Common.js"
+import { DecimalString, IsoDate, IsoDateTime } from "./Basic.js"
+import { PageParams } from "./Common.js"
 import { InvalidAddressError, InvalidDateError, NotFoundError, ReplayInProgressError } from "./Errors.js"
 
 const NullableDecimal = Schema.NullOr(DecimalString)

@@ -6,11 +6,11 @@ import {
   encodePageCursor,
   FreeTextMax,
   hasControlCharacter,
-  isCalendarDate,
   PageLimitParam,
   SafeText,
   SafeTextMax
 } from "../src/Basic.js"
+import { isCalendarDate } from "../src/CalendarDates.js"
 
 const accepts = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
   Either.isRight(Schema.decodeUnknownEither(schema)(input))

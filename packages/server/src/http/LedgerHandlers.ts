@@ -14,7 +14,7 @@ import {
   ScaledgerApi,
   ServiceUnavailable
 } from "@scaledger/domain"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate } from "@scaledger/domain/CalendarDates"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import { Effect, Either, Option } from "effect"
@@ -34,7 +34,7 @@ import { orUnavailable } from "./Unavailable.js"
 export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
 
 const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isIsoDate(value)
+  value === undefined || isCalendarDate(value)
     ? Effect.succeed(value)
     : Effect.fail(
       new InvalidDate({

@@ -1,13 +1,13 @@
 import { HttpClient, type HttpClientResponse } from "@effect/platform"
-import type { DayRates, FxSource, ProviderRates } from "@scaledger/domain/fx/FxQuote"
-import { addDays, daysBetween, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { addDays, daysBetween, utcDateOf } from "@scaledger/domain/CalendarDates"
+import type { DayRates, FxSource, ProviderRates } from "@scaledger/domain/fx/Schemas"
 import { businessDaysBetween, isTargetBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 import { Clock, Config, Context, Duration, Effect, Either, Layer, Option, Schedule } from "effect"
 import { parseEcbCsv } from "./EcbCsv.js"
 import { parseEcbXml } from "./EcbXml.js"
 import { unzipEcbHistory } from "./EcbZip.js"
 import { parseFrankfurterDay, parseFrankfurterRange, parseJson } from "./FrankfurterJson.js"
-import { type FxParseError, FxProviderError } from "./FxErrors.js"
+import { type FxParseError, FxProviderError } from "./ProviderErrors.js"
 
 /** Fetches ECB reference-rate publication days from one place. Days come back oldest first, as published. */
 export interface FxProviderShape {

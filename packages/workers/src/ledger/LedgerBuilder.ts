@@ -10,7 +10,7 @@ import {
 } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import type { ReportingCurrency } from "@scaledger/domain"
-import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"

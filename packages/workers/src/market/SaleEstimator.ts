@@ -8,7 +8,7 @@ import {
   NotFound,
   type ReportingCurrency
 } from "@scaledger/domain"
-import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
@@ -96,7 +96,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
           details: { field: "price" }
         })
       }
-      if (params.date !== undefined && !isIsoDate(params.date)) {
+      if (params.date !== undefined && !isCalendarDate(params.date)) {
         return yield* new InvalidDate({
           message: `date must be a date, YYYY-MM-DD: ${params.date}`,
           details: { field: "date", reason: "malformed" }
