@@ -48,14 +48,15 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const findByName = (name: string) =>
+    const findByName = Effect.fn("AccountsRepo.findByName")((name: string) =>
       Effect.map(
         sql<AccountRow>`SELECT id, name FROM accounts WHERE name = ${name}`,
         (rows) => Option.fromNullable(rows[0])
       )
+    )
 
     /** The account called `name`, created (with default settings) if new. */
-    const findOrCreate = (name: string) =>
+    const findOrCreate = Effect.fn("AccountsRepo.findOrCreate")((name: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const id = newId("acct")
         const inserted = yield* sql<AccountRow>`
@@ -69,39 +70,47 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
         const existing = yield* sql<AccountRow>`SELECT id, name FROM accounts WHERE name = ${name}`
         return { account: existing[0]!, created: false }
       }))
-
-    const count = Effect.map(
-      sql<{ count: string }>`SELECT count(*) AS count FROM accounts`,
-      (rows) => Number(rows[0]!.count)
     )
 
-    const insertKey = (
+    const count = Effect.withSpan(
+      Effect.map(
+        sql<{ count: string }>`SELECT count(*) AS count FROM accounts`,
+        (rows) => Number(rows[0]!.count)
+      ),
+      "AccountsRepo.count"
+    )
+
+    const insertKey = Effect.fn("AccountsRepo.insertKey")((
       key: { readonly id: string; readonly accountId: string; readonly lookup: string; readonly hash: string }
     ) =>
       sql`INSERT INTO api_keys (id, account_id, lookup, hash) VALUES (${key.id}, ${key.accountId}, ${key.lookup}, ${key.hash})`
+    )
 
-    const findKeyByLookup = (lookup: string) =>
+    const findKeyByLookup = Effect.fn("AccountsRepo.findKeyByLookup")((lookup: string) =>
       Effect.map(
         sql<KeyDbRow>`SELECT ${
           keyColumns(sql)
         } FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.lookup = ${lookup}`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toKeyRow)
       )
+    )
 
     /** Records use, at most once a minute per key so that reads do not each become a write. */
-    const touchKey = (id: string) =>
+    const touchKey = Effect.fn("AccountsRepo.touchKey")((id: string) =>
       sql`UPDATE api_keys SET last_used_at = now()
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.pipe(Effect.asVoid)
+    )
 
-    const listKeys = (accountId: string) =>
+    const listKeys = Effect.fn("AccountsRepo.listKeys")((accountId: string) =>
       Effect.map(
         sql<KeyDbRow>`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id
                       WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`,
         (rows) => rows.map(toKeyRow)
       )
+    )
 
     /** Revokes the key; the row stays for the record. Returns the key, or none when no such key exists. */
-    const revokeKey = (id: string) =>
+    const revokeKey = Effect.fn("AccountsRepo.revokeKey")((id: string) =>
       Effect.gen(function*() {
         yield* sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
         const rows = yield* sql<KeyDbRow>`SELECT ${
@@ -109,6 +118,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
         } FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ${id}`
         return Option.map(Option.fromNullable(rows[0]), toKeyRow)
       })
+    )
 
     return { findByName, findOrCreate, count, insertKey, findKeyByLookup, touchKey, listKeys, revokeKey } as const
   })

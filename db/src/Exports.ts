@@ -314,7 +314,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
      * answers once the snapshot is taken, with the bytes to stream. Interrupting the stream (a client that goes
      * away) rolls the export back: it never appears in the list half written.
      */
-    const create = (request: ExportRequest, now: Date = new Date()) =>
+    const create = Effect.fn("ExportStore.create")((request: ExportRequest, now: Date = new Date()) =>
       Effect.gen(function*() {
         const id = newId("exp")
         const fileName = exportFileName(request.format, now)
@@ -339,14 +339,19 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
         const started: StartedExport = { id, fileName, body }
         return started
       })
+    )
 
-    const find = (accountId: string, id: string) =>
+    const find = Effect.fn("ExportStore.find")((accountId: string, id: string) =>
       Effect.map(
         sql<ExportDbRow>`SELECT * FROM exports WHERE account_id = ${accountId} AND id = ${id} AND complete`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toRecord)
       )
+    )
 
-    const list = (accountId: string, page: { readonly afterSeq: number | undefined; readonly limit: number }) =>
+    const list = Effect.fn("ExportStore.list")((
+      accountId: string,
+      page: { readonly afterSeq: number | undefined; readonly limit: number }
+    ) =>
       Effect.map(
         sql<ExportDbRow>`
           SELECT * FROM exports WHERE account_id = ${accountId} AND complete
@@ -354,6 +359,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
           ORDER BY seq LIMIT ${page.limit + 1}`,
         (rows) => ({ exports: rows.slice(0, page.limit).map(toRecord), hasMore: rows.length > page.limit })
       )
+    )
 
     /** The stored bytes of an export, one chunk at a time. */
     const bytes = (id: string): Stream.Stream<Uint8Array, SqlError> =>
@@ -361,7 +367,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
         Effect.map(
           sql<{ data: Uint8Array }>`SELECT data FROM export_chunks WHERE export_id = ${id} AND seq = ${seq}`,
           (rows) => Option.map(Option.fromNullable(rows[0]), (row) => [row.data, seq + 1] as const)
-        ))
+        )).pipe(Stream.withSpan("ExportStore.bytes"))
 
     return { create, find, list, bytes } as const
   })

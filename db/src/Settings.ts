@@ -10,7 +10,7 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const get = (accountId: string) =>
+    const get = Effect.fn("SettingsRepo.get")((accountId: string) =>
       Effect.map(
         sql<{ country: SettingsRow["country"]; reporting_currency: string }>`
           SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`,
@@ -19,8 +19,9 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
           reportingCurrency: rows[0]?.reporting_currency ?? "USD"
         })
       )
+    )
 
-    const put = (accountId: string, settings: SettingsRow) =>
+    const put = Effect.fn("SettingsRepo.put")((accountId: string, settings: SettingsRow) =>
       sql`
         INSERT INTO account_settings (account_id, country, reporting_currency, updated_at)
         VALUES (${accountId}, ${settings.country}, ${settings.reportingCurrency}, now())
@@ -28,6 +29,7 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
           SET country = excluded.country, reporting_currency = excluded.reporting_currency, updated_at = now()`.pipe(
         Effect.asVoid
       )
+    )
 
     return { get, put } as const
   })

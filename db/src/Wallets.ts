@@ -66,19 +66,20 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const find = (accountId: string, address: string) =>
+    const find = Effect.fn("WalletsRepo.find")((accountId: string, address: string) =>
       Effect.map(
         sql<
           WalletDbRow
         >`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
       )
+    )
 
     /**
      * Inserts the wallet with its backfill job, or returns the account's existing one for the same address
      * (`created: false`).
      */
-    const insert = (wallet: NewWallet) =>
+    const insert = Effect.fn("WalletsRepo.insert")((wallet: NewWallet) =>
       sql.withTransaction(Effect.gen(function*() {
         const inserted = yield* sql<WalletDbRow>`
           INSERT INTO wallets (account_id, address, address_key, label, self, watching_from_block, watching_from_at)
@@ -94,9 +95,13 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
         const existing = yield* find(wallet.accountId, wallet.address)
         return { wallet: Option.getOrThrow(existing), created: false }
       }))
+    )
 
     /** One page in order of creation, starting after the wallet with id `afterId`. */
-    const list = (accountId: string, options: { readonly afterId: string | undefined; readonly limit: number }) =>
+    const list = Effect.fn("WalletsRepo.list")((
+      accountId: string,
+      options: { readonly afterId: string | undefined; readonly limit: number }
+    ) =>
       Effect.map(
         sql<WalletDbRow>`
           SELECT * FROM wallets
@@ -108,14 +113,16 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
           hasMore: rows.length > options.limit
         })
       )
+    )
 
-    const listAll = (accountId: string) =>
+    const listAll = Effect.fn("WalletsRepo.listAll")((accountId: string) =>
       Effect.map(
         sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`,
         (rows) => rows.map(toRow)
       )
+    )
 
-    const update = (
+    const update = Effect.fn("WalletsRepo.update")((
       accountId: string,
       address: string,
       patch: { readonly label?: string | undefined; readonly self?: boolean | undefined }
@@ -129,12 +136,13 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
           RETURNING *`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
       )
+    )
 
     /**
      * Deletes the wallet and what was derived from it: its backfill job and coverage gaps (foreign keys cascade),
      * and the chain records of its transfers unless another watched address (of any account) is a party to them.
      */
-    const remove = (accountId: string, address: string) =>
+    const remove = Effect.fn("WalletsRepo.remove")((accountId: string, address: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const addressKey = address.toLowerCase()
         const deleted = yield* sql<{ id: string }>`
@@ -151,6 +159,7 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
         }
         return true
       }))
+    )
 
     return { find, insert, list, listAll, update, remove } as const
   })

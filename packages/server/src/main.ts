@@ -16,6 +16,7 @@ import { RestServer } from "./http/RestServer.js"
 import { LoggingLive } from "./Logging.js"
 import { McpServerLive } from "./mcp/McpServerLive.js"
 import { describeFailure } from "./StartupFailure.js"
+import { TelemetryLive } from "./Telemetry.js"
 
 /** Which parts this process runs: all by default; `--api`, `--mcp`, `--workers` pick some (to scale out). */
 const roles = (argv: ReadonlyArray<string>) => {
@@ -74,6 +75,7 @@ const program = Effect.gen(function*() {
 for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginDrain)
 
 program.pipe(
+  Effect.provide(TelemetryLive),
   Effect.provide(LoggingLive),
   Effect.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause)
