@@ -82,7 +82,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
       return rateOn(date, { currency, rates: [{ date, ...quote.value }] })
     })
 
-  const estimate = (accountId: string, params: SaleParams) =>
+  const estimate = Effect.fn("SaleEstimator.estimate")((accountId: string, params: SaleParams) =>
     Effect.gen(function*() {
       if (!decimalPattern.test(params.shares)) {
         return yield* new InvalidRequest({
@@ -179,6 +179,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
       }
       return view
     })
+  )
 
   return { estimate } as const
 })

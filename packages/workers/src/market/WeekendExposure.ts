@@ -45,7 +45,10 @@ export const makeWeekendExposure = Effect.gen(function*() {
       return Option.match(quote, { onNone: () => null, onSome: (q) => ({ currency, ...q }) })
     })
 
-  const exposure = (accountId: string, params: { readonly symbol?: string | undefined }) =>
+  const exposure = Effect.fn("WeekendExposureReads.exposure")((
+    accountId: string,
+    params: { readonly symbol?: string | undefined }
+  ) =>
     Effect.gen(function*() {
       yield* settledLedger(store, accountId)
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -136,6 +139,7 @@ export const makeWeekendExposure = Effect.gen(function*() {
       }
       return answer
     })
+  )
 
   return { exposure } as const
 })
