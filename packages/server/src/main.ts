@@ -4,7 +4,7 @@ import { McpConfig } from "@scaledger/mcp"
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
-import { Cause, Console, Effect, Layer } from "effect"
+import { Cause, Console, Effect, Exit, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { KeyHashSecretLive } from "./auth/KeyHashSecret.js"
@@ -87,5 +87,11 @@ program.pipe(
         })
       )
   ),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+  // A start that failed after the database opened leaves handles behind: exit rather than wait on them.
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    teardown: (exit, onExit) =>
+      onExit((Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) || process.exitCode === 1 ? 1 : 0)
+  })
 )
