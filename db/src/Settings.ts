@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Country } from "@scaledger/domain/Settings"
 import { Effect, Option, Schema } from "effect"
+import { orDieOnParse } from "./Rows.js"
 
 export interface SettingsRow {
   readonly country: Country
@@ -24,11 +25,11 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
 
     const get = Effect.fn("SettingsRepo.get")((accountId: string) =>
       findStored(accountId).pipe(
-        Effect.catchTag("ParseError", (error) => Effect.die(error)),
         Effect.map(Option.match({
           onNone: (): SettingsRow => ({ country: "US", reportingCurrency: "USD" }),
           onSome: (row): SettingsRow => ({ country: row.country, reportingCurrency: row.reporting_currency })
-        }))
+        })),
+        orDieOnParse
       )
     )
 

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { BackfillStatus } from "@scaledger/domain/Wallet"
-import { Effect, Option, ParseResult, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { orDieOnParse } from "./Rows.js"
 
 export interface WalletRow {
   readonly id: string
@@ -35,14 +36,6 @@ const StoredWallet = Schema.Struct({
   backfill_blocks_total: Schema.NullOr(Schema.String)
 })
 type WalletDbRow = typeof StoredWallet.Type
-
-/** A stored row that breaks the schema is a defect, not a failure a caller could handle. */
-const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseResult.ParseError, R>) =>
-  Effect.catchIf(effect, ParseResult.isParseError, (error) => Effect.die(error)) as Effect.Effect<
-    A,
-    Exclude<E, ParseResult.ParseError>,
-    R
-  >
 
 const decodeWallets = Schema.decodeUnknown(Schema.Array(StoredWallet))
 
