@@ -48,3 +48,6 @@ export const durationSetting = (
       return Either.right(parsed.value)
     })
   )
+
+/** `SCALEDGER_DATA_DIR`: the data folder (embedded database, generated secrets, admin token), `./data` by default. */
+export const DataDir: Config.Config<string> = Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
