@@ -113,6 +113,9 @@ export const DecimalString = Schema.String.pipe(
   })
 )
 
+/** A decimal string, or null where a figure is unknown (never zero in its place). */
+export const NullableDecimal = Schema.NullOr(DecimalString)
+
 const positiveDecimalPattern = /^\d+(\.\d+)?$/
 
 /** True for an unsigned decimal string with a non-zero digit (`1.1252`, `0.5`; not `0`, `-1`, `1e3`). */
