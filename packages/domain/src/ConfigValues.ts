@@ -51,3 +51,20 @@ export const durationSetting = (
 
 /** `SCALEDGER_DATA_DIR`: the data folder (embedded database, generated secrets, admin token), `./data` by default. */
 export const DataDir: Config.Config<string> = Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
+
+const isHttpUrl = (text: string): boolean => {
+  try {
+    const url = new URL(text)
+    return url.protocol === "http:" || url.protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
+/** An optional base URL (a mirror, a test server): `http(s)://…` as written, or none when unset. */
+export const optionalHttpUrl = (name: string): Config.Config<Option.Option<string>> =>
+  Config.option(
+    Config.string(name).pipe(
+      Config.validate({ message: `${name} must be an http(s) URL`, validation: isHttpUrl })
+    )
+  )

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
-import { type Config, ConfigProvider, Duration, Effect, Either } from "effect"
+import { durationSetting, nonNegativeInteger, optionalHttpUrl, positiveInteger } from "@scaledger/domain/ConfigValues"
+import { type Config, ConfigProvider, Duration, Effect, Either, Option } from "effect"
 
 const load = <A>(config: Config.Config<A>, env: Record<string, string>) =>
   Effect.runSync(Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env))))))
@@ -38,6 +38,16 @@ describe("ConfigValues", () => {
     expect(errorText(poll, { POLL_MS: "0" })).toContain("POLL_MS must be more than zero")
     for (const bad of ["-5", "fast", "1.5.2", "Infinity", ""]) {
       expect(errorText(poll, { POLL_MS: bad }), bad).toContain("POLL_MS must be a whole number of millis")
+    }
+  })
+
+  it("base URLs: none when unset, http(s) only", () => {
+    expect(load(optionalHttpUrl("BASE"), {})).toEqual(Either.right(Option.none()))
+    expect(load(optionalHttpUrl("BASE"), { BASE: "https://mirror.example/fx" })).toEqual(
+      Either.right(Option.some("https://mirror.example/fx"))
+    )
+    for (const bad of ["mirror.example", "ftp://mirror.example", "file:///etc/passwd"]) {
+      expect(errorText(optionalHttpUrl("BASE"), { BASE: bad }), bad).toContain("BASE must be an http(s) URL")
     }
   })
 })

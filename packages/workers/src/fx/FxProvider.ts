@@ -1,5 +1,6 @@
 import { HttpClient, type HttpClientResponse } from "@effect/platform"
 import { addDays, daysBetween, utcDateOf } from "@scaledger/domain/CalendarDates"
+import { optionalHttpUrl } from "@scaledger/domain/ConfigValues"
 import type { DayRates, FxSource, ProviderRates } from "@scaledger/domain/fx/Schemas"
 import { businessDaysBetween, isTargetBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 import { Clock, Config, Context, Duration, Effect, Either, Layer, Option, Schedule } from "effect"
@@ -273,7 +274,7 @@ export const makeFrankfurterProvider = (
 /** `FX_PROVIDER` (`ecb` | `frankfurter`, default `ecb`) and `FX_BASE_URL` (default: the provider's public URL). */
 export const FxProviderConfig = Config.all({
   provider: Config.literal("ecb", "frankfurter")("FX_PROVIDER").pipe(Config.withDefault("ecb" as const)),
-  baseUrl: Config.option(Config.string("FX_BASE_URL"))
+  baseUrl: optionalHttpUrl("FX_BASE_URL")
 })
 
 export const makeFxProviderFromConfig = (http?: Partial<HttpPolicy>) =>

@@ -1,5 +1,5 @@
 import { HttpClient } from "@effect/platform"
-import { nonNegativeInteger } from "@scaledger/domain/ConfigValues"
+import { nonNegativeInteger, optionalHttpUrl } from "@scaledger/domain/ConfigValues"
 import { EdgarError, EdgarNotFound, EdgarSource, type EdgarSourceShape, padCik } from "@scaledger/domain/market/Edgar"
 import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 
@@ -12,7 +12,7 @@ export const SEC_DATA_BASE_URL = "https://data.sec.gov"
  */
 export const EdgarConfig = Config.all({
   userAgent: Config.option(Config.redacted("EDGAR_USER_AGENT")),
-  baseUrl: Config.option(Config.string("EDGAR_BASE_URL")),
+  baseUrl: optionalHttpUrl("EDGAR_BASE_URL"),
   /** Requests per second across the whole process; the SEC's limit is 10. */
   maxRequestsPerSecond: Config.number("EDGAR_MAX_REQUESTS_PER_SECOND").pipe(
     Config.withDefault(10),
