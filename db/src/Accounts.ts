@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { newId } from "./Ids.js"
+import { orDieOnParse } from "./Rows.js"
 
 export interface AccountRow {
   readonly id: string
@@ -21,16 +22,20 @@ export interface ApiKeyRow {
 const keyColumns = (sql: SqlClient.SqlClient) =>
   sql`k.id, k.account_id, a.name AS account_name, k.lookup, k.hash, k.created_at, k.last_used_at, k.revoked_at`
 
-interface KeyDbRow {
-  readonly id: string
-  readonly account_id: string
-  readonly account_name: string
-  readonly lookup: string
-  readonly hash: string
-  readonly created_at: Date
-  readonly last_used_at: Date | null
-  readonly revoked_at: Date | null
-}
+/** An `api_keys` row joined with its account's name, as stored. */
+const StoredKey = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  account_name: Schema.String,
+  lookup: Schema.String,
+  hash: Schema.String,
+  created_at: Schema.DateFromSelf,
+  last_used_at: Schema.NullOr(Schema.DateFromSelf),
+  revoked_at: Schema.NullOr(Schema.DateFromSelf)
+})
+type KeyDbRow = typeof StoredKey.Type
+
+const StoredAccount = Schema.Struct({ id: Schema.String, name: Schema.String })
 
 const toKeyRow = (row: KeyDbRow): ApiKeyRow => ({
   id: row.id,
@@ -48,14 +53,16 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const findByName = (name: string) =>
-      Effect.map(
-        sql<AccountRow>`SELECT id, name FROM accounts WHERE name = ${name}`,
-        (rows) => Option.fromNullable(rows[0])
-      )
+    const findAccount = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredAccount,
+      execute: (name) => sql`SELECT id, name FROM accounts WHERE name = ${name}`
+    })
+
+    const findByName = Effect.fn("AccountsRepo.findByName")((name: string) => orDieOnParse(findAccount(name)))
 
     /** The account called `name`, created (with default settings) if new. */
-    const findOrCreate = (name: string) =>
+    const findOrCreate = Effect.fn("AccountsRepo.findOrCreate")((name: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const id = newId("acct")
         const inserted = yield* sql<AccountRow>`
@@ -69,46 +76,64 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
         const existing = yield* sql<AccountRow>`SELECT id, name FROM accounts WHERE name = ${name}`
         return { account: existing[0]!, created: false }
       }))
-
-    const count = Effect.map(
-      sql<{ count: string }>`SELECT count(*) AS count FROM accounts`,
-      (rows) => Number(rows[0]!.count)
     )
 
-    const insertKey = (
+    const count = Effect.withSpan(
+      Effect.map(
+        sql<{ count: string }>`SELECT count(*) AS count FROM accounts`,
+        (rows) => Number(rows[0]!.count)
+      ),
+      "AccountsRepo.count"
+    )
+
+    const insertKey = Effect.fn("AccountsRepo.insertKey")((
       key: { readonly id: string; readonly accountId: string; readonly lookup: string; readonly hash: string }
     ) =>
       sql`INSERT INTO api_keys (id, account_id, lookup, hash) VALUES (${key.id}, ${key.accountId}, ${key.lookup}, ${key.hash})`
+    )
 
-    const findKeyByLookup = (lookup: string) =>
-      Effect.map(
-        sql<KeyDbRow>`SELECT ${
-          keyColumns(sql)
-        } FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.lookup = ${lookup}`,
-        (rows) => Option.map(Option.fromNullable(rows[0]), toKeyRow)
-      )
+    const findKeyWithLookup = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredKey,
+      execute: (lookup) =>
+        sql`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.lookup = ${lookup}`
+    })
+    const findKeyWithId = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredKey,
+      execute: (id) =>
+        sql`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ${id}`
+    })
+
+    const findKeyByLookup = Effect.fn("AccountsRepo.findKeyByLookup")((lookup: string) =>
+      findKeyWithLookup(lookup).pipe(Effect.map(Option.map(toKeyRow)), orDieOnParse)
+    )
 
     /** Records use, at most once a minute per key so that reads do not each become a write. */
-    const touchKey = (id: string) =>
+    const touchKey = Effect.fn("AccountsRepo.touchKey")((id: string) =>
       sql`UPDATE api_keys SET last_used_at = now()
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.pipe(Effect.asVoid)
+    )
 
-    const listKeys = (accountId: string) =>
-      Effect.map(
-        sql<KeyDbRow>`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id
-                      WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`,
-        (rows) => rows.map(toKeyRow)
-      )
+    const findKeysOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: StoredKey,
+      execute: (accountId) =>
+        sql`SELECT ${keyColumns(sql)} FROM api_keys k JOIN accounts a ON a.id = k.account_id
+            WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`
+    })
+
+    const listKeys = Effect.fn("AccountsRepo.listKeys")((accountId: string) =>
+      findKeysOf(accountId).pipe(Effect.map((rows) => rows.map(toKeyRow)), orDieOnParse)
+    )
 
     /** Revokes the key; the row stays for the record. Returns the key, or none when no such key exists. */
-    const revokeKey = (id: string) =>
+    const revokeKey = Effect.fn("AccountsRepo.revokeKey")((id: string) =>
       Effect.gen(function*() {
         yield* sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
-        const rows = yield* sql<KeyDbRow>`SELECT ${
-          keyColumns(sql)
-        } FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ${id}`
-        return Option.map(Option.fromNullable(rows[0]), toKeyRow)
+        return Option.map(yield* orDieOnParse(findKeyWithId(id)), toKeyRow)
       })
+    )
 
     return { findByName, findOrCreate, count, insertKey, findKeyByLookup, touchKey, listKeys, revokeKey } as const
   })

@@ -2,6 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Migrator } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import type { SqlError } from "@effect/sql/SqlError"
+import { DataDir } from "@scaledger/domain/ConfigValues"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import * as Path from "node:path"
 import { acquireDataDirLock, type DataDirLocked } from "./DataDirLock.js"
@@ -14,7 +15,7 @@ export const DatabaseConfig = Config.all({
   url: Config.option(Config.redacted("DATABASE_URL")).pipe(
     Config.map(Option.filter((url) => Redacted.value(url).trim() !== ""))
   ),
-  dataDir: Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
+  dataDir: DataDir
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
 

@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
+import { IsoDate, ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
 import {
   activityLine,
   type EventRow,
@@ -15,9 +15,10 @@ import {
   taxtoolLine
 } from "@scaledger/domain/exports/Formats"
 import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
-import { Deferred, Effect, Exit, Option, Queue, Scope, Stream, Take } from "effect"
+import { Deferred, Effect, Exit, Option, Queue, Schema, Scope, Stream, Take } from "effect"
 import { createHash } from "node:crypto"
 import { newId } from "./Ids.js"
+import { orDieOnParse } from "./Rows.js"
 
 export interface ExportRequest {
   readonly accountId: string
@@ -60,33 +61,34 @@ const FETCH_ROWS = 1_000
 /** Batches written ahead of a slow reader (each one FETCH_ROWS rows). */
 const QUEUE_BATCHES = 4
 
-interface ExportDbRow {
-  readonly id: string
-  readonly seq: string
-  readonly format: string
-  readonly file_name: string
-  readonly from_date: string | null
-  readonly to_date: string | null
-  readonly wallet: string | null
-  readonly row_count: string
-  readonly byte_count: string
-  readonly sha256: string
-  readonly as_of_block: string | null
-  readonly created_at: Date
-}
+/** An `exports` row as stored (`bigint` columns arrive as decimal strings). */
+const StoredExport = Schema.Struct({
+  id: Schema.String,
+  seq: Schema.NumberFromString,
+  format: Schema.String,
+  file_name: Schema.String,
+  from_date: Schema.NullOr(IsoDate),
+  to_date: Schema.NullOr(IsoDate),
+  wallet: Schema.NullOr(Schema.String),
+  row_count: Schema.NumberFromString,
+  byte_count: Schema.NumberFromString,
+  sha256: Schema.String,
+  as_of_block: Schema.NullOr(Schema.NumberFromString),
+  created_at: Schema.DateFromSelf
+})
 
-const toRecord = (row: ExportDbRow): ExportRecord => ({
+const toRecord = (row: typeof StoredExport.Type): ExportRecord => ({
   id: row.id,
-  seq: Number(row.seq),
+  seq: row.seq,
   format: row.format,
   fileName: row.file_name,
   from: row.from_date,
   to: row.to_date,
   wallet: row.wallet,
-  rows: Number(row.row_count),
-  bytes: Number(row.byte_count),
+  rows: row.row_count,
+  bytes: row.byte_count,
   sha256: row.sha256,
-  asOfBlock: row.as_of_block === null ? null : Number(row.as_of_block),
+  asOfBlock: row.as_of_block,
   createdAt: row.created_at
 })
 
@@ -314,7 +316,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
      * answers once the snapshot is taken, with the bytes to stream. Interrupting the stream (a client that goes
      * away) rolls the export back: it never appears in the list half written.
      */
-    const create = (request: ExportRequest, now: Date = new Date()) =>
+    const create = Effect.fn("ExportStore.create")((request: ExportRequest, now: Date = new Date()) =>
       Effect.gen(function*() {
         const id = newId("exp")
         const fileName = exportFileName(request.format, now)
@@ -339,21 +341,42 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
         const started: StartedExport = { id, fileName, body }
         return started
       })
+    )
 
-    const find = (accountId: string, id: string) =>
-      Effect.map(
-        sql<ExportDbRow>`SELECT * FROM exports WHERE account_id = ${accountId} AND id = ${id} AND complete`,
-        (rows) => Option.map(Option.fromNullable(rows[0]), toRecord)
-      )
+    const findStored = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, id: Schema.String }),
+      Result: StoredExport,
+      execute: ({ accountId, id }) =>
+        sql`SELECT * FROM exports WHERE account_id = ${accountId} AND id = ${id} AND complete`
+    })
 
-    const list = (accountId: string, page: { readonly afterSeq: number | undefined; readonly limit: number }) =>
-      Effect.map(
-        sql<ExportDbRow>`
+    const find = Effect.fn("ExportStore.find")((accountId: string, id: string) =>
+      findStored({ accountId, id }).pipe(Effect.map(Option.map(toRecord)), orDieOnParse)
+    )
+
+    const findPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        accountId: Schema.String,
+        afterSeq: Schema.UndefinedOr(Schema.Number),
+        take: Schema.Int
+      }),
+      Result: StoredExport,
+      execute: ({ accountId, afterSeq, take }) =>
+        sql`
           SELECT * FROM exports WHERE account_id = ${accountId} AND complete
-            ${page.afterSeq === undefined ? sql`` : sql`AND seq > ${page.afterSeq}`}
-          ORDER BY seq LIMIT ${page.limit + 1}`,
-        (rows) => ({ exports: rows.slice(0, page.limit).map(toRecord), hasMore: rows.length > page.limit })
+            ${afterSeq === undefined ? sql`` : sql`AND seq > ${afterSeq}`}
+          ORDER BY seq LIMIT ${take}`
+    })
+
+    const list = Effect.fn("ExportStore.list")((
+      accountId: string,
+      page: { readonly afterSeq: number | undefined; readonly limit: number }
+    ) =>
+      findPage({ accountId, afterSeq: page.afterSeq, take: page.limit + 1 }).pipe(
+        Effect.map((rows) => ({ exports: rows.slice(0, page.limit).map(toRecord), hasMore: rows.length > page.limit })),
+        orDieOnParse
       )
+    )
 
     /** The stored bytes of an export, one chunk at a time. */
     const bytes = (id: string): Stream.Stream<Uint8Array, SqlError> =>
@@ -361,7 +384,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
         Effect.map(
           sql<{ data: Uint8Array }>`SELECT data FROM export_chunks WHERE export_id = ${id} AND seq = ${seq}`,
           (rows) => Option.map(Option.fromNullable(rows[0]), (row) => [row.data, seq + 1] as const)
-        ))
+        )).pipe(Stream.withSpan("ExportStore.bytes"))
 
     return { create, find, list, bytes } as const
   })

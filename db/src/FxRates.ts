@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { usdCrossRate } from "@scaledger/domain/fx/CrossRate"
-import { FxStoreError } from "@scaledger/domain/fx/FxErrors"
-import { type DayRates, type FxSource, StoredDay } from "@scaledger/domain/fx/FxQuote"
 import { FxStore, type FxStoreShape } from "@scaledger/domain/fx/FxStore"
-import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { staleness } from "@scaledger/domain/fx/Quote"
+import { FxStoreError } from "@scaledger/domain/fx/QuoteErrors"
+import { type DayRates, type FxSource, StoredDay } from "@scaledger/domain/fx/Schemas"
 import type { RateProvenance } from "@scaledger/domain/FxApi"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 
@@ -77,11 +77,12 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const newestDay = () =>
+    const newestDay = Effect.fn("FxRates.newestDay")(() =>
       Effect.map(
         sql<{ day: string | null }>`SELECT max(day) AS day FROM fx_rates`,
         (rows) => Option.fromNullable(rows[0]?.day)
       )
+    )
 
     const write = (source: FxSource, days: ReadonlyArray<DayRates>, onConflict: "replace" | "keep") =>
       sql.withTransaction(Effect.gen(function*() {
@@ -108,12 +109,16 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
       }))
 
     /** Inserts or replaces whole days (currencies and source). Returns how many rows changed. */
-    const upsert = (source: FxSource, days: ReadonlyArray<DayRates>) => write(source, days, "replace")
+    const upsert = Effect.fn("FxRates.upsert")((source: FxSource, days: ReadonlyArray<DayRates>) =>
+      write(source, days, "replace")
+    )
 
     /** Inserts the days not stored yet and leaves stored days alone. Returns how many were inserted. */
-    const insertMissing = (source: FxSource, days: ReadonlyArray<DayRates>) => write(source, days, "keep")
+    const insertMissing = Effect.fn("FxRates.insertMissing")((source: FxSource, days: ReadonlyArray<DayRates>) =>
+      write(source, days, "keep")
+    )
 
-    const latestWith = (quote: ReportingCurrency, onOrBefore: string) =>
+    const latestWith = Effect.fn("FxRates.latestWith")((quote: ReportingCurrency, onOrBefore: string) =>
       Effect.gen(function*() {
         const code = otherCode(quote)
         const rows = yield* sql<DayDbRow>`
@@ -125,21 +130,24 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
         const { day, per_eur, source } = rows[0]
         return Option.some(yield* Effect.orDie(decodeStoredDay({ date: day, source, perEur: per_eur })))
       })
+    )
 
     /** The first stored day that has USD and the quote's currency. */
-    const earliestWith = (quote: ReportingCurrency) =>
+    const earliestWith = Effect.fn("FxRates.earliestWith")((quote: ReportingCurrency) =>
       Effect.map(
         sql<{ day: string | null }>`
           SELECT min(day) AS day FROM fx_rates WHERE per_eur ? 'USD' AND per_eur ? ${otherCode(quote)}`,
         (rows) => Option.fromNullable(rows[0]?.day)
       )
+    )
 
     /** How many days are stored from `from` to `to`, both included. */
-    const countBetween = (from: string, to: string) =>
+    const countBetween = Effect.fn("FxRates.countBetween")((from: string, to: string) =>
       Effect.map(
         sql<{ n: string }>`SELECT count(*) AS n FROM fx_rates WHERE day BETWEEN ${from} AND ${to}`,
         (rows) => Number(rows[0]?.n ?? 0)
       )
+    )
 
     /**
      * The rate of `quote` per 1 USD for each of `dates` (`YYYY-MM-DD`), in one query: each date gets the latest
@@ -148,12 +156,12 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
      * map has one entry per distinct date. Dates after the newest stored day are carried forward from it: judge
      * staleness with `status()`.
      */
-    const ratesOn = (quote: ReportingCurrency, dates: Iterable<string>) =>
+    const ratesOn = Effect.fn("FxRates.ratesOn")((quote: ReportingCurrency, dates: Iterable<string>) =>
       Effect.gen(function*() {
         const wanted = [...new Set(dates)].sort()
         const result = new Map<string, Option.Option<RateProvenance>>()
         if (wanted.length === 0) return result as ReadonlyMap<string, Option.Option<RateProvenance>>
-        const invalid = wanted.find((date) => !isIsoDate(date))
+        const invalid = wanted.find((date) => !isCalendarDate(date))
         if (invalid !== undefined) {
           return yield* Effect.dieMessage(`FxRates.ratesOn: not a date: ${JSON.stringify(invalid)}`)
         }
@@ -189,9 +197,10 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
         }
         return result as ReadonlyMap<string, Option.Option<RateProvenance>>
       })
+    )
 
     /** Newest day, staleness against today's UTC date (from `Clock`), and the last load and refresh outcomes. */
-    const status = (): Effect.Effect<FxStatus, SqlError> =>
+    const status = Effect.fn("FxRates.status")((): Effect.Effect<FxStatus, SqlError> =>
       Effect.gen(function*() {
         const today = utcDateOf(yield* Clock.currentTimeMillis)
         const [row] = yield* sql<StatusDbRow>`
@@ -214,16 +223,19 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
           refreshError: row?.refresh_error ?? null
         }
       })
+    )
 
-    const recordHistoryLoad = (at: Date, days: number) =>
+    const recordHistoryLoad = Effect.fn("FxRates.recordHistoryLoad")((at: Date, days: number) =>
       sql`UPDATE fx_status SET history_loaded_at = ${at}, history_days = ${days}`.pipe(Effect.asVoid)
+    )
 
-    const recordRefresh = (at: Date, outcome: RefreshOutcome) =>
+    const recordRefresh = Effect.fn("FxRates.recordRefresh")((at: Date, outcome: RefreshOutcome) =>
       (outcome.ok
         ? sql`
           UPDATE fx_status SET refresh_attempted_at = ${at}, refresh_succeeded_at = ${at},
                                refresh_source = ${outcome.source}, refresh_error = NULL`
         : sql`UPDATE fx_status SET refresh_attempted_at = ${at}, refresh_error = ${outcome.error}`).pipe(Effect.asVoid)
+    )
 
     const storeError = (operation: string) => (cause: SqlError) => new FxStoreError({ operation, cause })
 

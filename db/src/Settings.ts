@@ -1,26 +1,39 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { ReportingCurrency } from "@scaledger/domain/Currency"
+import { Country } from "@scaledger/domain/Settings"
+import { Effect, Option, Schema } from "effect"
+import { orDieOnParse } from "./Rows.js"
 
 export interface SettingsRow {
-  readonly country: "US" | "SG" | "DE"
-  readonly reportingCurrency: string
+  readonly country: Country
+  readonly reportingCurrency: ReportingCurrency
 }
+
+/** A stored row, checked against the domain's schemas on the way out (a row that breaks them is a defect). */
+const StoredSettings = Schema.Struct({ country: Country, reporting_currency: ReportingCurrency })
 
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/SettingsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const get = (accountId: string) =>
-      Effect.map(
-        sql<{ country: SettingsRow["country"]; reporting_currency: string }>`
-          SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`,
-        (rows): SettingsRow => ({
-          country: rows[0]?.country ?? "US",
-          reportingCurrency: rows[0]?.reporting_currency ?? "USD"
-        })
-      )
+    const findStored = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredSettings,
+      execute: (accountId) =>
+        sql`SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
+    })
 
-    const put = (accountId: string, settings: SettingsRow) =>
+    const get = Effect.fn("SettingsRepo.get")((accountId: string) =>
+      findStored(accountId).pipe(
+        Effect.map(Option.match({
+          onNone: (): SettingsRow => ({ country: "US", reportingCurrency: "USD" }),
+          onSome: (row): SettingsRow => ({ country: row.country, reportingCurrency: row.reporting_currency })
+        })),
+        orDieOnParse
+      )
+    )
+
+    const put = Effect.fn("SettingsRepo.put")((accountId: string, settings: SettingsRow) =>
       sql`
         INSERT INTO account_settings (account_id, country, reporting_currency, updated_at)
         VALUES (${accountId}, ${settings.country}, ${settings.reportingCurrency}, now())
@@ -28,6 +41,7 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
           SET country = excluded.country, reporting_currency = excluded.reporting_currency, updated_at = now()`.pipe(
         Effect.asVoid
       )
+    )
 
     return { get, put } as const
   })

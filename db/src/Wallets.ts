@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { BackfillStatus } from "@scaledger/domain/Wallet"
+import { Effect, Option, Schema } from "effect"
+import { orDieOnParse } from "./Rows.js"
 
 export interface WalletRow {
   readonly id: string
@@ -17,21 +19,25 @@ export interface WalletRow {
   readonly backfillBlocksTotal: string | null
 }
 
-interface WalletDbRow {
-  readonly id: string
-  readonly account_id: string
-  readonly address: string
-  readonly address_key: string
-  readonly label: string
-  readonly self: boolean
-  readonly created_at: Date
-  readonly watching_from_block: string | null
-  readonly watching_from_at: Date | null
-  readonly backfill_status: WalletRow["backfillStatus"]
-  readonly backfill_error: string | null
-  readonly backfill_blocks_done: string
-  readonly backfill_blocks_total: string | null
-}
+/** A `wallets` row as stored, checked on the way out (extra columns are ignored). */
+const StoredWallet = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  address: Schema.String,
+  address_key: Schema.String,
+  label: Schema.String,
+  self: Schema.Boolean,
+  created_at: Schema.DateFromSelf,
+  watching_from_block: Schema.NullOr(Schema.String),
+  watching_from_at: Schema.NullOr(Schema.DateFromSelf),
+  backfill_status: BackfillStatus,
+  backfill_error: Schema.NullOr(Schema.String),
+  backfill_blocks_done: Schema.String,
+  backfill_blocks_total: Schema.NullOr(Schema.String)
+})
+type WalletDbRow = typeof StoredWallet.Type
+
+const decodeWallets = Schema.decodeUnknown(Schema.Array(StoredWallet))
 
 const toRow = (row: WalletDbRow): WalletRow => ({
   id: row.id,
@@ -66,26 +72,29 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const find = (accountId: string, address: string) =>
-      Effect.map(
-        sql<
-          WalletDbRow
-        >`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}`,
-        (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
-      )
+    const findStored = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, addressKey: Schema.String }),
+      Result: StoredWallet,
+      execute: ({ accountId, addressKey }) =>
+        sql`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${addressKey}`
+    })
+
+    const find = Effect.fn("WalletsRepo.find")((accountId: string, address: string) =>
+      findStored({ accountId, addressKey: address.toLowerCase() }).pipe(Effect.map(Option.map(toRow)), orDieOnParse)
+    )
 
     /**
      * Inserts the wallet with its backfill job, or returns the account's existing one for the same address
      * (`created: false`).
      */
-    const insert = (wallet: NewWallet) =>
+    const insert = Effect.fn("WalletsRepo.insert")((wallet: NewWallet) =>
       sql.withTransaction(Effect.gen(function*() {
-        const inserted = yield* sql<WalletDbRow>`
+        const inserted = yield* sql`
           INSERT INTO wallets (account_id, address, address_key, label, self, watching_from_block, watching_from_at)
           VALUES (${wallet.accountId}, ${wallet.address}, ${wallet.address.toLowerCase()}, ${wallet.label},
                   ${wallet.self}, ${wallet.watchingFromBlock}, ${wallet.watchingFromAt})
           ON CONFLICT (account_id, address_key) DO NOTHING
-          RETURNING *`
+          RETURNING *`.pipe(Effect.flatMap(decodeWallets), orDieOnParse)
         if (inserted[0] !== undefined) {
           yield* sql`INSERT INTO wallet_backfills (wallet_id, chain_id, address_key, from_block, next_block, phase)
                      VALUES (${inserted[0].id}, ${wallet.chainId}, ${inserted[0].address_key}, 0, 0, 'transfers')`
@@ -94,47 +103,68 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
         const existing = yield* find(wallet.accountId, wallet.address)
         return { wallet: Option.getOrThrow(existing), created: false }
       }))
+    )
+
+    const findPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        accountId: Schema.String,
+        afterId: Schema.UndefinedOr(Schema.String),
+        take: Schema.Int
+      }),
+      Result: StoredWallet,
+      execute: ({ accountId, afterId, take }) =>
+        sql`
+          SELECT * FROM wallets
+          WHERE account_id = ${accountId} ${afterId === undefined ? sql`` : sql`AND id > ${afterId}`}
+          ORDER BY id
+          LIMIT ${take}`
+    })
 
     /** One page in order of creation, starting after the wallet with id `afterId`. */
-    const list = (accountId: string, options: { readonly afterId: string | undefined; readonly limit: number }) =>
-      Effect.map(
-        sql<WalletDbRow>`
-          SELECT * FROM wallets
-          WHERE account_id = ${accountId} ${options.afterId === undefined ? sql`` : sql`AND id > ${options.afterId}`}
-          ORDER BY id
-          LIMIT ${options.limit + 1}`,
-        (rows) => ({
+    const list = Effect.fn("WalletsRepo.list")((
+      accountId: string,
+      options: { readonly afterId: string | undefined; readonly limit: number }
+    ) =>
+      findPage({ accountId, afterId: options.afterId, take: options.limit + 1 }).pipe(
+        Effect.map((rows) => ({
           wallets: rows.slice(0, options.limit).map(toRow),
           hasMore: rows.length > options.limit
-        })
+        })),
+        orDieOnParse
       )
+    )
 
-    const listAll = (accountId: string) =>
-      Effect.map(
-        sql<WalletDbRow>`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`,
-        (rows) => rows.map(toRow)
-      )
+    const findAllOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: StoredWallet,
+      execute: (accountId) => sql`SELECT * FROM wallets WHERE account_id = ${accountId} ORDER BY id`
+    })
 
-    const update = (
+    const listAll = Effect.fn("WalletsRepo.listAll")((accountId: string) =>
+      findAllOf(accountId).pipe(Effect.map((rows) => rows.map(toRow)), orDieOnParse)
+    )
+
+    const update = Effect.fn("WalletsRepo.update")((
       accountId: string,
       address: string,
       patch: { readonly label?: string | undefined; readonly self?: boolean | undefined }
     ) =>
       Effect.map(
-        sql<WalletDbRow>`
+        sql`
           UPDATE wallets SET
             label = ${patch.label === undefined ? sql`label` : sql`${patch.label}`},
             self = ${patch.self === undefined ? sql`self` : sql`${patch.self}`}
           WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}
-          RETURNING *`,
+          RETURNING *`.pipe(Effect.flatMap(decodeWallets), orDieOnParse),
         (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
       )
+    )
 
     /**
      * Deletes the wallet and what was derived from it: its backfill job and coverage gaps (foreign keys cascade),
      * and the chain records of its transfers unless another watched address (of any account) is a party to them.
      */
-    const remove = (accountId: string, address: string) =>
+    const remove = Effect.fn("WalletsRepo.remove")((accountId: string, address: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const addressKey = address.toLowerCase()
         const deleted = yield* sql<{ id: string }>`
@@ -158,6 +188,7 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
             WHERE t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index)`
         return true
       }))
+    )
 
     return { find, insert, list, listAll, update, remove } as const
   })

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { AccountsRepo, SettingsRepo, WalletsRepo } from "@scaledger/db"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 
 const repos = Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, SettingsRepo.Default)
 
@@ -39,6 +39,18 @@ for (const [name, database] of backends) {
           expect(again).toEqual({ account: first.account, created: false })
           const settings = yield* (yield* SettingsRepo).get(first.account.id)
           expect(settings).toEqual({ country: "US", reportingCurrency: "USD" })
+        }))
+
+      it.effect("decodes settings rows against the domain: a stored currency it does not know is a defect", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("settings-decoding")
+          const settings = yield* SettingsRepo
+          yield* settings.put(account.id, { country: "DE", reportingCurrency: "SGD" })
+          expect(yield* settings.get(account.id)).toEqual({ country: "DE", reportingCurrency: "SGD" })
+          yield* sql`UPDATE account_settings SET reporting_currency = 'XYZ' WHERE account_id = ${account.id}`
+          const exit = yield* Effect.exit(settings.get(account.id))
+          expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
         }))
 
       it.effect("stores keys by lookup and hash, and revokes them", () =>

@@ -2,19 +2,14 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { AccountsRepo, ChainStore, LedgerStore } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
-import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
-import { PriceRecorderLive } from "@scaledger/workers/ingest/PriceRecorder"
-import { RecorderLive } from "@scaledger/workers/ingest/Recorder"
-import { LedgerBuilderLive, LedgerPricesLive } from "@scaledger/workers/ledger/LedgerBuilder"
 import { BigNumber } from "bignumber.js"
 import { parse } from "csv-parse/sync"
-import { ConfigProvider, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { createHash } from "node:crypto"
 import { encodeFunctionData, type Hex } from "viem"
 import { loadArtifact } from "../chain/artifacts.js"
-import { ingestServices, type SeededChain, seededChain } from "../support/ChainHarness.js"
-import { call, newKey, type Reply, restServer } from "../support/RestHarness.js"
+import { serviceOnSeededChain, TestChain } from "../support/ChainHarness.js"
+import { call, newKey, type Reply } from "../support/RestHarness.js"
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const ALICE_2 = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
@@ -22,38 +17,8 @@ const CAROL = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65"
 /** A label a spreadsheet would run as a formula, with a comma, quotes and a newline. */
 const ALICE_LABEL = "=1+2, \"main\"\nwallet"
 
-class TestChain extends Context.Tag("TestChain")<TestChain, SeededChain>() {}
-
-/** REST, ingestion and the ledger builder on one PostgreSQL database, against the seeded chain (as the ledger tests). */
-const Service = Layer.unwrapScoped(Effect.gen(function*() {
-  const chain = yield* seededChain
-  yield* Effect.promise(async () => {
-    for (let i = 0; i < 12; i++) await chain.node.request("evm_mine", [])
-  })
-  const Db = TestDatabase.postgres
-  const config = Layer.setConfigProvider(ConfigProvider.fromJson({
-    CHAIN_ID: chain.node.chainId,
-    LEDGER_POLL_MS: 100,
-    LEDGER_MIN_INTERVAL_MS: 100
-  }))
-  const services = ingestServices({
-    rpcUrl: chain.node.httpUrl,
-    chainId: chain.node.chainId,
-    tokenListPath: chain.tokenListPath,
-    ingest: { pricePollMs: 200, priceHistoryFrom: Date.UTC(2026, 5, 1) / 1000 }
-  })
-  const workers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, PriceRecorderLive, LedgerBuilderLive).pipe(
-    Layer.provide(LedgerPricesLive),
-    Layer.provideMerge(services),
-    Layer.provide(Db)
-  )
-  return Layer.mergeAll(
-    restServer(Db),
-    workers,
-    Layer.mergeAll(LedgerStore.Default, FxRates.Default).pipe(Layer.provideMerge(Db)),
-    Layer.succeed(TestChain, chain)
-  ).pipe(Layer.provide(config))
-}))
+/** REST, ingestion and the ledger builder on one PostgreSQL database, against the seeded chain. */
+const Service = serviceOnSeededChain(Layer.empty)
 
 const retrying = Schedule.spaced(Duration.millis(150)).pipe(Schedule.upTo(Duration.seconds(45)))
 

@@ -1,9 +1,9 @@
 import { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
 import { quoteWith } from "@scaledger/domain/fx/Quote"
+import type { DayRates } from "@scaledger/domain/fx/Schemas"
 import {
   FxParseError,
   FxProvider,

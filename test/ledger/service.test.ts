@@ -4,17 +4,12 @@ import { AccountsRepo, ChainStore, LedgerStore } from "@scaledger/db"
 import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
-import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { AlertMonitorLive } from "@scaledger/workers/alerts/AlertMonitor"
-import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
-import { PriceRecorderLive } from "@scaledger/workers/ingest/PriceRecorder"
-import { RecorderLive } from "@scaledger/workers/ingest/Recorder"
-import { LedgerBuilderLive, LedgerPricesLive } from "@scaledger/workers/ledger/LedgerBuilder"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { BigNumber } from "bignumber.js"
-import { ConfigProvider, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
-import { ingestServices, type SeededChain, seededChain } from "../support/ChainHarness.js"
-import { call, newKey, type Reply, restServer } from "../support/RestHarness.js"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
+import { serviceOnSeededChain, TestChain } from "../support/ChainHarness.js"
+import { call, newKey, type Reply } from "../support/RestHarness.js"
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const ALICE_2 = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
@@ -25,41 +20,8 @@ const AlertMonitor = AlertMonitorLive.pipe(
   Layer.provide(WebhookConfig.layer({ monitorPollMs: 200 }))
 )
 
-class TestChain extends Context.Tag("TestChain")<TestChain, SeededChain>() {}
-
-/** REST, ingestion and the ledger builder as fibers on one database, against the seeded chain. */
-const Service = Layer.unwrapScoped(Effect.gen(function*() {
-  const chain = yield* seededChain
-  // Blocks on top, so every seeded price round is final and recorded.
-  yield* Effect.promise(async () => {
-    for (let i = 0; i < 12; i++) await chain.node.request("evm_mine", [])
-  })
-  const Db = TestDatabase.postgres
-  const config = Layer.setConfigProvider(ConfigProvider.fromJson({
-    CHAIN_ID: chain.node.chainId,
-    LEDGER_POLL_MS: 100,
-    LEDGER_MIN_INTERVAL_MS: 100
-  }))
-  const services = ingestServices({
-    rpcUrl: chain.node.httpUrl,
-    chainId: chain.node.chainId,
-    tokenListPath: chain.tokenListPath,
-    ingest: { pricePollMs: 200, priceHistoryFrom: Date.UTC(2026, 5, 1) / 1000 }
-  })
-  const workers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, PriceRecorderLive, LedgerBuilderLive, AlertMonitor)
-    .pipe(
-      Layer.provide(LedgerPricesLive),
-      Layer.provideMerge(services),
-      Layer.provide(Db)
-    )
-  return Layer.mergeAll(
-    restServer(Db),
-    workers,
-    Layer.mergeAll(LedgerStore.Default, FxRates.Default).pipe(Layer.provideMerge(Db)),
-    Layer.succeed(TestChain, chain)
-  )
-    .pipe(Layer.provide(config))
-}))
+/** REST, ingestion, the ledger builder and the alert monitor as fibers on one database, against the seeded chain. */
+const Service = serviceOnSeededChain(AlertMonitor)
 
 /** Retries `read` until `ready` holds (the workers are asynchronous), failing after 30 s with the last answer. */
 const until = <R>(what: string, read: Effect.Effect<Reply, never, R>, ready: (reply: Reply) => boolean) =>

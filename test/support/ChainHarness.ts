@@ -1,18 +1,23 @@
 import { SqlClient } from "@effect/sql"
-import { AccountsRepo, Backfills, ChainStore, PriceRounds, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo, Backfills, ChainStore, LedgerStore, PriceRounds, WalletsRepo } from "@scaledger/db"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
 import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
+import { FxRates } from "@scaledger/db/FxRates"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { ChainConfig, type ChainConfigShape } from "@scaledger/workers/chain/ChainConfig"
 import { ReadHealth } from "@scaledger/workers/chain/ReadHealth"
 import { tokenRegistryLayer } from "@scaledger/workers/chain/TokenRegistry"
 import { ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
 import { runBackfill } from "@scaledger/workers/ingest/Backfill"
+import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
 import { IngestConfig, type IngestConfigShape } from "@scaledger/workers/ingest/IngestConfig"
 import { PauseChecks } from "@scaledger/workers/ingest/PauseChecks"
-import { makeRecorder } from "@scaledger/workers/ingest/Recorder"
+import { PriceRecorderLive } from "@scaledger/workers/ingest/PriceRecorder"
+import { makeRecorder, RecorderLive } from "@scaledger/workers/ingest/Recorder"
 import { TokenCatalog } from "@scaledger/workers/ingest/TokenCatalog"
-import { Effect, Layer, Option } from "effect"
+import { LedgerBuilderLive, LedgerPricesLive } from "@scaledger/workers/ledger/LedgerBuilder"
+import { ConfigProvider, Context, Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -20,6 +25,7 @@ import { encodeFunctionData, type Hex } from "viem"
 import { loadArtifact } from "../chain/artifacts.js"
 import type { TestNode } from "../chain/node.js"
 import { type SeedResult, startSeededNode, toJson } from "../chain/seed.js"
+import { restServer } from "./RestHarness.js"
 
 /** The one harness for chain tests: the local node, the fault proxy, the seed, and the ingestion services on them. */
 export { loadArtifact } from "../chain/artifacts.js"
@@ -161,3 +167,42 @@ export const recordSnapshot = Effect.gen(function*() {
     yield* sql`SELECT token_key, from_date, to_date, reason FROM coverage_gaps ORDER BY token_key, from_date, reason`
   return { transfers, receipts, announcements, changes, gaps }
 })
+
+/** The seeded chain a `serviceOnSeededChain` layer runs against. */
+export class TestChain extends Context.Tag("TestChain")<TestChain, SeededChain>() {}
+
+/**
+ * REST, ingestion (recorder, backfill runner, price recorder) and the ledger builder as fibers on one PostgreSQL
+ * database, against a seeded chain with 12 blocks on top (every seeded price round final), plus `extraWorkers`.
+ */
+export const serviceOnSeededChain = <E, R>(extraWorkers: Layer.Layer<never, E, R>) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const chain = yield* seededChain
+    yield* Effect.promise(async () => {
+      for (let i = 0; i < 12; i++) await chain.node.request("evm_mine", [])
+    })
+    const Db = TestDatabase.postgres
+    const config = Layer.setConfigProvider(ConfigProvider.fromJson({
+      CHAIN_ID: chain.node.chainId,
+      LEDGER_POLL_MS: 100,
+      LEDGER_MIN_INTERVAL_MS: 100
+    }))
+    const services = ingestServices({
+      rpcUrl: chain.node.httpUrl,
+      chainId: chain.node.chainId,
+      tokenListPath: chain.tokenListPath,
+      ingest: { pricePollMs: 200, priceHistoryFrom: Date.UTC(2026, 5, 1) / 1000 }
+    })
+    const workers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, PriceRecorderLive, LedgerBuilderLive, extraWorkers)
+      .pipe(
+        Layer.provide(LedgerPricesLive),
+        Layer.provideMerge(services),
+        Layer.provide(Db)
+      )
+    return Layer.mergeAll(
+      restServer(Db),
+      workers,
+      Layer.mergeAll(LedgerStore.Default, FxRates.Default).pipe(Layer.provideMerge(Db)),
+      Layer.succeed(TestChain, chain)
+    ).pipe(Layer.provide(config))
+  }))

@@ -96,7 +96,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const create = (endpoint: {
+    const create = Effect.fn("WebhooksRepo.create")((endpoint: {
       readonly id: string
       readonly accountId: string
       readonly url: string
@@ -112,14 +112,19 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
           RETURNING *`,
         (rows) => toEndpoint(rows[0]!)
       )
+    )
 
-    const find = (accountId: string, id: string) =>
+    const find = Effect.fn("WebhooksRepo.find")((accountId: string, id: string) =>
       Effect.map(
         sql<EndpointDbRow>`SELECT * FROM webhook_endpoints WHERE account_id = ${accountId} AND id = ${id}`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toEndpoint)
       )
+    )
 
-    const list = (accountId: string, page: { readonly afterSeq: string | undefined; readonly limit: number }) =>
+    const list = Effect.fn("WebhooksRepo.list")((
+      accountId: string,
+      page: { readonly afterSeq: string | undefined; readonly limit: number }
+    ) =>
       Effect.map(
         sql<EndpointDbRow>`
           SELECT * FROM webhook_endpoints WHERE account_id = ${accountId}
@@ -127,12 +132,13 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
           ORDER BY seq LIMIT ${page.limit + 1}`,
         (rows) => ({ webhooks: rows.slice(0, page.limit).map(toEndpoint), hasMore: rows.length > page.limit })
       )
+    )
 
     /**
      * Changes an endpoint. Enabling resets the failure count; disabling cancels its pending deliveries (an endpoint
      * receives only alerts raised while it is enabled).
      */
-    const update = (accountId: string, id: string, patch: {
+    const update = Effect.fn("WebhooksRepo.update")((accountId: string, id: string, patch: {
       readonly url?: string | undefined
       readonly description?: string | undefined
       readonly kinds?: ReadonlyArray<string> | undefined
@@ -154,20 +160,22 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
         if (rows[0] !== undefined && patch.enabled === false) yield* cancelPending(id)
         return Option.map(Option.fromNullable(rows[0]), toEndpoint)
       }))
+    )
 
     const cancelPending = (endpointId: string) =>
       sql`UPDATE webhook_deliveries SET status = 'cancelled', finished_at = now(), lease_owner = NULL,
                  lease_until = NULL, last_error = 'endpoint disabled'
           WHERE endpoint_id = ${endpointId} AND status = 'pending'`
 
-    const remove = (accountId: string, id: string) =>
+    const remove = Effect.fn("WebhooksRepo.remove")((accountId: string, id: string) =>
       Effect.map(
         sql<{ id: string }>`DELETE FROM webhook_endpoints WHERE account_id = ${accountId} AND id = ${id} RETURNING id`,
         (rows) => rows.length > 0
       )
+    )
 
     /** The account's last `limit` attempts, newest first. */
-    const attempts = (accountId: string, limit = 50) =>
+    const attempts = Effect.fn("WebhooksRepo.attempts")((accountId: string, limit = 50) =>
       Effect.map(
         sql<{
           id: string
@@ -196,13 +204,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
             at: row.at
           }))
       )
+    )
 
     /**
      * Claims up to `limit` due deliveries for one attempt each: pending, due, and not leased by a live worker (a
      * lease that expired means its worker died; the attempt is due again). Rows are locked with
      * `FOR UPDATE SKIP LOCKED`, so concurrent workers never claim the same row.
      */
-    const claimDue = (owner: string, limit: number, leaseSeconds: number) =>
+    const claimDue = Effect.fn("WebhooksRepo.claimDue")((owner: string, limit: number, leaseSeconds: number) =>
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<{
           id: string
@@ -250,13 +259,14 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
         }
         return claimed
       }))
+    )
 
     /**
      * Records one attempt and its consequence in one transaction: the log line; the delivery done, rescheduled or
      * failed; and the endpoint's consecutive failures (reset by a delivered one, counted once per failed delivery,
      * disabling the endpoint at 10). Nothing is written when the lease was lost to another worker.
      */
-    const recordAttempt = (owner: string, record: AttemptRecord) =>
+    const recordAttempt = Effect.fn("WebhooksRepo.recordAttempt")((owner: string, record: AttemptRecord) =>
       sql.withTransaction(Effect.gen(function*() {
         const { delivery, result } = record
         const mine = yield* sql<{ id: string }>`
@@ -309,11 +319,15 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
         }
         return { disabled, recorded: true }
       }))
+    )
 
     /** Deliveries not finished yet (pending), for tests and the benchmark. */
-    const pendingCount = Effect.map(
-      sql<{ n: string }>`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,
-      (rows) => Number(rows[0]?.n ?? 0)
+    const pendingCount = Effect.withSpan(
+      Effect.map(
+        sql<{ n: string }>`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      ),
+      "WebhooksRepo.pendingCount"
     )
 
     return { create, find, list, update, remove, attempts, claimDue, recordAttempt, pendingCount } as const

@@ -17,7 +17,7 @@ export class EdgarCache extends Effect.Service<EdgarCache>()("@scaledger/db/Edga
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const get = (kind: EdgarDocumentKind, cik: number) =>
+    const get = Effect.fn("EdgarCache.get")((kind: EdgarDocumentKind, cik: number) =>
       Effect.map(
         sql<{ status: "ok" | "not_found"; body: unknown; fetched_at: Date }>`
           SELECT status, body, fetched_at FROM edgar_documents WHERE kind = ${kind} AND cik = ${cik}`,
@@ -30,22 +30,25 @@ export class EdgarCache extends Effect.Service<EdgarCache>()("@scaledger/db/Edga
             fetchedAt: row.fetched_at
           }))
       )
+    )
 
-    const put = (document: EdgarDocument) =>
+    const put = Effect.fn("EdgarCache.put")((document: EdgarDocument) =>
       sql`
         INSERT INTO edgar_documents (kind, cik, status, body, fetched_at)
         VALUES (${document.kind}, ${document.cik}, ${document.status},
           ${document.body === null ? null : JSON.stringify(document.body)}::jsonb, ${document.fetchedAt})
         ON CONFLICT (kind, cik) DO UPDATE
           SET status = EXCLUDED.status, body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at`.pipe(Effect.asVoid)
+    )
 
     /** Documents fetched before `before`, oldest first: what the daily refresh fetches again. */
-    const staleBefore = (before: Date, limit: number) =>
+    const staleBefore = Effect.fn("EdgarCache.staleBefore")((before: Date, limit: number) =>
       Effect.map(
         sql<{ kind: EdgarDocumentKind; cik: string | number }>`
           SELECT kind, cik FROM edgar_documents WHERE fetched_at < ${before} ORDER BY fetched_at LIMIT ${limit}`,
         (rows) => rows.map((row) => ({ kind: row.kind, cik: Number(row.cik) }))
       )
+    )
 
     /** One ticker's entry of the cached ticker map (`{ cik, ticker, name }`), without reading the whole map. */
     const issuerOf = (ticker: string) =>

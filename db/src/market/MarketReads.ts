@@ -44,7 +44,7 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
     })
 
     /** True when a feed is recorded for the token (rounds or progress). */
-    const hasFeed = (chainId: number, token: string) =>
+    const hasFeed = Effect.fn("MarketReads.hasFeed")((chainId: number, token: string) =>
       Effect.map(
         sql<{ n: string | number }>`
           SELECT (SELECT count(*) FROM price_feed_progress WHERE chain_id = ${chainId} AND token_key = ${key(token)})
@@ -52,9 +52,10 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
                                         AND token_key = ${key(token)} LIMIT 1) r) AS n`,
         (rows) => Number(rows[0]?.n ?? 0) > 0
       )
+    )
 
     /** The round in force at `at`: the newest with `updated_at <= at`. */
-    const roundAt = (chainId: number, token: string, at: Date) =>
+    const roundAt = Effect.fn("MarketReads.roundAt")((chainId: number, token: string, at: Date) =>
       Effect.map(
         sql<RoundRow>`
           SELECT feed_address, round_id, answer, decimals, updated_at FROM price_rounds
@@ -62,6 +63,7 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
           ORDER BY updated_at DESC, round_id DESC LIMIT 1`,
         (rows) => Option.map(Option.fromNullable(rows[0]), toRound)
       )
+    )
 
     const pauseOf = (chainId: number, token: string, at: Date, kinds: readonly [string, string]) =>
       Effect.map(
@@ -110,11 +112,12 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
      * The token's trading pause (`Paused`/`Unpaused` and `paused()` reads) and oracle pause (`OraclePaused`/`OracleUnpaused`) in force at
      * `at`: the latest event of each pair in a block at or before it.
      */
-    const pauses = (chainId: number, token: string, at: Date) =>
+    const pauses = Effect.fn("MarketReads.pauses")((chainId: number, token: string, at: Date) =>
       Effect.all({
         token: tokenPause(chainId, token, at),
         oracle: pauseOf(chainId, token, at, ["OraclePaused", "OracleUnpaused"])
       })
+    )
 
     /**
      * The trading pauses in force now among the given tokens, keyed by lowercase address: from the `Paused`/`Unpaused`

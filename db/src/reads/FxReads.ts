@@ -1,7 +1,7 @@
 import { InvalidDate, NotFound, ServiceUnavailable, UnsupportedCurrency } from "@scaledger/domain"
-import type { FxRequestError } from "@scaledger/domain/fx/FxErrors"
-import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { quoteFromDay, staleness, validateQuoteRequest } from "@scaledger/domain/fx/Quote"
+import type { FxRequestError } from "@scaledger/domain/fx/QuoteErrors"
 import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"
 import type { ExchangeRateQuote } from "@scaledger/domain/FxApi"
 import { Clock, Effect, Either, Option } from "effect"
@@ -9,7 +9,7 @@ import { FxRates } from "../FxRates.js"
 
 const requestError = (error: FxRequestError) => {
   switch (error._tag) {
-    case "UnsupportedCurrency":
+    case "UnsupportedQuoteCurrency":
       return new UnsupportedCurrency({
         message: `${error.currency} is not a supported currency: use USD or one of the 20 ECB reference currencies.`,
         details: { currency: error.currency, supported: error.supported }

@@ -7,7 +7,7 @@ import {
   NotFound,
   type ReportingCurrency
 } from "@scaledger/domain"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate } from "@scaledger/domain/CalendarDates"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
@@ -38,7 +38,7 @@ export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "in
 type EventRow = Movement | IncomeEvent | SplitEvent
 
 const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isIsoDate(value)
+  value === undefined || isCalendarDate(value)
     ? Effect.succeed(value)
     : Effect.fail(
       new InvalidDate({

@@ -1,5 +1,5 @@
 import { InvalidDate, NotFound } from "@scaledger/domain"
-import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import { formatWad } from "@scaledger/domain/ledger/Fixed"
 import type { MultiplierHistory } from "@scaledger/domain/MultiplierApi"
 import { Effect, Option } from "effect"
@@ -9,7 +9,7 @@ const dateOf = (time: Date) => utcDateOf(time.getTime())
 const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
 
 const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isIsoDate(value)
+  value === undefined || isCalendarDate(value)
     ? Effect.succeed(value)
     : Effect.fail(
       new InvalidDate({

@@ -1,15 +1,8 @@
-import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiError, OpenApi } from "@effect/platform"
 import { Schema, SchemaAST } from "effect"
 import { AlertsGroup, WebhooksGroup } from "./alerts/AlertsApi.js"
 import { Authentication } from "./Auth.js"
-import {
-  DecodeErrorAsInvalidRequest,
-  InvalidAddressError,
-  InvalidRequestError,
-  NotFoundError,
-  ServiceUnavailableError,
-  UnsupportedCurrencyError
-} from "./Errors.js"
+import { DecodeErrorAsInvalidRequest, InvalidRequestError, ServiceUnavailableError } from "./Errors.js"
 import { ExportsGroup } from "./ExportsApi.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
@@ -17,97 +10,8 @@ import { EstimatesGroup, ExposureGroup, MarketGroup, SummaryGroup } from "./Mark
 import { MultiplierGroup } from "./MultiplierApi.js"
 import { documentCommonResponses } from "./OpenApiCommon.js"
 import { ReviewGroup } from "./ReviewApi.js"
-import { Settings, UpdateSettings } from "./Settings.js"
-import { CreateWallet, UpdateWallet, Wallet, WalletList, WalletListParams, WalletPath } from "./Wallet.js"
-
-export class WalletsGroup extends HttpApiGroup.make("wallets")
-  .add(
-    HttpApiEndpoint.get("list", "/wallets")
-      .setUrlParams(WalletListParams)
-      .addSuccess(WalletList)
-      .annotate(OpenApi.Summary, "List watched wallets")
-      .annotate(
-        OpenApi.Description,
-        "The watched addresses, in order of creation, paginated with `limit` and `cursor`."
-      )
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/wallets")
-      .setPayload(CreateWallet)
-      .addSuccess(Wallet, { status: 201 })
-      .addError(InvalidAddressError)
-      .annotate(OpenApi.Summary, "Watch a wallet")
-      // The handler answers 200 (not 201) with the existing wallet when the address is already watched.
-      .annotate(OpenApi.Transform, (op) => {
-        const responses = op.responses as Record<string, { description: string; content?: unknown }>
-        const created = responses["201"]
-        if (created !== undefined) {
-          responses["200"] = { ...created, description: "The address was already watched: the existing wallet." }
-        }
-        return op
-      })
-      .annotate(
-        OpenApi.Description,
-        "Starts watching a public address: live multiplier recording from the next block, and a backfill of its " +
-          "history. Answers 201 with the new wallet, or 200 with the existing one when the account already watches it."
-      )
-  )
-  .add(
-    HttpApiEndpoint.get("get", "/wallets/:address")
-      .setPath(WalletPath)
-      .addSuccess(Wallet)
-      .addError(InvalidAddressError)
-      .addError(NotFoundError)
-      .annotate(OpenApi.Summary, "Get a wallet")
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/wallets/:address")
-      .setPath(WalletPath)
-      .setPayload(UpdateWallet)
-      .addSuccess(Wallet)
-      .addError(InvalidAddressError)
-      .addError(NotFoundError)
-      .annotate(OpenApi.Summary, "Change a wallet's label or self flag")
-      .annotate(
-        OpenApi.Description,
-        "Changes `label` and `self`. Marking an address as own rebuilds the account's history."
-      )
-  )
-  .add(
-    HttpApiEndpoint.del("remove", "/wallets/:address")
-      .setPath(WalletPath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(InvalidAddressError)
-      .addError(NotFoundError)
-      .annotate(OpenApi.Summary, "Stop watching a wallet")
-      .annotate(
-        OpenApi.Description,
-        "Stops the watch and deletes every record derived from the wallet. Generated exports are kept."
-      )
-  )
-  .annotate(OpenApi.Title, "Wallets")
-  .annotate(OpenApi.Description, "The public addresses the account watches (never keys: nothing here signs).")
-{}
-
-export class SettingsGroup extends HttpApiGroup.make("settings")
-  .add(
-    HttpApiEndpoint.get("get", "/settings").addSuccess(Settings).annotate(OpenApi.Summary, "Get the account's settings")
-  )
-  .add(
-    HttpApiEndpoint.put("update", "/settings")
-      .setPayload(UpdateSettings)
-      .addSuccess(Settings)
-      .addError(UnsupportedCurrencyError)
-      .annotate(OpenApi.Summary, "Change the country rule or reporting currency")
-      .annotate(
-        OpenApi.Description,
-        "Sets the country rule (`US`, `SG`, `DE`) and the reporting currency (USD or one of the 20 ECB reference " +
-          "currencies). Fields left out keep their value."
-      )
-  )
-  .annotate(OpenApi.Title, "Settings")
-  .annotate(OpenApi.Description, "The account's country rule and reporting currency.")
-{}
+import { SettingsGroup } from "./SettingsApi.js"
+import { WalletsGroup } from "./WalletsApi.js"
 
 /**
  * Replaces the framework's default decode-error body with the service's error envelope (`invalid_request`), so that

@@ -1,4 +1,5 @@
 import { Either, Schema } from "effect"
+import { isCalendarDate } from "./CalendarDates.js"
 
 /**
  * Shared basic schemas for request inputs: text without control characters, calendar dates PostgreSQL can store,
@@ -63,25 +64,6 @@ export const Word = Schema.String.pipe(
   Schema.annotations({ identifier: "Word", description: "Printable ASCII without spaces, 1 to 100 characters." })
 )
 
-const isoDatePattern = /^(\d{4})-(\d{2})-(\d{2})$/
-
-const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
-
-/**
- * True for a real calendar day `YYYY-MM-DD` in years 0001 to 9999 (proleptic Gregorian): the range both
- * PostgreSQL's `date` and JavaScript's `Date` hold. Year 0000 and 2025-02-30 are refused.
- */
-export const isCalendarDate = (input: string): boolean => {
-  const m = isoDatePattern.exec(input)
-  if (m === null) return false
-  const year = Number(m[1])
-  const month = Number(m[2])
-  const day = Number(m[3])
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false
-  const days = month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
-  return day <= days
-}
-
 /** A calendar date `YYYY-MM-DD` within 0001-01-01 to 9999-12-31. */
 export const CalendarDate = Schema.String.pipe(
   Schema.filter((input) =>
@@ -94,6 +76,55 @@ export const CalendarDate = Schema.String.pipe(
     jsonSchema: { type: "string", format: "date", pattern: "^\\d{4}-\\d{2}-\\d{2}$" }
   })
 )
+
+/**
+ * A real calendar day `YYYY-MM-DD` (the UTC day an event happened on chain, an ECB publication day) in answers and
+ * stored rows. Requests take `CalendarDate`, whose error message names the range.
+ */
+export const IsoDate = Schema.String.pipe(
+  Schema.filter(isCalendarDate, { message: () => "expected a calendar date YYYY-MM-DD" }),
+  Schema.annotations({
+    identifier: "IsoDate",
+    description: "A calendar date, YYYY-MM-DD.",
+    examples: ["2026-08-14"],
+    jsonSchema: {
+      type: "string",
+      description: "A calendar date, YYYY-MM-DD.",
+      examples: ["2026-08-14"],
+      pattern: "^\\d{4}-\\d{2}-\\d{2}$"
+    }
+  })
+)
+
+/** An instant, ISO 8601 in UTC. */
+export const IsoDateTime = Schema.String.annotations({
+  identifier: "IsoDateTime",
+  description: "An instant, ISO 8601 in UTC.",
+  examples: ["2026-08-14T15:12:46.000Z"]
+})
+
+/** An amount as a decimal string, signed: never a float. */
+export const DecimalString = Schema.String.pipe(
+  Schema.pattern(/^-?\d+(\.\d+)?$/),
+  Schema.annotations({
+    identifier: "DecimalString",
+    description: "A decimal number as a string.",
+    examples: ["1.000566080061092436"]
+  })
+)
+
+/** A decimal string, or null where a figure is unknown (never zero in its place). */
+export const NullableDecimal = Schema.NullOr(DecimalString)
+
+const positiveDecimalPattern = /^\d+(\.\d+)?$/
+
+/** True for an unsigned decimal string with a non-zero digit (`1.1252`, `0.5`; not `0`, `-1`, `1e3`). */
+export const isPositiveDecimal = (s: string): boolean => positiveDecimalPattern.test(s) && /[1-9]/.test(s)
+
+/** A decimal string greater than zero (rates, prices). */
+export const PositiveDecimal = Schema.String.pipe(
+  Schema.filter(isPositiveDecimal, { message: () => "expected a positive decimal string such as 1.1252" })
+).annotations({ identifier: "PositiveDecimal" })
 
 /** The largest position a cursor may carry: PostgreSQL's `bigint` maximum. */
 export const MAX_CURSOR_POSITION = 9_223_372_036_854_775_807n

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { IsoDate, IsoDateTime, PageParams, strict } from "./Common.js"
+import { IsoDate, IsoDateTime } from "./Basic.js"
+import { PageParams, strict } from "./Common.js"
 import {
   InvalidAddressError,
   InvalidDateError,

@@ -1,7 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { IsoDate, PositiveDecimal } from "./Basic.js"
 import { InvalidDateError, NotFoundError, UnsupportedCurrencyError } from "./Errors.js"
-import { FxQuote, FxSource, IsoDate, PositiveDecimal } from "./fx/FxQuote.js"
+import { FxQuote, FxSource } from "./fx/Schemas.js"
 
 /**
  * SPEC "Exchange-rate quote" (`quote`, `date`, `rate`, `source`, `carriedForward`) plus `derivation` and `perEur`

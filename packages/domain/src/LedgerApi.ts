@@ -1,9 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DecimalString, IsoDate, IsoDateTime, PageParams } from "./Common.js"
+import { DecimalString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
+import { PageParams } from "./Common.js"
 import { InvalidAddressError, InvalidDateError, NotFoundError, ReplayInProgressError } from "./Errors.js"
-
-const NullableDecimal = Schema.NullOr(DecimalString)
 
 /** Why a figure is null: unknown, never zero. */
 export const UnknownBecause = Schema.Struct({

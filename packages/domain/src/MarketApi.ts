@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DecimalString, IsoDate, IsoDateTime } from "./Common.js"
+import { DecimalString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
 import {
   InvalidAddressError,
   InvalidDateError,
@@ -8,8 +8,6 @@ import {
   NotFoundError,
   ReplayInProgressError
 } from "./Errors.js"
-
-const NullableDecimal = Schema.NullOr(DecimalString)
 
 /** How old the EDGAR data behind an answer is. */
 const dataAge = {

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DecimalString, IsoDate, IsoDateTime } from "./Common.js"
+import { DecimalString, IsoDate, IsoDateTime } from "./Basic.js"
 import { InvalidDateError, NotFoundError } from "./Errors.js"
 import { CoverageGap } from "./Wallet.js"
 

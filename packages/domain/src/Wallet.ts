@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { FreeTextMax } from "./Basic.js"
-import { IsoDate, IsoDateTime, PageParams, strict } from "./Common.js"
+import { FreeTextMax, IsoDate, IsoDateTime } from "./Basic.js"
+import { PageParams, strict } from "./Common.js"
 
 export const CoverageGapReason = Schema.Literal("archive_unavailable", "rpc_error", "before_watch")
 

@@ -6,11 +6,12 @@ import {
   encodePageCursor,
   FreeTextMax,
   hasControlCharacter,
-  isCalendarDate,
+  IsoDate,
   PageLimitParam,
   SafeText,
   SafeTextMax
 } from "../src/Basic.js"
+import { isCalendarDate } from "../src/CalendarDates.js"
 
 const accepts = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
   Either.isRight(Schema.decodeUnknownEither(schema)(input))
@@ -68,5 +69,15 @@ describe("shared basic schemas", () => {
   it("limit is an integer from 1 to 500", () => {
     for (const good of ["1", "50", "500"]) expect(accepts(PageLimitParam, good)).toBe(true)
     for (const bad of ["0", "501", "1.5", "abc", "-1", ""]) expect(accepts(PageLimitParam, bad), bad).toBe(false)
+  })
+})
+
+describe("IsoDate", () => {
+  it("accepts real calendar days only, on decode and on encode (answers carry no impossible dates)", () => {
+    expect(Schema.decodeUnknownEither(IsoDate)("2024-02-29")).toEqual(Either.right("2024-02-29"))
+    for (const bad of ["2025-02-29", "2025-13-01", "0000-01-01", "2025-5-9", "2025-05-09T00:00:00Z"]) {
+      expect(Either.isLeft(Schema.decodeUnknownEither(IsoDate)(bad)), bad).toBe(true)
+      expect(Either.isLeft(Schema.encodeEither(IsoDate)(bad)), bad).toBe(true)
+    }
   })
 })

@@ -46,7 +46,7 @@ export const LogConfig = Config.all({
   format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const))
 })
 
-export const DataDir = Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data"))
+export { DataDir } from "@scaledger/domain/ConfigValues"
 
 export const KeyHashSecretConfig = Config.option(Config.redacted("KEY_HASH_SECRET"))
 

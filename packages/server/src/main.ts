@@ -5,7 +5,7 @@ import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { checkContractList } from "@scaledger/workers/classify/ContractListLive"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { WorkersLive } from "@scaledger/workers/WorkersLive"
-import { Cause, Console, Effect, Layer } from "effect"
+import { Cause, Console, Effect, Exit, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { KeyHashSecretLive } from "./auth/KeyHashSecret.js"
@@ -17,6 +17,7 @@ import { RestServer } from "./http/RestServer.js"
 import { LoggingLive } from "./Logging.js"
 import { McpServerLive } from "./mcp/McpServerLive.js"
 import { describeFailure } from "./StartupFailure.js"
+import { TelemetryLive } from "./Telemetry.js"
 
 /** Which parts this process runs: all by default; `--api`, `--mcp`, `--workers` pick some (to scale out). */
 const roles = (argv: ReadonlyArray<string>) => {
@@ -76,6 +77,7 @@ const program = Effect.gen(function*() {
 for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginDrain)
 
 program.pipe(
+  Effect.provide(TelemetryLive),
   Effect.provide(LoggingLive),
   Effect.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause)
@@ -87,5 +89,11 @@ program.pipe(
         })
       )
   ),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+  // A start that failed after the database opened leaves handles behind: exit rather than wait on them.
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    teardown: (exit, onExit) =>
+      onExit((Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) || process.exitCode === 1 ? 1 : 0)
+  })
 )

@@ -1,4 +1,4 @@
-import { addDays } from "../fx/IsoDate.js"
+import { addDays } from "../CalendarDates.js"
 import { sessionOn, toNewYork } from "../market/UsMarketCalendar.js"
 
 const MINUTE_MS = 60_000

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
-import { IsoDateTime, PageParams, strict } from "../Common.js"
+import { IsoDateTime } from "../Basic.js"
+import { PageParams, strict } from "../Common.js"
 
 const Kinds = Schema.Array(Schema.String).annotations({
   description: "Alert kinds to deliver; empty means all kinds. An unknown kind is `400 unknown_alert_kind`."

@@ -1,5 +1,5 @@
 export * from "./ClassifierPort.js"
+export * from "./ContractList.js"
 export * from "./EmbeddedModel.js"
 export * from "./ModelFeatures.js"
-export * from "./ContractList.js"
 export * from "./Rules.js"

@@ -1,7 +1,7 @@
 import { BigNumber } from "bignumber.js"
 import { Option } from "effect"
+import { isPositiveDecimal } from "../Basic.js"
 import type { ReportingCurrency } from "../Currency.js"
-import { isPositiveDecimal } from "./FxQuote.js"
 
 /**
  * Significant digits kept in a cross rate. The ECB publishes at most 6 significant digits, so 20 digits carry the

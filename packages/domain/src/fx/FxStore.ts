@@ -1,9 +1,9 @@
 import type { Option } from "effect"
 import { Context, Effect, Layer, Ref } from "effect"
 import type { ReportingCurrency } from "../Currency.js"
-import type { FxStoreError } from "./FxErrors.js"
-import type { DayRates, FxSource, StoredDay } from "./FxQuote.js"
 import { DayIndex } from "./Quote.js"
+import type { FxStoreError } from "./QuoteErrors.js"
+import type { DayRates, FxSource, StoredDay } from "./Schemas.js"
 
 /**
  * Where ECB publication days are kept: one row per publication day (`fx_rates`), the raw per-euro numbers and the

@@ -1,4 +1,5 @@
 import { Effect, Either, Option } from "effect"
+import { isCalendarDate } from "../CalendarDates.js"
 import { isReportingCurrency, ReportingCurrencies, type ReportingCurrency } from "../Currency.js"
 import { derivationOf, inputsNeeded, usdCrossRate } from "./CrossRate.js"
 import {
@@ -8,10 +9,9 @@ import {
   type FxRequestError,
   MalformedDate,
   RateUnavailable,
-  UnsupportedCurrency
-} from "./FxErrors.js"
-import { FIRST_ECB_DAY, type FxQuote, type StoredDay } from "./FxQuote.js"
-import { isIsoDate } from "./IsoDate.js"
+  UnsupportedQuoteCurrency
+} from "./QuoteErrors.js"
+import { FIRST_ECB_DAY, type FxQuote, type StoredDay } from "./Schemas.js"
 import { businessDaysBetween } from "./TargetCalendar.js"
 
 export interface QuoteRequest {
@@ -35,9 +35,11 @@ export interface ValidQuoteRequest {
 export const validateQuoteRequest = (request: QuoteRequest): Either.Either<ValidQuoteRequest, FxRequestError> => {
   const code = request.currency.toUpperCase()
   if (!isReportingCurrency(code)) {
-    return Either.left(new UnsupportedCurrency({ currency: request.currency, supported: [...ReportingCurrencies] }))
+    return Either.left(
+      new UnsupportedQuoteCurrency({ currency: request.currency, supported: [...ReportingCurrencies] })
+    )
   }
-  if (!isIsoDate(request.date)) return Either.left(new MalformedDate({ input: request.date }))
+  if (!isCalendarDate(request.date)) return Either.left(new MalformedDate({ input: request.date }))
   if (request.date < FIRST_ECB_DAY) {
     return Either.left(new DateBeforeHistory({ date: request.date, earliest: FIRST_ECB_DAY }))
   }

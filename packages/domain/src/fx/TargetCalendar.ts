@@ -6,7 +6,7 @@
  * calendar agrees with every publication since 1999-01-04: in 1999 Good Friday and Easter Monday were open (rates
  * were published on 1999-04-02 and 1999-04-05), and 31 December was closed in 1999 and 2001.
  */
-import { addDays, dayOfWeek, fromEpochDay, toEpochDay } from "./IsoDate.js"
+import { addDays, dayOfWeek, fromEpochDay, toEpochDay } from "../CalendarDates.js"
 
 /** Easter Sunday of a Gregorian year (anonymous Gregorian computus), as `YYYY-MM-DD`. */
 export const easterSunday = (year: number): string => {

@@ -4,7 +4,7 @@
  * Pure. The lots come from the account's stored ledger build and are matched by the ledger's own FIFO
  * (`LedgerFifo.ts`); holding periods use the ledger's US calendar rule (`ledger/HoldingPeriod.ts`).
  */
-import { addDays, daysBetween } from "../fx/IsoDate.js"
+import { addDays, daysBetween } from "../CalendarDates.js"
 import {
   applyRate,
   divRound,

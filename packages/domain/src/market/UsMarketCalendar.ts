@@ -19,7 +19,7 @@
  * 1987–2006 from the first Sunday of April to the last Sunday of October), switching at 02:00 local time. Sessions
  * never touch 02:00, so a session's offset is the offset of its date.
  */
-import { addDays, dayOfWeek, fromEpochDay, toEpochDay } from "../fx/IsoDate.js"
+import { addDays, dayOfWeek, fromEpochDay, toEpochDay } from "../CalendarDates.js"
 import { easterSunday } from "../fx/TargetCalendar.js"
 
 const MINUTE_MS = 60_000

@@ -12,7 +12,7 @@ import {
   RateUnavailable,
   staleness,
   type StoredDay,
-  UnsupportedCurrency
+  UnsupportedQuoteCurrency
 } from "@scaledger/domain/fx/index"
 import { Effect, Either, Option, Schema } from "effect"
 import { readFileSync } from "node:fs"
@@ -122,13 +122,13 @@ describe("quotes on real ECB days", () => {
 describe("request validation", () => {
   it("unsupported currency lists the valid ones", () => {
     const e = left(quote("XAU", "2025-05-09"))
-    expect(e).toBeInstanceOf(UnsupportedCurrency)
-    const u = e as UnsupportedCurrency
+    expect(e).toBeInstanceOf(UnsupportedQuoteCurrency)
+    const u = e as UnsupportedQuoteCurrency
     expect(u.supported).toHaveLength(21)
     expect(u.supported).toContain("SGD")
     expect(u.message).toContain("SGD")
     // Published by the ECB but not one of the 20.
-    expect(left(quote("HUF", "2025-05-09"))).toBeInstanceOf(UnsupportedCurrency)
+    expect(left(quote("HUF", "2025-05-09"))).toBeInstanceOf(UnsupportedQuoteCurrency)
   })
 
   it("malformed dates", () => {

@@ -1,30 +1,28 @@
 import { describe, expect, it } from "@effect/vitest"
+import { addDays, dayOfWeek, isCalendarDate } from "@scaledger/domain/CalendarDates"
 import {
-  addDays,
   businessDayOnOrBefore,
   businessDaysBetween,
-  dayOfWeek,
   easterSunday,
-  isIsoDate,
   isTargetBusinessDay,
   nextBusinessDay,
   previousBusinessDay,
   targetHoliday
 } from "@scaledger/domain/fx/index"
 
-describe("IsoDate", () => {
+describe("CalendarDates", () => {
   it("accepts real calendar days only", () => {
-    expect(isIsoDate("2025-05-09")).toBe(true)
-    expect(isIsoDate("2024-02-29")).toBe(true)
-    expect(isIsoDate("2025-02-29")).toBe(false)
-    expect(isIsoDate("1900-02-29")).toBe(false)
-    expect(isIsoDate("2000-02-29")).toBe(true)
-    expect(isIsoDate("2025-04-31")).toBe(false)
-    expect(isIsoDate("2025-13-01")).toBe(false)
-    expect(isIsoDate("2025-5-9")).toBe(false)
-    expect(isIsoDate("20250509")).toBe(false)
-    expect(isIsoDate("2025-05-09T00:00:00Z")).toBe(false)
-    expect(isIsoDate(" 2025-05-09")).toBe(false)
+    expect(isCalendarDate("2025-05-09")).toBe(true)
+    expect(isCalendarDate("2024-02-29")).toBe(true)
+    expect(isCalendarDate("2025-02-29")).toBe(false)
+    expect(isCalendarDate("1900-02-29")).toBe(false)
+    expect(isCalendarDate("2000-02-29")).toBe(true)
+    expect(isCalendarDate("2025-04-31")).toBe(false)
+    expect(isCalendarDate("2025-13-01")).toBe(false)
+    expect(isCalendarDate("2025-5-9")).toBe(false)
+    expect(isCalendarDate("20250509")).toBe(false)
+    expect(isCalendarDate("2025-05-09T00:00:00Z")).toBe(false)
+    expect(isCalendarDate(" 2025-05-09")).toBe(false)
   })
 
   it("does day arithmetic across months, years and leap days", () => {

@@ -11,8 +11,8 @@ import {
   ScaledgerApi,
   UnsupportedFormat
 } from "@scaledger/domain"
+import { isCalendarDate } from "@scaledger/domain/CalendarDates"
 import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
 import { Effect, Either, Option } from "effect"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"
@@ -20,7 +20,7 @@ import { orUnavailable } from "./Unavailable.js"
 const CSV = "text/csv; charset=utf-8"
 
 const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isIsoDate(value)
+  value === undefined || isCalendarDate(value)
     ? Effect.succeed(value)
     : Effect.fail(
       new InvalidDate({

@@ -1,9 +1,9 @@
-import type { ProviderRates } from "@scaledger/domain/fx/FxQuote"
+import type { ProviderRates } from "@scaledger/domain/fx/Schemas"
 import { Effect, Either } from "effect"
 import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import { parseEcbCsv } from "./EcbCsv.js"
-import { FxParseError } from "./FxErrors.js"
+import { FxParseError } from "./ProviderErrors.js"
 
 /** The ECB history shipped with Scaledger (1999-01-04 … 2025-05-09), the CSV inside `eurofxref-hist.zip`. */
 export const bundledHistoryPath: string = fileURLToPath(new URL("../../assets/ecb/eurofxref-hist.csv", import.meta.url))

@@ -1,8 +1,8 @@
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate } from "@scaledger/domain/CalendarDates"
+import type { DayRates } from "@scaledger/domain/fx/Schemas"
 import { Either } from "effect"
-import { FxParseError } from "./FxErrors.js"
-import { canonicalRate } from "./Rates.js"
+import { FxParseError } from "./ProviderErrors.js"
+import { canonicalRate } from "./RateText.js"
 
 const fail = (detail: string, line?: number) =>
   Either.left(
@@ -42,7 +42,7 @@ export const parseEcbCsv = (text: string): Either.Either<Array<DayRates>, FxPars
     const cells = lines[i]!.split(",")
     if (cells.length !== width) return fail(`expected ${width} cells, got ${cells.length}`, lineNo)
     const date = cells[0]!.trim()
-    if (!isIsoDate(date)) return fail(`bad date ${JSON.stringify(date)}`, lineNo)
+    if (!isCalendarDate(date)) return fail(`bad date ${JSON.stringify(date)}`, lineNo)
     if (seenDates.has(date)) return fail(`repeated date ${date}`, lineNo)
     seenDates.add(date)
     if (trailingEmpty && cells[width - 1]!.trim() !== "") return fail("value in the trailing empty column", lineNo)

@@ -1,8 +1,8 @@
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate } from "@scaledger/domain/CalendarDates"
+import type { DayRates } from "@scaledger/domain/fx/Schemas"
 import { Either } from "effect"
-import { FxParseError } from "./FxErrors.js"
-import { canonicalRate } from "./Rates.js"
+import { FxParseError } from "./ProviderErrors.js"
+import { canonicalRate } from "./RateText.js"
 
 /**
  * Parses the ECB's eurofxref XML (`eurofxref-daily.xml`, `eurofxref-hist-90d.xml`, `eurofxref-hist.xml`):
@@ -112,7 +112,7 @@ class Parser {
       if (time === undefined || token.attributes.size !== 1) {
         throw new XmlError("a day Cube must have exactly the attribute time", token.offset)
       }
-      if (!isIsoDate(time)) throw new XmlError(`bad time ${JSON.stringify(time)}`, token.offset)
+      if (!isCalendarDate(time)) throw new XmlError(`bad time ${JSON.stringify(time)}`, token.offset)
       if (seen.has(time)) throw new XmlError(`repeated day ${time}`, token.offset)
       seen.add(time)
       days.push({ date: time, perEur: this.dayCube(token) })

@@ -1,8 +1,8 @@
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
+import type { DayRates } from "@scaledger/domain/fx/Schemas"
 import { Either } from "effect"
 import { unzipSync } from "fflate"
 import { parseEcbCsv } from "./EcbCsv.js"
-import { FxParseError } from "./FxErrors.js"
+import { FxParseError } from "./ProviderErrors.js"
 
 /** The CSV text inside `eurofxref-hist.zip` (the entry `eurofxref-hist.csv`, or its only `.csv` entry). */
 export const unzipEcbHistory = (bytes: Uint8Array): Either.Either<string, FxParseError> => {

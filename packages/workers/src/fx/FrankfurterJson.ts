@@ -1,8 +1,8 @@
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
-import { isIsoDate } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate } from "@scaledger/domain/CalendarDates"
+import type { DayRates } from "@scaledger/domain/fx/Schemas"
 import { Either } from "effect"
-import { FxParseError } from "./FxErrors.js"
-import { rateFromNumber } from "./Rates.js"
+import { FxParseError } from "./ProviderErrors.js"
+import { rateFromNumber } from "./RateText.js"
 
 const fail = (detail: string) => Either.left(new FxParseError({ format: "frankfurter-json", detail }))
 
@@ -16,7 +16,7 @@ const checkEnvelope = (body: unknown): Either.Either<Record<string, unknown>, Fx
 }
 
 const dayRates = (date: unknown, rates: unknown): Either.Either<DayRates, FxParseError> => {
-  if (typeof date !== "string" || !isIsoDate(date)) return fail(`bad date ${JSON.stringify(date)}`)
+  if (typeof date !== "string" || !isCalendarDate(date)) return fail(`bad date ${JSON.stringify(date)}`)
   if (!isRecord(rates)) return fail(`rates of ${date} is not an object`)
   const perEur: Record<string, string> = {}
   for (const [code, value] of Object.entries(rates)) {
@@ -46,8 +46,8 @@ export const parseFrankfurterRange = (body: unknown): Either.Either<Array<DayRat
   Either.flatMap(checkEnvelope(body), (b) => {
     const start = b["start_date"]
     const end = b["end_date"]
-    if (typeof start !== "string" || !isIsoDate(start)) return fail(`bad start_date ${JSON.stringify(start)}`)
-    if (typeof end !== "string" || !isIsoDate(end)) return fail(`bad end_date ${JSON.stringify(end)}`)
+    if (typeof start !== "string" || !isCalendarDate(start)) return fail(`bad start_date ${JSON.stringify(start)}`)
+    if (typeof end !== "string" || !isCalendarDate(end)) return fail(`bad end_date ${JSON.stringify(end)}`)
     if (!isRecord(b["rates"])) return fail("rates is not an object")
     const days: Array<DayRates> = []
     for (const [date, rates] of Object.entries(b["rates"])) {

@@ -1,13 +1,14 @@
 import { HttpClient, type HttpClientResponse } from "@effect/platform"
-import type { DayRates, FxSource, ProviderRates } from "@scaledger/domain/fx/FxQuote"
-import { addDays, daysBetween, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { addDays, daysBetween, utcDateOf } from "@scaledger/domain/CalendarDates"
+import { optionalHttpUrl } from "@scaledger/domain/ConfigValues"
+import type { DayRates, FxSource, ProviderRates } from "@scaledger/domain/fx/Schemas"
 import { businessDaysBetween, isTargetBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 import { Clock, Config, Context, Duration, Effect, Either, Layer, Option, Schedule } from "effect"
 import { parseEcbCsv } from "./EcbCsv.js"
 import { parseEcbXml } from "./EcbXml.js"
 import { unzipEcbHistory } from "./EcbZip.js"
 import { parseFrankfurterDay, parseFrankfurterRange, parseJson } from "./FrankfurterJson.js"
-import { type FxParseError, FxProviderError } from "./FxErrors.js"
+import { type FxParseError, FxProviderError } from "./ProviderErrors.js"
 
 /** Fetches ECB reference-rate publication days from one place. Days come back oldest first, as published. */
 export interface FxProviderShape {
@@ -273,7 +274,7 @@ export const makeFrankfurterProvider = (
 /** `FX_PROVIDER` (`ecb` | `frankfurter`, default `ecb`) and `FX_BASE_URL` (default: the provider's public URL). */
 export const FxProviderConfig = Config.all({
   provider: Config.literal("ecb", "frankfurter")("FX_PROVIDER").pipe(Config.withDefault("ecb" as const)),
-  baseUrl: Config.option(Config.string("FX_BASE_URL"))
+  baseUrl: optionalHttpUrl("FX_BASE_URL")
 })
 
 export const makeFxProviderFromConfig = (http?: Partial<HttpPolicy>) =>

@@ -1,12 +1,12 @@
 import { FetchHttpClient, type HttpClient } from "@effect/platform"
 import type { SqlError } from "@effect/sql/SqlError"
 import { FxRates } from "@scaledger/db/FxRates"
-import type { FxStoreError } from "@scaledger/domain/fx/FxErrors"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
+import type { FxStoreError } from "@scaledger/domain/fx/QuoteErrors"
 import { Cause, Clock, Config, type ConfigError, Effect, Exit, Layer, Option } from "effect"
 import { bundledHistoryPath, loadBundledHistory } from "./BundledHistory.js"
-import type { FxParseError, FxProviderError } from "./FxErrors.js"
 import { FxProvider, makeFxProviderFromConfig } from "./FxProvider.js"
+import type { FxParseError, FxProviderError } from "./ProviderErrors.js"
 import { type DailyRefreshOptions, type RefreshResult, runDailyRefresh } from "./Refresh.js"
 
 /** `FX_REFRESH` (default on): `off` keeps the rates as loaded, with no network access (offline use, tests). */

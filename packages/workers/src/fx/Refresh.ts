@@ -1,10 +1,10 @@
-import { type FxStoreError } from "@scaledger/domain/fx/FxErrors"
-import { FIRST_ECB_DAY, type FxSource } from "@scaledger/domain/fx/FxQuote"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
+import { type FxStoreError } from "@scaledger/domain/fx/QuoteErrors"
+import { FIRST_ECB_DAY, type FxSource } from "@scaledger/domain/fx/Schemas"
 import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"
 import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
-import type { FxProviderError } from "./FxErrors.js"
 import { FxProvider } from "./FxProvider.js"
+import type { FxProviderError } from "./ProviderErrors.js"
 import {
   berlinDateOf,
   DEFAULT_REFRESH_TIME,

@@ -1,4 +1,4 @@
-import { addDays, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { addDays, utcDateOf } from "@scaledger/domain/CalendarDates"
 import { isTargetBusinessDay, previousBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 
 /**

@@ -1,7 +1,7 @@
 import type { AnnouncementRow, ChangeRow, GapRow } from "@scaledger/db"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { ChainClient, type MultiplierAnnouncement } from "@scaledger/domain/chain/ChainClient"
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
-import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { Effect, Option } from "effect"
 
 /**

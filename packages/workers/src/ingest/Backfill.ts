@@ -8,8 +8,8 @@ import {
   type GapRow,
   type PauseRow
 } from "@scaledger/db"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
-import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"

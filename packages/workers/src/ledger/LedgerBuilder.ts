@@ -10,7 +10,8 @@ import {
 } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import type { ReportingCurrency } from "@scaledger/domain"
-import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
+import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
@@ -29,17 +30,17 @@ export class LedgerPrices extends Context.Tag("@scaledger/workers/ledger/LedgerP
 }
 
 export const LedgerBuilderConfig = Config.all({
-  pollMs: Config.integer("LEDGER_POLL_MS").pipe(Config.withDefault(500)),
+  poll: durationSetting("LEDGER_POLL_MS", "millis", 500, { positive: true }),
   /** Chain data arrives in small steps: an account is rebuilt for it at most this often. Replays do not wait. */
-  minIntervalMs: Config.integer("LEDGER_MIN_INTERVAL_MS").pipe(Config.withDefault(2_000)),
+  minInterval: durationSetting("LEDGER_MIN_INTERVAL_MS", "millis", 2_000),
   /** A build older than this is made again: "now" moves the year's figures and the current value. */
-  maxAgeSeconds: Config.integer("LEDGER_MAX_AGE_SECONDS").pipe(Config.withDefault(3_600)),
-  concurrency: Config.integer("LEDGER_CONCURRENCY").pipe(Config.withDefault(2)),
-  leaseSeconds: Config.integer("LEDGER_LEASE_SECONDS").pipe(Config.withDefault(300)),
+  maxAge: durationSetting("LEDGER_MAX_AGE_SECONDS", "seconds", 3_600, { positive: true }),
+  concurrency: positiveInteger("LEDGER_CONCURRENCY", 2),
+  lease: durationSetting("LEDGER_LEASE_SECONDS", "seconds", 300, { positive: true }),
   /** How many accounts' checkpoints (the ledger state of the last build) a worker keeps to build incrementally. */
-  checkpoints: Config.integer("LEDGER_CHECKPOINTS").pipe(Config.withDefault(16)),
+  checkpoints: nonNegativeInteger("LEDGER_CHECKPOINTS", 16),
   /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
-  checkpointEvents: Config.integer("LEDGER_CHECKPOINT_EVENTS").pipe(Config.withDefault(2_000_000))
+  checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000)
 })
 
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
@@ -445,8 +446,13 @@ export const makeLedgerBuilder = Effect.gen(function*() {
     )
 
   const poll = Effect.gen(function*() {
-    yield* store.expireOlderThan(config.maxAgeSeconds)
-    const due = yield* store.claim(owner, config.concurrency, config.leaseSeconds, config.minIntervalMs)
+    yield* store.expireOlderThan(Duration.toSeconds(config.maxAge))
+    const due = yield* store.claim(
+      owner,
+      config.concurrency,
+      Duration.toSeconds(config.lease),
+      Duration.toMillis(config.minInterval)
+    )
     yield* Effect.forEach(due, (build) => Effect.ignore(buildOne(build.accountId, build.version, build.replay)), {
       concurrency: config.concurrency,
       discard: true
@@ -455,7 +461,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
 
   const run = poll.pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("ledger builder: poll failed", cause)),
-    Effect.repeat(Schedule.spaced(Duration.millis(config.pollMs)))
+    Effect.repeat(Schedule.spaced(config.poll))
   )
   return { run, poll, buildOne, stats } as const
 })

@@ -1,4 +1,5 @@
 import { HttpClient } from "@effect/platform"
+import { nonNegativeInteger, optionalHttpUrl } from "@scaledger/domain/ConfigValues"
 import { EdgarError, EdgarNotFound, EdgarSource, type EdgarSourceShape, padCik } from "@scaledger/domain/market/Edgar"
 import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 
@@ -11,7 +12,7 @@ export const SEC_DATA_BASE_URL = "https://data.sec.gov"
  */
 export const EdgarConfig = Config.all({
   userAgent: Config.option(Config.redacted("EDGAR_USER_AGENT")),
-  baseUrl: Config.option(Config.string("EDGAR_BASE_URL")),
+  baseUrl: optionalHttpUrl("EDGAR_BASE_URL"),
   /** Requests per second across the whole process; the SEC's limit is 10. */
   maxRequestsPerSecond: Config.number("EDGAR_MAX_REQUESTS_PER_SECOND").pipe(
     Config.withDefault(10),
@@ -26,7 +27,7 @@ export const EdgarConfig = Config.all({
     Config.validate({ message: "EDGAR_REFRESH_HOURS must be zero or more", validation: (n) => n >= 0 })
   ),
   /** First back-off delay of a retry (doubling, jittered). */
-  retryBaseDelayMs: Config.integer("EDGAR_RETRY_BASE_MS").pipe(Config.withDefault(1_000))
+  retryBaseDelayMs: nonNegativeInteger("EDGAR_RETRY_BASE_MS", 1_000)
 })
 export type EdgarConfig = Config.Config.Success<typeof EdgarConfig>
 

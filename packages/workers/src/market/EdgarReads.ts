@@ -129,7 +129,7 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshHours: number) 
         return [...symbols].sort()
       })
 
-    const filings = (
+    const filings = Effect.fn("EdgarReads.filings")((
       accountId: string,
       params: { readonly symbol?: string | undefined; readonly limit?: number | undefined }
     ) =>
@@ -241,8 +241,9 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshHours: number) 
           evidence: { accessionNumbers: shown.map((f) => f.accessionNumber) }
         } satisfies Filings
       })
+    )
 
-    const dividends = (accountId: string, symbolParam: string) =>
+    const dividends = Effect.fn("EdgarReads.dividends")((accountId: string, symbolParam: string) =>
       Effect.gen(function*() {
         yield* settledLedger(store, accountId)
         const symbol = symbolParam.toUpperCase()
@@ -316,23 +317,30 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshHours: number) 
           declared: facts?.dividends ?? null
         })
       })
+    )
 
     /** Fetches again every cached document older than the refresh interval (the daily refresh). */
-    const refreshDue = Effect.gen(function*() {
-      if (Option.isNone(source)) return 0
-      const edgar = source.value
-      const now = yield* Clock.currentTimeMillis
-      const due = yield* cache.staleBefore(new Date(now - maxAgeMs), 500)
-      for (const { cik, kind } of due) {
-        if (kind === "tickers") yield* tickers(edgar)
-        else if (kind === "submissions") {
-          yield* document(kind, cik, edgar.submissions(cik), (json) =>
-            parseRecentFilings(json).filings.slice(0, FILINGS_KEPT))
-        } else {yield* document(kind, cik, edgar.companyFacts(cik), (json) =>
-            parseDeclaredDividends(json))}
-      }
-      return due.length
-    })
+    const refreshDue = Effect.withSpan(
+      Effect.gen(function*() {
+        if (Option.isNone(source)) return 0
+        const edgar = source.value
+        const now = yield* Clock.currentTimeMillis
+        const due = yield* cache.staleBefore(new Date(now - maxAgeMs), 500)
+        for (const { cik, kind } of due) {
+          if (kind === "tickers") yield* tickers(edgar)
+          else if (kind === "submissions") {
+            yield* document(
+              kind,
+              cik,
+              edgar.submissions(cik),
+              (json) => parseRecentFilings(json).filings.slice(0, FILINGS_KEPT)
+            )
+          } else yield* document(kind, cik, edgar.companyFacts(cik), (json) => parseDeclaredDividends(json))
+        }
+        return due.length
+      }),
+      "EdgarReads.refreshDue"
+    )
 
     return { filings, dividends, refreshDue, configured: Option.isSome(source) } as const
   })

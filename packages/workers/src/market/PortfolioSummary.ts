@@ -33,7 +33,7 @@ export const makePortfolioSummary = Effect.gen(function*() {
   const reads = yield* MarketReads
   const { chainId } = yield* chainConfig
 
-  const summary = (accountId: string) =>
+  const summary = Effect.fn("PortfolioSummaryReads.summary")((accountId: string) =>
     Effect.gen(function*() {
       const built = yield* settledLedger(store, accountId)
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -101,6 +101,7 @@ export const makePortfolioSummary = Effect.gen(function*() {
       }
       return answer
     })
+  )
 
   return { summary } as const
 })

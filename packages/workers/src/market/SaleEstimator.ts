@@ -8,7 +8,7 @@ import {
   NotFound,
   type ReportingCurrency
 } from "@scaledger/domain"
-import { isIsoDate, utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
@@ -82,7 +82,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
       return rateOn(date, { currency, rates: [{ date, ...quote.value }] })
     })
 
-  const estimate = (accountId: string, params: SaleParams) =>
+  const estimate = Effect.fn("SaleEstimator.estimate")((accountId: string, params: SaleParams) =>
     Effect.gen(function*() {
       if (!decimalPattern.test(params.shares)) {
         return yield* new InvalidRequest({
@@ -96,7 +96,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
           details: { field: "price" }
         })
       }
-      if (params.date !== undefined && !isIsoDate(params.date)) {
+      if (params.date !== undefined && !isCalendarDate(params.date)) {
         return yield* new InvalidDate({
           message: `date must be a date, YYYY-MM-DD: ${params.date}`,
           details: { field: "date", reason: "malformed" }
@@ -179,6 +179,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
       }
       return view
     })
+  )
 
   return { estimate } as const
 })

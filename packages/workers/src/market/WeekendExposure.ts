@@ -2,7 +2,7 @@ import { LedgerStore } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import { MarketReads, type PauseState, type StoredRound } from "@scaledger/db/market/MarketReads"
 import { NotFound, type ReportingCurrency } from "@scaledger/domain"
-import { utcDateOf } from "@scaledger/domain/fx/IsoDate"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
 import type { WeekendExposure } from "@scaledger/domain/MarketApi"
@@ -45,7 +45,10 @@ export const makeWeekendExposure = Effect.gen(function*() {
       return Option.match(quote, { onNone: () => null, onSome: (q) => ({ currency, ...q }) })
     })
 
-  const exposure = (accountId: string, params: { readonly symbol?: string | undefined }) =>
+  const exposure = Effect.fn("WeekendExposureReads.exposure")((
+    accountId: string,
+    params: { readonly symbol?: string | undefined }
+  ) =>
     Effect.gen(function*() {
       yield* settledLedger(store, accountId)
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -136,6 +139,7 @@ export const makeWeekendExposure = Effect.gen(function*() {
       }
       return answer
     })
+  )
 
   return { exposure } as const
 })

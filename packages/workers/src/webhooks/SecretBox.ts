@@ -1,4 +1,5 @@
 import { randomBase62 } from "@scaledger/db/Ids"
+import { DataDir } from "@scaledger/domain/ConfigValues"
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -45,7 +46,7 @@ export class WebhookSecretBox extends Context.Tag("@scaledger/workers/WebhookSec
     Effect.gen(function*() {
       const configured = yield* Config.option(Config.redacted("WEBHOOK_SECRET_KEY"))
       if (Option.isSome(configured)) return makeBox(configured.value)
-      const dataDir = Path.resolve(yield* Config.string("SCALEDGER_DATA_DIR").pipe(Config.withDefault("./data")))
+      const dataDir = Path.resolve(yield* DataDir)
       const file = Path.join(dataDir, "webhook-secret-key")
       return yield* Effect.sync(() => {
         Fs.mkdirSync(dataDir, { recursive: true })

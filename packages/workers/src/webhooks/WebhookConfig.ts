@@ -1,3 +1,4 @@
+import { nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import { Config, ConfigError, Context, Either, Layer } from "effect"
 
 /** A duration list such as `5s,5m` or `200ms,1s` (units ms, s, m, h) as milliseconds. */
@@ -57,17 +58,17 @@ export const WebhookConfigFromEnv = Config.all({
   allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
   retryDelaysMs: Delays,
   maxAttempts: Config.succeed(3),
-  retryAfterCapMs: Config.integer("WEBHOOK_RETRY_AFTER_CAP_MS").pipe(Config.withDefault(15 * 60_000)),
-  connectTimeoutMs: Config.integer("WEBHOOK_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(5_000)),
-  totalTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
-  leaseSeconds: Config.integer("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
-  pollMs: Config.integer("WEBHOOK_POLL_MS").pipe(Config.withDefault(250)),
-  concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(16)),
-  batchSize: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(64)),
-  monitorPollMs: Config.integer("ALERT_POLL_MS").pipe(Config.withDefault(2_000)),
-  monitorSafetyPollMs: Config.integer("ALERT_SAFETY_POLL_MS").pipe(Config.withDefault(30_000)),
-  incomeOpenDays: Config.integer("ALERT_INCOME_OPEN_DAYS").pipe(Config.withDefault(7)),
-  oracleStaleMinutes: Config.integer("ORACLE_STALE_MINUTES").pipe(Config.withDefault(60))
+  retryAfterCapMs: nonNegativeInteger("WEBHOOK_RETRY_AFTER_CAP_MS", 15 * 60_000),
+  connectTimeoutMs: positiveInteger("WEBHOOK_CONNECT_TIMEOUT_MS", 5_000),
+  totalTimeoutMs: positiveInteger("WEBHOOK_TIMEOUT_MS", 15_000),
+  leaseSeconds: positiveInteger("WEBHOOK_LEASE_SECONDS", 60),
+  pollMs: positiveInteger("WEBHOOK_POLL_MS", 250),
+  concurrency: positiveInteger("WEBHOOK_CONCURRENCY", 16),
+  batchSize: positiveInteger("WEBHOOK_BATCH", 64),
+  monitorPollMs: positiveInteger("ALERT_POLL_MS", 2_000),
+  monitorSafetyPollMs: positiveInteger("ALERT_SAFETY_POLL_MS", 30_000),
+  incomeOpenDays: nonNegativeInteger("ALERT_INCOME_OPEN_DAYS", 7),
+  oracleStaleMinutes: positiveInteger("ORACLE_STALE_MINUTES", 60)
 })
 
 export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig")<

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { addDays } from "@scaledger/domain/fx/IsoDate"
+import { addDays } from "@scaledger/domain/CalendarDates"
 import { isTargetBusinessDay } from "@scaledger/domain/fx/TargetCalendar"
 import {
   bundledHistoryPath,

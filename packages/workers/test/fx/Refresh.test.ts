@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { DayRates } from "@scaledger/domain/fx/FxQuote"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
+import type { DayRates } from "@scaledger/domain/fx/Schemas"
 import {
   bundledHistoryPath,
   FxProvider,

@@ -1,10 +1,12 @@
 import { Schema } from "effect"
 
 /** The code is not USD or one of the 20 reference currencies (`400 unsupported_currency` with the list). */
-export class UnsupportedCurrency extends Schema.TaggedError<UnsupportedCurrency>()("UnsupportedCurrency", {
-  currency: Schema.String,
-  supported: Schema.Array(Schema.String)
-}) {
+export class UnsupportedQuoteCurrency
+  extends Schema.TaggedError<UnsupportedQuoteCurrency>()("UnsupportedQuoteCurrency", {
+    currency: Schema.String,
+    supported: Schema.Array(Schema.String)
+  })
+{
   override get message(): string {
     return `Unsupported currency ${JSON.stringify(this.currency)}; supported: ${this.supported.join(", ")}`
   }
@@ -52,7 +54,7 @@ export class RateUnavailable extends Schema.TaggedError<RateUnavailable>()("Rate
   }
 }
 
-export type FxRequestError = UnsupportedCurrency | MalformedDate | DateInFuture | DateBeforeHistory
+export type FxRequestError = UnsupportedQuoteCurrency | MalformedDate | DateInFuture | DateBeforeHistory
 export type FxQuoteError = FxRequestError | RateUnavailable
 
 /** The store could not be read or written (the database implementation wraps its own error in `cause`). */

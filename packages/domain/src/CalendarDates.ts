@@ -4,8 +4,11 @@ const isoDatePattern = /^(\d{4})-(\d{2})-(\d{2})$/
 
 const DAY_MS = 86_400_000
 
-/** True for a well-formed `YYYY-MM-DD` that names a real calendar day (no 2025-02-30) in years 0001–9999. */
-export const isIsoDate = (input: string): boolean => {
+/**
+ * True for a real calendar day `YYYY-MM-DD` in years 0001 to 9999 (proleptic Gregorian): the range both
+ * PostgreSQL's `date` and JavaScript's `Date` hold. Year 0000 and 2025-02-30 are refused.
+ */
+export const isCalendarDate = (input: string): boolean => {
   const m = isoDatePattern.exec(input)
   if (m === null) return false
   const year = Number(m[1])
@@ -21,7 +24,7 @@ const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 
 const daysInMonth = (year: number, month: number): number =>
   month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
 
-/** Days since 1970-01-01 of a date assumed well-formed (check with `isIsoDate` first). */
+/** Days since 1970-01-01 of a date assumed well-formed (check with `isCalendarDate` first). */
 export const toEpochDay = (date: string): number =>
   new Date(0).setUTCFullYear(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS
 

@@ -5,8 +5,8 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { ready, ROOT, runEntry } from "../support/Processes.js"
-import { startSeededNode, toJson } from "./seed.js"
+import { startSeededNode, toJson } from "../test/chain/seed.js"
+import { ready, ROOT, runEntry } from "../test/support/Processes.js"
 
 const portArg = process.argv.indexOf("--port")
 const port = portArg === -1 ? 8080 : Number(process.argv[portArg + 1])

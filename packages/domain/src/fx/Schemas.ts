@@ -1,18 +1,6 @@
 import { Schema } from "effect"
+import { IsoDate, PositiveDecimal } from "../Basic.js"
 import { ReportingCurrency } from "../Currency.js"
-import { isIsoDate } from "./IsoDate.js"
-
-export const IsoDate = Schema.String.pipe(
-  Schema.filter(isIsoDate, { message: () => "expected a calendar date YYYY-MM-DD" })
-).annotations({ identifier: "IsoDate", description: "A calendar date, YYYY-MM-DD." })
-
-const positiveDecimalPattern = /^\d+(\.\d+)?$/
-
-export const isPositiveDecimal = (s: string): boolean => positiveDecimalPattern.test(s) && /[1-9]/.test(s)
-
-export const PositiveDecimal = Schema.String.pipe(
-  Schema.filter(isPositiveDecimal, { message: () => "expected a positive decimal string such as 1.1252" })
-).annotations({ identifier: "PositiveDecimal" })
 
 export const CurrencyCode = Schema.String.pipe(Schema.pattern(/^[A-Z]{3}$/)).annotations({
   identifier: "CurrencyCode",
