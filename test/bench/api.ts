@@ -77,14 +77,20 @@ const main = Effect.gen(function*() {
     return { key: created.key, positions: seeded.positions }
   }).pipe(
     Effect.provide(
-      Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, LedgerInputs.Default, LedgerStore.Default,
-        FxRates.Default, ApiKeys.Default).pipe(
-          Layer.provideMerge(Layer.mergeAll(
-            ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: BENCH_CHAIN }),
-            Layer.succeed(KeyHashSecret, Redacted.make(SECRET))
-          )),
-          Layer.provideMerge(database)
-        )
+      Layer.mergeAll(
+        AccountsRepo.Default,
+        WalletsRepo.Default,
+        LedgerInputs.Default,
+        LedgerStore.Default,
+        FxRates.Default,
+        ApiKeys.Default
+      ).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: BENCH_CHAIN }),
+          Layer.succeed(KeyHashSecret, Redacted.make(SECRET))
+        )),
+        Layer.provideMerge(database)
+      )
     ),
     Effect.orDie
   )
@@ -118,29 +124,51 @@ const main = Effect.gen(function*() {
   const check = yield* Effect.promise(() =>
     fetch(`http://127.0.0.1:${servicePort}/v1/positions`, { headers: { authorization: `Bearer ${key}` } })
   )
-  const body = (yield* Effect.promise(() => check.json())) as { positions?: Array<unknown> }
+  const text = yield* Effect.promise(() => check.text())
+  const portfolioBytes = (yield* Effect.promise(() =>
+    fetch(`http://127.0.0.1:${servicePort}/v1/portfolio`, { headers: { authorization: `Bearer ${key}` } })
+      .then((r) =>
+        r.arrayBuffer()
+      )
+  )).byteLength
+  const body = JSON.parse(text) as { positions?: Array<unknown> }
   if (check.status !== 200 || body.positions?.length !== positions || positions === 0) {
     return yield* Effect.dieMessage(`GET /v1/positions answered ${check.status}: ${JSON.stringify(body)}`)
   }
   console.log(
-    `one wallet, ${EVENTS.toLocaleString("en")} transfers, ${positions} positions on PostgreSQL; ` +
-      `${CONNECTIONS} connections, ${SECONDS} s per run; load average ${Os.loadavg()[0]!.toFixed(1)} on ${
-        Os.cpus().length
-      } cores`
+    `one wallet, ${EVENTS.toLocaleString("en")} transfers, ${positions} positions on PostgreSQL ` +
+      `(answers of ${Buffer.byteLength(text).toLocaleString("en")} and ${
+        portfolioBytes.toLocaleString("en")
+      } bytes); ` +
+      `${CONNECTIONS} connections, ${SECONDS} s per run; load average ${
+        Os.loadavg()[0]!.toFixed(1)
+      } on ${Os.cpus().length} cores`
   )
   const api = `http://127.0.0.1:${servicePort}`
+  if (process.env.BENCH_ONLY !== undefined) {
+    // One path alone (for a profile of it): `BENCH_ONLY=/v1/positions`.
+    console.log(
+      line(`GET ${process.env.BENCH_ONLY}`, yield* Effect.promise(() => load(`${api}${process.env.BENCH_ONLY}`, key)))
+    )
+    return
+  }
   const helloRun = yield* Effect.promise(() => load(`http://127.0.0.1:${helloPort}/hello`))
   const positionsRun = yield* Effect.promise(() => load(`${api}/v1/positions`, key))
   const portfolioRun = yield* Effect.promise(() => load(`${api}/v1/portfolio`, key))
+  // The service's edge alone (request id, checks, the log line; no key, no database): the ceiling of the others.
+  const healthRun = yield* Effect.promise(() => load(`${api}/healthz`))
   // Hello-world again: the machine is shared, so the reference is the mean of a run before and one after.
   const helloAfter = yield* Effect.promise(() => load(`http://127.0.0.1:${helloPort}/hello`))
   const reference = (helloRun.rps + helloAfter.rps) / 2
   console.log(line("hello-world", helloRun))
   console.log(line("GET /v1/positions", positionsRun, reference))
   console.log(line("GET /v1/portfolio", portfolioRun, reference))
+  console.log(line("GET /healthz", healthRun, reference))
   console.log(line("hello-world again", helloAfter))
   const ratio = positionsRun.rps / reference
-  console.log(`positions: ${(100 * ratio).toFixed(0)} % of hello-world (must reach 40 %): ${ratio >= 0.4 ? "OK" : "UNDER"}`)
+  console.log(
+    `positions: ${(100 * ratio).toFixed(0)} % of hello-world (must reach 40 %): ${ratio >= 0.4 ? "OK" : "UNDER"}`
+  )
 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
 
 Effect.runPromise(main).then(

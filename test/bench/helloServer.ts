@@ -14,8 +14,11 @@ const Api = HttpApi.make("hello").add(
   )
 )
 
-const HelloLive = HttpApiBuilder.group(Api, "hello", (handlers) =>
-  handlers.handle("hello", () => Effect.succeed({ message: "hello, world" })))
+const HelloLive = HttpApiBuilder.group(
+  Api,
+  "hello",
+  (handlers) => handlers.handle("hello", () => Effect.succeed({ message: "hello, world" }))
+)
 
 const Routes = HttpLayerRouter.addHttpApi(Api).pipe(Layer.provide(HelloLive))
 

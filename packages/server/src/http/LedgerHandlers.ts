@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { LedgerStore, WalletsRepo } from "@scaledger/db"
+import { LedgerStore, SettledLedger, WalletsRepo } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import {
   Address,
@@ -48,28 +48,35 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
     const store = yield* LedgerStore
     const wallets = yield* WalletsRepo
     const alertStore = yield* AlertsStore
+    const settledLedger = yield* SettledLedger
 
     /**
      * The account's stored build, or 409 while a replay (or the first build) is under way. An account that never
      * asked for a build (no wallets yet) has an empty record.
      */
-    const settledReport = (accountId: string) =>
+    const settledBuild = (accountId: string) =>
       Effect.gen(function*() {
-        const state = yield* store.state(accountId)
-        if (Option.isNone(state)) return Option.none<StoredReport>()
-        if (state.value.builtVersion === 0 || state.value.replayVersion > state.value.builtVersion) {
+        const build = yield* settledLedger.settled(accountId)
+        if (Option.isNone(build)) return { report: Option.none<StoredReport>(), positions: [] }
+        const state = build.value.state
+        if (state.builtVersion === 0 || state.replayVersion > state.builtVersion) {
           return yield* new ReplayInProgress({
             message: "The account's history is being rebuilt; retry shortly.",
             retryAfterSeconds: 1
           })
         }
-        if (state.value.status === "failed") {
+        if (state.status === "failed") {
           return yield* new ServiceUnavailable({
-            message: `The account's ledger could not be built: ${state.value.error}`
+            message: `The account's ledger could not be built: ${state.error}`
           })
         }
-        return Option.map(yield* store.report(accountId), (report) => report as StoredReport)
+        return {
+          report: build.value.report as Option.Option<StoredReport>,
+          positions: build.value.positions as ReadonlyArray<Position>
+        }
       })
+
+    const settledReport = (accountId: string) => Effect.map(settledBuild(accountId), (build) => build.report)
 
     const currencyOf = (report: Option.Option<StoredReport>): ReportingCurrency =>
       Option.match(report, { onNone: () => "USD", onSome: (r) => r.currency })
@@ -84,8 +91,8 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
       .handle("positions", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const report = yield* settledReport(account.id)
-          let rows = (yield* store.positions(account.id)) as ReadonlyArray<Position>
+          const { positions: stored, report } = yield* settledBuild(account.id)
+          let rows = stored
           if (urlParams.wallet !== undefined) {
             const parsed = Address.parseAddress(urlParams.wallet)
             if (Either.isLeft(parsed)) {
@@ -174,9 +181,8 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
       .handle("portfolio", () =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const report = yield* settledReport(account.id)
+          const { positions, report } = yield* settledBuild(account.id)
           const currency = currencyOf(report)
-          const positions = (yield* store.positions(account.id)) as ReadonlyArray<Position>
           const recent = (yield* store.recentEvents(account.id, 10)) as ReadonlyArray<
             Movement | IncomeEvent | SplitEvent
           >

@@ -1,5 +1,13 @@
 import { HttpLayerRouter } from "@effect/platform"
-import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import {
+  ChainStore,
+  FxReads,
+  LedgerStore,
+  MultiplierReads,
+  SettingsRepo,
+  SettledLedger,
+  WalletsRepo
+} from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
@@ -35,6 +43,7 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     SettingsRepo.Default,
     ChainStore.Default,
     LedgerStore.Default,
+    SettledLedger.Default,
     ApiKeys.Default,
     FxRates.Default,
     FxReads.Default,
