@@ -4,6 +4,7 @@ import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { TokenRegistry } from "../chain/TokenRegistry.js"
 import { IngestConfig } from "./IngestConfig.js"
+import { PriceWake } from "./PriceWake.js"
 
 const PHASE_SHIFT = 64n
 const AGGREGATOR_MASK = (1n << PHASE_SHIFT) - 1n
@@ -340,10 +341,13 @@ export const makePriceRecorder = Effect.gen(function*() {
     while (pending.length > 0) pending = yield* tick(pending)
   })
 
-  const run = catchUp.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("prices: pass failed", cause)),
-    Effect.repeat(Schedule.spaced(Duration.millis(config.pricePollMs)))
-  )
+  const wake = yield* Effect.serviceOption(PriceWake)
+  const pass = catchUp.pipe(Effect.catchAllCause((cause) => Effect.logWarning("prices: pass failed", cause)))
+  // Every `pricePollMs`, and at once when woken (a backfill ended: its transfers need price history).
+  const run = Option.match(wake, {
+    onNone: () => Effect.repeat(pass, Schedule.spaced(Duration.millis(config.pricePollMs))),
+    onSome: (signal) => Effect.forever(Effect.zipRight(pass, signal.sleep(Duration.millis(config.pricePollMs))))
+  })
 
   return { targets, tick, catchUp, run } as const
 })
