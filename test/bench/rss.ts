@@ -12,7 +12,7 @@ import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { startSeededNode, toJson } from "../chain/seed.js"
-import { freePort, ready, ROOT, waitFor } from "../support/Processes.js"
+import { freePort, ROOT, waitFor } from "../support/Processes.js"
 
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20)
 const MB = 1024 * 1024
@@ -41,24 +41,28 @@ const main = async () => {
   Fs.writeFileSync(tokenListPath, toJson(tokenList))
   const port = await freePort()
   const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
-  const service = spawn(process.execPath, [...flags, "--import", "tsx", Path.join(ROOT, "packages/server/src/main.ts")], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: "",
-      SCALEDGER_DATA_DIR: Path.join(dataDir, "data"),
-      PORT: String(port),
-      MCP_PORT: String(await freePort()),
-      HOST: "127.0.0.1",
-      RPC_URL: node.wsUrl,
-      CHAIN_ID: String(node.chainId),
-      TOKEN_LIST: tokenListPath,
-      FINALITY_DEPTH: "5",
-      FX_REFRESH: "off",
-      BACKFILL_POLL_MS: "250"
-    },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const service = spawn(
+    process.execPath,
+    [...flags, "--import", "tsx", Path.join(ROOT, "packages/server/src/main.ts")],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: "",
+        SCALEDGER_DATA_DIR: Path.join(dataDir, "data"),
+        PORT: String(port),
+        MCP_PORT: String(await freePort()),
+        HOST: "127.0.0.1",
+        RPC_URL: node.wsUrl,
+        CHAIN_ID: String(node.chainId),
+        TOKEN_LIST: tokenListPath,
+        FINALITY_DEPTH: "5",
+        FX_REFRESH: "off",
+        BACKFILL_POLL_MS: "250"
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   let output = ""
   service.stdout.on("data", (chunk) => {
     if (output.length < 100_000) output += chunk
@@ -72,7 +76,11 @@ const main = async () => {
     Fs.rmSync(dataDir, { recursive: true, force: true })
   }
   try {
-    await ready(port)
+    await waitFor(
+      `/readyz on port ${port}`,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok || undefined,
+      180_000
+    )
     const started = memoryOf(service.pid!)
     const key = /API key (sk_live_[0-9A-Za-z]{32})/.exec(output)?.[1]
     if (key === undefined) throw new Error("the service printed no first-start key")
@@ -108,7 +116,9 @@ const main = async () => {
         `; load average ${Os.loadavg()[0]!.toFixed(1)}`
     )
     console.log(`RSS ready: ${mb(started.rss)}; after the backfill and build: ${mb(afterBackfill.rss)}`)
-    console.log(`RSS idle (${IDLE_SECONDS} s later): ${mb(idle.rss)} (target <= 250 MB: ${idle.rss <= 250 * MB ? "OK" : "OVER"})`)
+    console.log(
+      `RSS idle (${IDLE_SECONDS} s later): ${mb(idle.rss)} (target <= 250 MB: ${idle.rss <= 250 * MB ? "OK" : "OVER"})`
+    )
     console.log(
       `RSS after light load (4 connections, 10 s each on positions and portfolio, ${
         loads.map((l) => `${Math.round(l.requests.average)} req/s`).join(" and ")
