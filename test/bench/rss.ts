@@ -3,8 +3,8 @@
  * (seeded), the real service process on it (`packages/server/src/main.ts`, every role: REST, MCP, workers) with a
  * fresh data folder, adds one wallet with history, waits for its backfill and ledger build, then prints the RSS
  * of the service process idle (after `BENCH_IDLE_SECONDS`, default 20) and under light load (autocannon, 4
- * connections, 10 s on `GET /v1/positions` and `GET /v1/portfolio`). `BENCH_NODE_FLAGS` adds Node flags (e.g.
- * `--max-semi-space-size=1`); other variables pass through to the service (e.g. `PGLITE_SHARED_BUFFERS`).
+ * connections, 10 s on `GET /v1/positions` and `GET /v1/portfolio`). The Node flags are `npm start`'s
+ * (`--max-semi-space-size=2`); `BENCH_NODE_FLAGS` replaces them (`BENCH_NODE_FLAGS=" "` for none).
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -40,7 +40,7 @@ const main = async () => {
   const tokenListPath = Path.join(dataDir, "tokens.json")
   Fs.writeFileSync(tokenListPath, toJson(tokenList))
   const port = await freePort()
-  const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
+  const flags = (process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=2").split(" ").filter((flag) => flag !== "")
   const service = spawn(
     process.execPath,
     [...flags, "--import", "tsx", Path.join(ROOT, "packages/server/src/main.ts")],
