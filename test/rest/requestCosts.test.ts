@@ -71,12 +71,14 @@ layer(Layer.mergeAll(AccountsRepo.Default, SettledLedger.Default).pipe(Layer.pro
       for (let i = 0; i < 2; i++) expect((yield* second.consume("flushed")).allowed).toBe(true)
       yield* sleep(RATE_FLUSH_MS + 500)
       expect(yield* hitsOf("flushed")).toBe(5)
-      // Past half the limit the two share one count: together they get the 5 requests left, not 5 each.
+      // Past half the limit the two share one count: together they get the 5 requests left, not 5 each (one fewer
+      // when a periodic addition is under way at the same time: counted twice for a moment, never zero times).
       let allowed = 0
       for (let i = 0; i < 6; i++) {
         for (const limiter of [second, first]) if ((yield* limiter.consume("flushed")).allowed) allowed++
       }
-      expect(allowed).toBe(5)
+      expect(allowed).toBeLessThanOrEqual(5)
+      expect(allowed).toBeGreaterThanOrEqual(4)
       expect((yield* first.consume("flushed")).allowed).toBe(false)
       expect((yield* second.consume("flushed")).allowed).toBe(false)
     })))

@@ -54,6 +54,8 @@ interface SharedWindow {
   shared: number
   /** Requests counted here and not yet added to the database. */
   pending: number
+  /** Requests counted here whose addition to the database is under way. */
+  sending: number
   resetInMs: number
 }
 
@@ -82,7 +84,7 @@ export const sqlRateLimiter = (limitPerMinute: number, now: () => number = Date.
             for (const [k, w] of windows) if (w.start !== start) windows.delete(k)
           }
           // Counts of an ended window that never reached the database no longer matter.
-          window = { start, shared: 0, pending: 0, resetInMs: start + WINDOW_MS - t }
+          window = { start, shared: 0, pending: 0, sending: 0, resetInMs: start + WINDOW_MS - t }
           windows.set(key, window)
         }
         return window
@@ -94,12 +96,20 @@ export const sqlRateLimiter = (limitPerMinute: number, now: () => number = Date.
           const count = window.pending
           if (count === 0) return Effect.void
           window.pending = 0
+          window.sending += count
           return repo.hit(key, count).pipe(
             Effect.map((shared) => {
-              window.shared = shared.hits
+              window.sending -= count
+              // Two additions of one key may answer out of order: a window's count only grows.
+              window.shared = Math.max(window.shared, shared.hits)
               window.resetInMs = shared.resetInMs
             }),
-            Effect.tapError(() => Effect.sync(() => (window.pending += count)))
+            Effect.tapError(() =>
+              Effect.sync(() => {
+                window.sending -= count
+                window.pending += count
+              })
+            )
           )
         })
 
@@ -127,11 +137,16 @@ export const sqlRateLimiter = (limitPerMinute: number, now: () => number = Date.
             const t = now()
             const window = windowOf(key, t)
             window.pending++
-            if (window.shared + window.pending > limitPerMinute / 2) {
+            // Counts being added right now are in neither figure yet: they count as well.
+            if (window.shared + window.sending + window.pending > limitPerMinute / 2) {
               yield* flush(key, window)
-              return decide(limitPerMinute, window.shared + window.pending, window.resetInMs)
+              return decide(limitPerMinute, window.shared + window.sending + window.pending, window.resetInMs)
             }
-            return decide(limitPerMinute, window.shared + window.pending, window.start + WINDOW_MS - t)
+            return decide(
+              limitPerMinute,
+              window.shared + window.sending + window.pending,
+              window.start + WINDOW_MS - t
+            )
           }).pipe(
             Effect.catchTag(
               "SqlError",
