@@ -1,16 +1,9 @@
 import { HttpLayerRouter } from "@effect/platform"
-import {
-  ChainStore,
-  FxReads,
-  LedgerStore,
-  MultiplierReads,
-  SettingsRepo,
-  SettledLedger,
-  WalletsRepo
-} from "@scaledger/db"
+import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, WalletsRepo } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
+import { SettledLedger } from "@scaledger/db/ledger/SettledLedger"
 import { ScaledgerApi } from "@scaledger/domain"
 import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Layer } from "effect"
