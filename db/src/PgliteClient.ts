@@ -53,7 +53,8 @@ export const make = (
   options: PgliteClientOptions
 ): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
-    if (options.dataDir !== undefined) yield* initializeDataDir(options.dataDir)
+    // Where no child can be started (or it fails), PGlite creates the folder in this process as before.
+    if (options.dataDir !== undefined) yield* Effect.ignore(initializeDataDir(options.dataDir))
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
