@@ -15,6 +15,7 @@ import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -28,7 +29,7 @@ const CONNECTIONS = 32
 const SECRET = "bench-api-key-hash-secret"
 
 interface AutocannonResult {
-  readonly requests: { readonly average: number }
+  readonly requests: { readonly average: number; readonly total: number }
   readonly latency: { readonly p50: number; readonly p99: number }
   readonly non2xx: number
   readonly errors: number
@@ -50,23 +51,44 @@ const node = (script: string, env: Record<string, string>, flags: ReadonlyArray<
     stdio: ["ignore", "ignore", "inherit"]
   })
 
-const load = async (url: string, key?: string) => {
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
+const cpuOf = (pid: number): number => {
+  const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/**
+ * A warm-up (JIT, connection pools), then the measured run; besides the rates, the server process's CPU time per
+ * answered request, which the other load on a shared machine moves far less than requests per second.
+ */
+const load = async (pid: number, url: string, key?: string) => {
   const headers = key === undefined ? undefined : { authorization: `Bearer ${key}` }
-  // A short warm-up (JIT, connection pools), then the measured run.
   await autocannon({ url, connections: CONNECTIONS, duration: 2, ...(headers ? { headers } : {}) })
+  const cpuBefore = cpuOf(pid)
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...(headers ? { headers } : {}) })
+  const cpu = cpuOf(pid) - cpuBefore
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    bad: result.non2xx + result.errors + result.timeouts
+    bad: result.non2xx + result.errors + result.timeouts,
+    cpuUsPerRequest: result.requests.total > 0 ? (cpu * 1e6) / result.requests.total : 0
   }
 }
 
-const line = (name: string, r: Awaited<ReturnType<typeof load>>, reference?: number) =>
-  `${name.padEnd(18)} ${Math.round(r.rps).toLocaleString("en").padStart(7)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` +
+const line = (
+  name: string,
+  r: Awaited<ReturnType<typeof load>>,
+  reference?: { readonly rps: number; readonly cpuUsPerRequest: number }
+) =>
+  `${name.padEnd(18)} ${Math.round(r.rps).toLocaleString("en").padStart(7)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
+  `server CPU ${Math.round(r.cpuUsPerRequest)} µs/request` +
   (r.bad > 0 ? `, ${r.bad} not 2xx/errors` : "") +
-  (reference === undefined ? "" : `; ${(100 * r.rps / reference).toFixed(0)} % of hello-world`)
+  (reference === undefined
+    ? ""
+    : `; ${(100 * r.rps / reference.rps).toFixed(0)} % of hello-world's rate, ${
+      (100 * reference.cpuUsPerRequest / r.cpuUsPerRequest).toFixed(0)
+    } % by CPU per request`)
 
 const main = Effect.gen(function*() {
   const url = yield* TestDatabase.postgresUrl
@@ -147,25 +169,27 @@ const main = Effect.gen(function*() {
   const api = `http://127.0.0.1:${servicePort}`
   if (process.env.BENCH_ONLY !== undefined) {
     // One path alone (for a profile of it): `BENCH_ONLY=/v1/positions`.
-    console.log(
-      line(`GET ${process.env.BENCH_ONLY}`, yield* Effect.promise(() => load(`${api}${process.env.BENCH_ONLY}`, key)))
-    )
+    const only = yield* Effect.promise(() => load(service.pid!, `${api}${process.env.BENCH_ONLY}`, key))
+    console.log(line(`GET ${process.env.BENCH_ONLY}`, only))
     return
   }
-  const helloRun = yield* Effect.promise(() => load(`http://127.0.0.1:${helloPort}/hello`))
-  const positionsRun = yield* Effect.promise(() => load(`${api}/v1/positions`, key))
-  const portfolioRun = yield* Effect.promise(() => load(`${api}/v1/portfolio`, key))
+  const helloRun = yield* Effect.promise(() => load(hello.pid!, `http://127.0.0.1:${helloPort}/hello`))
+  const positionsRun = yield* Effect.promise(() => load(service.pid!, `${api}/v1/positions`, key))
+  const portfolioRun = yield* Effect.promise(() => load(service.pid!, `${api}/v1/portfolio`, key))
   // The service's edge alone (request id, checks, the log line; no key, no database): the ceiling of the others.
-  const healthRun = yield* Effect.promise(() => load(`${api}/healthz`))
+  const healthRun = yield* Effect.promise(() => load(service.pid!, `${api}/healthz`))
   // Hello-world again: the machine is shared, so the reference is the mean of a run before and one after.
-  const helloAfter = yield* Effect.promise(() => load(`http://127.0.0.1:${helloPort}/hello`))
-  const reference = (helloRun.rps + helloAfter.rps) / 2
+  const helloAfter = yield* Effect.promise(() => load(hello.pid!, `http://127.0.0.1:${helloPort}/hello`))
+  const reference = {
+    rps: (helloRun.rps + helloAfter.rps) / 2,
+    cpuUsPerRequest: (helloRun.cpuUsPerRequest + helloAfter.cpuUsPerRequest) / 2
+  }
   console.log(line("hello-world", helloRun))
   console.log(line("GET /v1/positions", positionsRun, reference))
   console.log(line("GET /v1/portfolio", portfolioRun, reference))
   console.log(line("GET /healthz", healthRun, reference))
   console.log(line("hello-world again", helloAfter))
-  const ratio = positionsRun.rps / reference
+  const ratio = positionsRun.rps / reference.rps
   console.log(
     `positions: ${(100 * ratio).toFixed(0)} % of hello-world (must reach 40 %): ${ratio >= 0.4 ? "OK" : "UNDER"}`
   )
