@@ -56,8 +56,8 @@ export interface StartedExport {
   readonly body: Stream.Stream<Uint8Array, ExportFailure>
 }
 
-/** Rows fetched from the snapshot's cursor at a time (a stored chunk is one batch, about 250 KiB of activity). */
-const FETCH_ROWS = 1_000
+/** Rows fetched from the snapshot's cursor at a time (a stored chunk is one batch, about 125 KiB of activity). */
+const FETCH_ROWS = 500
 /** Batches written ahead of a slow reader (each one FETCH_ROWS rows). */
 const QUEUE_BATCHES = 4
 

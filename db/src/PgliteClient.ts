@@ -6,12 +6,43 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PGlite, type Results } from "@electric-sql/pglite"
 import type { Scope } from "effect"
 import { Chunk, Effect, Layer, Stream } from "effect"
+import { fork } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { POSTGRES_CONF } from "./PgliteSettings.js"
 import { pgliteParsers } from "./PgTypes.js"
 
 export interface PgliteClientOptions {
   /** Folder the database persists to; omitted for an in-memory database. */
   readonly dataDir?: string | undefined
 }
+
+/**
+ * A data folder that does not hold a database yet is created by a child process (`PgliteInit`), so that the memory
+ * `initdb` leaves behind goes with that process instead of staying in this one.
+ */
+const initializeDataDir = (dataDir: string) =>
+  Effect.async<void, SqlError>((resume) => {
+    if (Fs.existsSync(Path.join(dataDir, "PG_VERSION"))) return resume(Effect.void)
+    const here = fileURLToPath(import.meta.url)
+    const child = fork(Path.join(Path.dirname(here), `PgliteInit${Path.extname(here)}`), [dataDir], {
+      stdio: ["ignore", "ignore", "pipe", "ipc"]
+    })
+    let stderr = ""
+    child.stderr?.on("data", (chunk) => (stderr += chunk))
+    child.once("error", (cause) =>
+      resume(Effect.fail(new SqlError({ cause, message: `PGlite: cannot create ${dataDir}` }))))
+    child.once("exit", (code) =>
+      resume(
+        code === 0 ? Effect.void : Effect.fail(
+          new SqlError({
+            cause: stderr.trim(),
+            message: `PGlite: creating ${dataDir} failed (exit ${code}): ${stderr.trim()}`
+          })
+        )
+      ))
+  })
 
 /**
  * A `SqlClient` over PGlite (PostgreSQL compiled to WebAssembly, in process). PGlite has a single session, so one
@@ -22,11 +53,14 @@ export const make = (
   options: PgliteClientOptions
 ): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
+    // Where no child can be started (or it fails), PGlite creates the folder in this process as before.
+    if (options.dataDir !== undefined) yield* Effect.ignore(initializeDataDir(options.dataDir))
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
           PGlite.create({
             ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+            postgresqlconf: POSTGRES_CONF,
             parsers: pgliteParsers
           }),
         catch: (cause) =>

@@ -16,18 +16,18 @@ export class RateLimitsRepo extends Effect.Service<RateLimitsRepo>()("@scaledger
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Counts one request of `key` in the current window. */
-    const hit = (key: string) =>
+    /** Counts `count` (default one) requests of `key` in the current window. */
+    const hit = (key: string, count = 1) =>
       Effect.map(
         sql<{ hits: number | string; reset_in_ms: number | string }>`
           INSERT INTO rate_limit_windows (limit_key, window_start, hits)
-          VALUES (${key}, date_trunc('minute', clock_timestamp()), 1)
-          ON CONFLICT (limit_key, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
+          VALUES (${key}, date_trunc('minute', clock_timestamp()), ${count})
+          ON CONFLICT (limit_key, window_start) DO UPDATE SET hits = rate_limit_windows.hits + excluded.hits
           RETURNING hits,
             ceil(extract(epoch FROM (window_start + interval '1 minute' - clock_timestamp())) * 1000)::integer
               AS reset_in_ms`,
         (rows): WindowCount => ({
-          hits: Number(rows[0]?.hits ?? 1),
+          hits: Number(rows[0]?.hits ?? count),
           resetInMs: Math.max(0, Number(rows[0]?.reset_in_ms ?? 0))
         })
       )

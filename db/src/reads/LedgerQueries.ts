@@ -16,6 +16,7 @@ import { Clock, Effect, Either, Option } from "effect"
 import { AlertsStore } from "../alerts/AlertsStore.js"
 import { EventClassifications } from "../classification/EventClassifications.js"
 import { type EventFilter, LedgerStore } from "../ledger/LedgerStore.js"
+import { SettledLedger } from "../ledger/SettledLedger.js"
 import { EdgarCache } from "../market/EdgarCache.js"
 import { type CurrentPause, MarketReads } from "../market/MarketReads.js"
 import { WalletsRepo } from "../Wallets.js"
@@ -31,7 +32,7 @@ import {
   type StoredReport,
   totalView
 } from "./LedgerViews.js"
-import { settledBuild } from "./SettledBuild.js"
+import { checkSettled, settledBuild } from "./SettledBuild.js"
 
 export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
 
@@ -74,6 +75,24 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
     const alertStore = yield* AlertsStore
     const market = yield* MarketReads
     const edgar = yield* EdgarCache
+    const settled = yield* SettledLedger
+
+    /**
+     * The account's stored build (summary and position rows), under the replay rule of `settledBuild`; the rows are
+     * read again only when a new build was stored (`SettledLedger`).
+     */
+    const settledStored = (accountId: string) =>
+      Effect.gen(function*() {
+        const build = yield* settled.settled(accountId)
+        if (Option.isNone(build)) {
+          return { report: Option.none<StoredReport>(), positions: [] as ReadonlyArray<Position> }
+        }
+        yield* checkSettled(build.value.state)
+        return {
+          report: build.value.report as Option.Option<StoredReport>,
+          positions: build.value.positions as ReadonlyArray<Position>
+        }
+      })
 
     /** The account's stored build summary, under the replay rule of `settledBuild`. */
     const settledReport = (accountId: string) =>
@@ -91,9 +110,6 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
         onSome: (r) => Effect.succeed(new Date(r.asOf * 1000).toISOString())
       })
 
-    const storedPositions = (accountId: string) =>
-      Effect.map(store.positions(accountId), (rows) => rows as ReadonlyArray<Position>)
-
     /** The views of positions with the pause in force for each token. */
     const withPauses = (rows: ReadonlyArray<Position>, view: (p: Position) => ReturnType<typeof positionView>) =>
       Effect.map(market.currentPauses(rows.map((p) => p.tokenAddress)), (pauses) => ({
@@ -106,8 +122,9 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
 
     /** `wallet`: only that watched address's positions (its own holding of a pooled one). */
     const positions = Effect.fn("LedgerQueries.positions")(function*(accountId: string, wallet?: string) {
-      const report = yield* settledReport(accountId)
-      let rows = yield* storedPositions(accountId)
+      const stored = yield* settledStored(accountId)
+      const report = stored.report
+      let rows = stored.positions
       let view: (p: Position) => ReturnType<typeof positionView> = positionView
       if (wallet !== undefined) {
         const parsed = Address.parseAddress(wallet)
@@ -237,9 +254,8 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
     })
 
     const portfolio = Effect.fn("LedgerQueries.portfolio")(function*(accountId: string) {
-      const report = yield* settledReport(accountId)
+      const { positions: rows, report } = yield* settledStored(accountId)
       const currency = currencyOf(report)
-      const rows = yield* storedPositions(accountId)
       const recent = yield* eventViews(
         accountId,
         (yield* store.recentEvents(accountId, 10)) as ReadonlyArray<EventRow>
@@ -316,6 +332,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
     return { settledReport, positions, basis, eventFilter, events, portfolio } as const
   }),
   dependencies: [
+    SettledLedger.Default,
     EventClassifications.Default,
     LedgerStore.Default,
     WalletsRepo.Default,

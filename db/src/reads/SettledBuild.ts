@@ -1,6 +1,6 @@
 import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
 import { Effect, Option } from "effect"
-import type { LedgerStore } from "../ledger/LedgerStore.js"
+import type { BuildState, LedgerStore } from "../ledger/LedgerStore.js"
 
 /**
  * The rule every read of an account's stored build follows (ledger and market reads, REST and MCP alike): 409
@@ -10,15 +10,19 @@ import type { LedgerStore } from "../ledger/LedgerStore.js"
 export const settledBuild = (store: LedgerStore, accountId: string) =>
   Effect.gen(function*() {
     const state = yield* store.state(accountId)
-    if (Option.isNone(state)) return state
-    if (state.value.builtVersion === 0 || state.value.replayVersion > state.value.builtVersion) {
-      return yield* new ReplayInProgress({
-        message: "The account's history is being rebuilt; retry shortly.",
-        retryAfterSeconds: 1
-      })
-    }
-    if (state.value.status === "failed") {
-      return yield* new ServiceUnavailable({ message: `The account's ledger could not be built: ${state.value.error}` })
-    }
+    if (Option.isSome(state)) yield* checkSettled(state.value)
     return state
   })
+
+/** The rule of `settledBuild` on a build state already read. */
+export const checkSettled = (state: BuildState): Effect.Effect<void, ReplayInProgress | ServiceUnavailable> => {
+  if (state.builtVersion === 0 || state.replayVersion > state.builtVersion) {
+    return Effect.fail(
+      new ReplayInProgress({ message: "The account's history is being rebuilt; retry shortly.", retryAfterSeconds: 1 })
+    )
+  }
+  if (state.status === "failed") {
+    return Effect.fail(new ServiceUnavailable({ message: `The account's ledger could not be built: ${state.error}` }))
+  }
+  return Effect.void
+}

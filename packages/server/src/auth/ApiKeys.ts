@@ -8,6 +8,13 @@ const KEY_PREFIX = "sk_live_"
 const KEY_BODY = /^sk_live_[0-9A-Za-z]{32}$/
 /** The stored lookup: the key's first characters, enough to find the row, useless to authenticate. */
 const lookupOf = (key: string) => key.slice(0, KEY_PREFIX.length + 8)
+/**
+ * How long a key checked against the database is trusted from memory. A key revoked through this process stops at
+ * once; one revoked by another process sharing the database (the CLI on PostgreSQL, another API instance) within
+ * this time.
+ */
+export const KEY_CACHE_MS = 5_000
+const KEY_CACHE_MAX = 10_000
 
 export interface CreatedKey {
   readonly account: string
@@ -33,6 +40,16 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
     const accounts = yield* AccountsRepo
     const secret = yield* KeyHashSecret
     const hash = (key: string) => createHmac("sha256", Redacted.value(secret)).update(key).digest("hex")
+    // Keys recently found valid, by their HMAC (never the key itself): a request then needs no query to authenticate.
+    const verified = new Map<string, { readonly keyId: string; readonly account: Account; readonly until: number }>()
+    const remember = (digest: string, keyId: string, account: Account) => {
+      const now = Date.now()
+      if (verified.size >= KEY_CACHE_MAX) {
+        for (const [k, entry] of verified) if (entry.until <= now) verified.delete(k)
+        if (verified.size >= KEY_CACHE_MAX) verified.clear()
+      }
+      verified.set(digest, { keyId, account, until: now + KEY_CACHE_MS })
+    }
 
     const info = (
       row: {
@@ -72,20 +89,35 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
         return Option.some((yield* accounts.listKeys(account.value.id)).map(info))
       })
 
-    const revoke = (keyId: string) => Effect.map(accounts.revokeKey(keyId), Option.map(info))
+    const forget = (keyId: string) =>
+      Effect.sync(() => {
+        for (const [digest, entry] of verified) if (entry.keyId === keyId) verified.delete(digest)
+      })
+
+    const revoke = (keyId: string) =>
+      Effect.map(accounts.revokeKey(keyId), Option.map(info)).pipe(Effect.ensuring(forget(keyId)))
 
     /** The account of a valid, unrevoked key. */
     const authenticate = (key: string) =>
       Effect.gen(function*() {
         if (!KEY_BODY.test(key)) return Option.none<Account>()
+        const digest = hash(key)
+        const known = verified.get(digest)
+        if (known !== undefined && known.until > Date.now()) return Option.some(known.account)
         const row = yield* accounts.findKeyByLookup(lookupOf(key))
         if (Option.isNone(row)) return Option.none<Account>()
         const expected = Buffer.from(row.value.hash, "hex")
-        const actual = Buffer.from(hash(key), "hex")
+        const actual = Buffer.from(digest, "hex")
         if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return Option.none<Account>()
-        if (row.value.revokedAt !== null) return Option.none<Account>()
+        if (row.value.revokedAt !== null) {
+          verified.delete(digest)
+          return Option.none<Account>()
+        }
+        // `last_used_at` moves at most once a minute, so this write happens about once per key and minute.
         yield* accounts.touchKey(row.value.id)
-        return Option.some<Account>({ id: row.value.accountId, name: row.value.accountName })
+        const account: Account = { id: row.value.accountId, name: row.value.accountName }
+        remember(digest, row.value.id, account)
+        return Option.some(account)
       })
 
     return { create, list, revoke, authenticate } as const

@@ -1,5 +1,5 @@
 import { Database, RateLimitsRepo } from "@scaledger/db"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { RateLimitConfig } from "../Config.js"
 import { logDatabaseError } from "./DatabaseErrors.js"
 
@@ -45,26 +45,108 @@ export const memoryRateLimiter = (limitPerMinute: number, now: () => number = Da
     }
   })
 
+/** How often counts kept in memory are added to the shared ones in PostgreSQL. */
+export const RATE_FLUSH_MS = 1_000
+
+interface SharedWindow {
+  start: number
+  /** This window's count in the database when last read (every process's requests, this one's flushed ones). */
+  shared: number
+  /** Requests counted here and not yet added to the database. */
+  pending: number
+  /** Requests counted here whose addition to the database is under way. */
+  sending: number
+  resetInMs: number
+}
+
 /**
- * Fixed one-minute windows in PostgreSQL, shared by every process. A database failure lets the request through (the
- * request itself then meets the same database and answers 503 if it is down): the limiter never fails a request.
+ * Fixed one-minute windows shared by every process through PostgreSQL, without a write per request: a key well
+ * under its limit (its last known count under half the limit) is counted in memory and its count added to the
+ * database once a second, in one statement per key; past half the limit every request adds its count at once and
+ * decides on the shared figure. So processes agree exactly near the limit, and a burst that crosses half the limit
+ * within one flush can pass it by at most what the other processes counted in that second. A database failure lets
+ * the request through (the request itself then meets the same database and answers 503 if it is down): the limiter
+ * never fails a request.
  */
-export const sqlRateLimiter = (limitPerMinute: number) =>
-  Layer.effect(
+export const sqlRateLimiter = (limitPerMinute: number, now: () => number = Date.now) =>
+  Layer.scoped(
     RateLimiter,
     Effect.gen(function*() {
       const repo = yield* RateLimitsRepo
+      const windows = new Map<string, SharedWindow>()
       let lastPrune = 0
+
+      const windowOf = (key: string, t: number) => {
+        const start = t - (t % WINDOW_MS)
+        let window = windows.get(key)
+        if (window === undefined || window.start !== start) {
+          if (windows.size > 10_000) {
+            for (const [k, w] of windows) if (w.start !== start) windows.delete(k)
+          }
+          // Counts of an ended window that never reached the database no longer matter.
+          window = { start, shared: 0, pending: 0, sending: 0, resetInMs: start + WINDOW_MS - t }
+          windows.set(key, window)
+        }
+        return window
+      }
+
+      /** Adds the key's pending count to the database and takes the shared count back. */
+      const flush = (key: string, window: SharedWindow) =>
+        Effect.suspend(() => {
+          const count = window.pending
+          if (count === 0) return Effect.void
+          window.pending = 0
+          window.sending += count
+          return repo.hit(key, count).pipe(
+            Effect.map((shared) => {
+              window.sending -= count
+              // Two additions of one key may answer out of order: a window's count only grows.
+              window.shared = Math.max(window.shared, shared.hits)
+              window.resetInMs = shared.resetInMs
+            }),
+            Effect.tapError(() =>
+              Effect.sync(() => {
+                window.sending -= count
+                window.pending += count
+              })
+            )
+          )
+        })
+
+      const flushAll = Effect.suspend(() =>
+        Effect.forEach([...windows].filter(([, w]) => w.pending > 0), ([key, window]) => flush(key, window), {
+          discard: true
+        }).pipe(Effect.zipRight(
+          now() - lastPrune > WINDOW_MS ?
+            repo.prune.pipe(Effect.tap(() => {
+              lastPrune = now()
+            })) :
+            Effect.void
+        ))
+      ).pipe(
+        Effect.catchTag("SqlError", (error) => logDatabaseError("rate limit count failed", error))
+      )
+
+      yield* flushAll.pipe(Effect.repeat(Schedule.spaced(RATE_FLUSH_MS)), Effect.forkScoped)
+      yield* Effect.addFinalizer(() => flushAll)
+
       return {
         limitPerMinute,
         consume: (key) =>
           limitPerMinute === 0 ? Effect.succeed({ allowed: true } as const) : Effect.gen(function*() {
-            const count = yield* repo.hit(key)
-            if (Date.now() - lastPrune > WINDOW_MS) {
-              lastPrune = Date.now()
-              yield* Effect.forkDaemon(Effect.ignore(repo.prune))
+            const t = now()
+            const window = windowOf(key, t)
+            window.pending++
+            // Counts being added right now are in neither figure yet: they count as well.
+            if (window.shared + window.sending + window.pending > limitPerMinute / 2) {
+              yield* flush(key, window)
+              return decide(limitPerMinute, window.shared + window.sending + window.pending, window.resetInMs)
             }
-            return decide(limitPerMinute, count.hits, count.resetInMs)
+            return decide(
+              limitPerMinute,
+              window.shared + window.sending + window.pending,
+              window.start + WINDOW_MS - t
+            )
           }).pipe(
             Effect.catchTag(
               "SqlError",

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { runBackfill } from "./Backfill.js"
 import { IngestConfig } from "./IngestConfig.js"
+import { wakePrices } from "./PriceWake.js"
 
 const describe = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "object" && error !== null && "message" in error
@@ -26,6 +27,8 @@ export const makeBackfillRunner = Effect.gen(function*() {
 
   const attempt = (job: Parameters<typeof runBackfill>[0]) =>
     runBackfill(job, owner).pipe(
+      // Its transfers may be older than the price history recorded so far: walk it back now, not at the next poll.
+      Effect.zipRight(wakePrices),
       Effect.catchTag("BackfillAbandoned", () => Effect.void),
       Effect.catchAllCause((cause) =>
         Effect.gen(function*() {

@@ -10,6 +10,7 @@ import { BackfillRunnerLive } from "./BackfillRunner.js"
 import { IngestConfig } from "./IngestConfig.js"
 import { PauseChecks, PauseChecksLive } from "./PauseChecks.js"
 import { PriceRecorderLive } from "./PriceRecorder.js"
+import { PriceWake } from "./PriceWake.js"
 import { RecorderLive } from "./Recorder.js"
 import { TokenCatalog } from "./TokenCatalog.js"
 
@@ -19,7 +20,7 @@ import { TokenCatalog } from "./TokenCatalog.js"
  */
 export const IngestWorkers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, PriceRecorderLive, PauseChecksLive).pipe(
   Layer.provide(PauseChecks.Default),
-  Layer.provide(TokenCatalog.Default),
+  Layer.provide(Layer.mergeAll(TokenCatalog.Default, PriceWake.Default)),
   Layer.provide(TokenRegistryLive),
   Layer.provide(ReadHealth.Default),
   Layer.provide(

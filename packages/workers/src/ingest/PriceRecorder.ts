@@ -5,6 +5,7 @@ import { ChainConfig } from "../chain/ChainConfig.js"
 import { ReadHealth } from "../chain/ReadHealth.js"
 import { TokenRegistry } from "../chain/TokenRegistry.js"
 import { IngestConfig } from "./IngestConfig.js"
+import { PriceWake } from "./PriceWake.js"
 
 const PHASE_SHIFT = 64n
 const AGGREGATOR_MASK = (1n << PHASE_SHIFT) - 1n
@@ -351,15 +352,20 @@ export const makePriceRecorder = Effect.gen(function*() {
     while (pending.length > 0) pending = yield* tick(pending)
   })
 
-  const run = catchUp.pipe(
+  const wake = yield* Effect.serviceOption(PriceWake)
+  const pass = catchUp.pipe(
     Effect.catchAllCause((cause) =>
       Effect.flatMap(
         health.failed("prices", Option.getOrUndefined(Cause.failureOption(cause))),
         (reported) => reported ? Effect.void : Effect.logWarning("prices: pass failed", cause)
       )
-    ),
-    Effect.repeat(Schedule.spaced(Duration.millis(config.pricePollMs)))
+    )
   )
+  // Every `pricePollMs`, and at once when woken (a backfill ended: its transfers need price history).
+  const run = Option.match(wake, {
+    onNone: () => Effect.repeat(pass, Schedule.spaced(Duration.millis(config.pricePollMs))),
+    onSome: (signal) => Effect.forever(Effect.zipRight(pass, signal.sleep(Duration.millis(config.pricePollMs))))
+  })
 
   return { targets, tick, catchUp, run } as const
 })
