@@ -16,7 +16,7 @@ import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scale
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
 
@@ -117,8 +117,13 @@ function* chainOrdered(state: LedgerState, from?: Ledger.RowCounts): Generator<E
   }
 }
 
-/** What the stored lot rows are: per lot (token and id), its `ord` and JSON. */
-export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly json: string }>
+/**
+ * What the stored lot rows are: per lot (token and id), its `ord` and a digest of its JSON (a checkpoint keeps
+ * this for every open lot, so not the JSON itself).
+ */
+export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly digest: string }>
+
+const digestOf = (json: string) => createHash("sha1").update(json).digest("base64")
 
 const MAX_ORD = 2_147_483_647
 /** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
@@ -136,11 +141,12 @@ export const planLots = (
 ): { readonly writes: LotWrites; readonly stored: StoredLots } => {
   const keys = lots.map((lot) => `${lot.token}|${lot.row.id}`)
   const jsons = lots.map((lot) => JSON.stringify(lot.row))
+  const digests = jsons.map(digestOf)
   const replaceAll = () => {
     const gap = lots.length * LOT_GAP < MAX_ORD ? LOT_GAP : 1
-    const next = new Map<string, { ord: number; json: string }>()
+    const next = new Map<string, { ord: number; digest: string }>()
     const rows = lots.map((lot, i) => {
-      next.set(keys[i]!, { ord: i * gap, json: jsons[i]! })
+      next.set(keys[i]!, { ord: i * gap, digest: digests[i]! })
       return { token: lot.token, ord: i * gap, json: jsons[i]! }
     })
     return { writes: { replace: true, deletes: [], rows }, stored: next }
@@ -151,7 +157,7 @@ export const planLots = (
   let last = -1
   for (let i = 0; i < lots.length; i++) {
     const old = stored.get(keys[i]!)
-    if (old !== undefined && old.json === jsons[i] && old.ord > last) {
+    if (old !== undefined && old.digest === digests[i] && old.ord > last) {
       kept[i] = old.ord
       last = old.ord
     }
@@ -163,7 +169,7 @@ export const planLots = (
     if (kept[i] !== undefined) following = kept[i]!
   }
   const keptOrds = new Set<number>()
-  const next = new Map<string, { ord: number; json: string }>()
+  const next = new Map<string, { ord: number; digest: string }>()
   const rows: Array<{ token: string; ord: number; json: string }> = []
   let previous = -1
   for (let i = 0; i < lots.length; i++) {
@@ -175,7 +181,7 @@ export const planLots = (
     } else {
       keptOrds.add(ord)
     }
-    next.set(keys[i]!, { ord, json: jsons[i]! })
+    next.set(keys[i]!, { ord, digest: digests[i]! })
     previous = ord
   }
   if (rows.length > lots.length / 2) return replaceAll()
