@@ -41,21 +41,7 @@ export interface LotWrites {
   readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
 
-const INSERT_CHUNK = 2_000
-
-/**
- * A chunk of rows as one JSON array, for `INSERT ... SELECT FROM json_to_recordset($1::json)`: one parameter per
- * statement instead of one per column and row (far less for the server to parse and plan than multi-row VALUES),
- * and a row's JSON goes in as written, without escaping.
- */
-const recordset = <A>(chunk: ReadonlyArray<A>, record: (row: A) => string): string => {
-  let text = "["
-  for (let i = 0; i < chunk.length; i++) {
-    if (i > 0) text += ","
-    text += record(chunk[i]!)
-  }
-  return text + "]"
-}
+const INSERT_CHUNK = 1_000
 
 /** Gathers an iterable into chunks, so a build's rows never need to be in memory all at once. */
 function* chunksOf<A>(rows: Iterable<A>, size: number): Generator<Array<A>> {
@@ -193,46 +179,56 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId} AND ord >= ${since?.events ?? 0}`
         let ord = 0
         yield* insertChunks(build.positions, (chunk) =>
-          sql`INSERT INTO ledger_positions (account_id, ord, token, wallet_key, row)
-              SELECT ${accountId}, r.ord, r.token, r.wallet_key, r.row
-              FROM json_to_recordset(${
-            recordset(chunk, (p) =>
-              `{"ord":${ord++},"token":${JSON.stringify(p.token)},"wallet_key":${
-                JSON.stringify(p.wallet?.toLowerCase() ?? null)
-              },"row":${JSON.stringify(p.row)}}`)
-          }::json) AS r(ord integer, token text, wallet_key text, row json)`)
+          sql`INSERT INTO ledger_positions ${
+            sql.insert(chunk.map((p) => ({
+              account_id: accountId,
+              ord: ord++,
+              token: p.token,
+              wallet_key: p.wallet?.toLowerCase() ?? null,
+              row: JSON.stringify(p.row)
+            })))
+          }`)
         ord = 0
-        const lotRows: Iterable<{ readonly token: string; readonly ord: number; readonly json: string }> =
-          lotWrites === undefined
-            ? build.lots.map((l) => ({ token: l.token, ord: ord++, json: JSON.stringify(l.row) }))
-            : lotWrites.rows
-        yield* insertChunks(lotRows, (chunk) =>
-          sql`INSERT INTO ledger_lots (account_id, ord, token, row)
-              SELECT ${accountId}, r.ord, r.token, r.row
-              FROM json_to_recordset(${
-            recordset(chunk, (l) =>
-              `{"ord":${l.ord},"token":${JSON.stringify(l.token)},"row":${l.json}}`)
-          }::json) AS r(ord integer, token text, row json)`)
+        if (lotWrites === undefined) {
+          yield* insertChunks(build.lots, (chunk) =>
+            sql`INSERT INTO ledger_lots ${
+              sql.insert(
+                chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) }))
+              )
+            }`)
+        } else {
+          yield* insertChunks(lotWrites.rows, (chunk) =>
+            sql`INSERT INTO ledger_lots ${
+              sql.insert(chunk.map((l) => ({ account_id: accountId, ord: l.ord, token: l.token, row: l.json })))
+            }`)
+        }
         ord = since?.disposals ?? 0
         yield* insertChunks(build.disposals, (chunk) =>
-          sql`INSERT INTO ledger_disposals (account_id, ord, token, day, row)
-              SELECT ${accountId}, r.ord, r.token, r.day, r.row
-              FROM json_to_recordset(${
-            recordset(chunk, (d) =>
-              `{"ord":${ord++},"token":${JSON.stringify(d.token)},"day":${JSON.stringify(d.day)},"row":${
-                JSON.stringify(d.row)
-              }}`)
-          }::json) AS r(ord integer, token text, day date, row json)`)
+          sql`INSERT INTO ledger_disposals ${
+            sql.insert(
+              chunk.map((d) => ({
+                account_id: accountId,
+                ord: ord++,
+                token: d.token,
+                day: d.day,
+                row: JSON.stringify(d.row)
+              }))
+            )
+          }`)
         ord = since?.events ?? 0
         yield* insertChunks(build.events, (chunk) =>
-          sql`INSERT INTO ledger_events (account_id, ord, id, type, token, day, needs_review, row)
-              SELECT ${accountId}, r.ord, r.id, r.type, r.token, r.day, r.needs_review, r.row
-              FROM json_to_recordset(${
-            recordset(chunk, (e) =>
-              `{"ord":${ord++},"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"token":${
-                JSON.stringify(e.token)
-              },"day":${JSON.stringify(e.day)},"needs_review":${e.needsReview},"row":${JSON.stringify(e.row)}}`)
-          }::json) AS r(ord bigint, id text, type text, token text, day date, needs_review boolean, row json)`)
+          sql`INSERT INTO ledger_events ${
+            sql.insert(chunk.map((e) => ({
+              account_id: accountId,
+              ord: ord++,
+              id: e.id,
+              type: e.type,
+              token: e.token,
+              day: e.day,
+              needs_review: e.needsReview,
+              row: JSON.stringify(e.row)
+            })))
+          }`)
         yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
                      status = 'ready', error = NULL, report = ${
           JSON.stringify(build.report)
