@@ -125,6 +125,23 @@ export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly di
 
 const digestOf = (json: string) => createHash("sha1").update(json).digest("base64")
 
+/**
+ * What tells whether a lot row changed, without writing out its per-step basis components (a lot holds one per
+ * dividend step since it was acquired, so formatting them all at every build is most of a small build's time): the
+ * row without them, their count, the first and the last. A component between them changes only with the lot's raw
+ * (in the row) or a late price or rate (which changes `basisUsd` or `basis`, both in the row).
+ */
+const signatureOf = (row: { readonly components?: ReadonlyArray<unknown> }): string => {
+  const components = row.components
+  if (components === undefined) return JSON.stringify(row)
+  return JSON.stringify([
+    { ...row, components: undefined },
+    components.length,
+    components[0],
+    components[components.length - 1]
+  ])
+}
+
 const MAX_ORD = 2_147_483_647
 /** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
 const LOT_GAP = 1_024
@@ -136,18 +153,20 @@ const LOT_GAP = 1_024
  * written again with room between them.
  */
 export const planLots = (
-  lots: ReadonlyArray<{ readonly token: string; readonly row: { readonly id: string } }>,
+  lots: ReadonlyArray<
+    { readonly token: string; readonly row: { readonly id: string; readonly components?: ReadonlyArray<unknown> } }
+  >,
   stored: StoredLots | undefined
 ): { readonly writes: LotWrites; readonly stored: StoredLots } => {
   const keys = lots.map((lot) => `${lot.token}|${lot.row.id}`)
-  const jsons = lots.map((lot) => JSON.stringify(lot.row))
-  const digests = jsons.map(digestOf)
+  const digests = lots.map((lot) => digestOf(signatureOf(lot.row)))
+  const jsonAt = (i: number) => JSON.stringify(lots[i]!.row)
   const replaceAll = () => {
     const gap = lots.length * LOT_GAP < MAX_ORD ? LOT_GAP : 1
     const next = new Map<string, { ord: number; digest: string }>()
     const rows = lots.map((lot, i) => {
       next.set(keys[i]!, { ord: i * gap, digest: digests[i]! })
-      return { token: lot.token, ord: i * gap, json: jsons[i]! }
+      return { token: lot.token, ord: i * gap, json: jsonAt(i) }
     })
     return { writes: { replace: true, deletes: [], rows }, stored: next }
   }
@@ -177,7 +196,7 @@ export const planLots = (
     if (ord === undefined) {
       ord = previous + 1
       if (ord >= nextKept[i]!) return replaceAll()
-      rows.push({ token: lots[i]!.token, ord, json: jsons[i]! })
+      rows.push({ token: lots[i]!.token, ord, json: jsonAt(i) })
     } else {
       keptOrds.add(ord)
     }
