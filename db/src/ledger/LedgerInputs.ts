@@ -72,13 +72,22 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           SELECT address, self FROM wallets WHERE account_id = ${accountId} ORDER BY id`
         const [settings] = yield* sql<{ country: "US" | "SG" | "DE"; reporting_currency: string }>`
           SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
-        const tokenRows = yield* sql<{ token_key: string; address: string | null; symbol: string | null }>`
-          SELECT k.token_key, ct.address, ct.symbol
-          FROM (SELECT DISTINCT t.token_key FROM token_transfers t WHERE t.chain_id = ${chainId} AND ${
-          involves(accountId)
-        }) k
-          LEFT JOIN chain_tokens ct ON ct.chain_id = ${chainId} AND ct.address_key = k.token_key
-          ORDER BY k.token_key`
+        // One pass over the account's transfers gives its tokens, the dates they fall on and how many there are.
+        const groups = yield* sql<{ token_key: string; day: string; n: string }>`
+          SELECT t.token_key, (t.block_time AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM token_transfers t
+          WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
+          GROUP BY 1, 2`
+        const tokenKeys = [...new Set(groups.map((row) => row.token_key))].sort()
+        const listed = tokenKeys.length === 0 ? [] : yield* sql<
+          { address_key: string; address: string; symbol: string | null }
+        >`SELECT address_key, address, symbol FROM chain_tokens
+          WHERE chain_id = ${chainId} AND address_key IN ${sql.in(tokenKeys)}`
+        const listing = new Map(listed.map((row) => [row.address_key, row]))
+        const tokenRows = tokenKeys.map((key) => ({
+          token_key: key,
+          address: listing.get(key)?.address ?? null,
+          symbol: listing.get(key)?.symbol ?? null
+        }))
         const tokens = tokenRows.map((row): LedgerToken => ({
           key: row.token_key,
           address: row.address ?? row.token_key,
@@ -130,11 +139,6 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             }
           }
         }
-        const [counts] = yield* sql<{ n: string }>`
-          SELECT count(*) AS n FROM token_transfers t WHERE t.chain_id = ${chainId} AND ${involves(accountId)}`
-        const transferDates = yield* sql<{ day: string }>`
-          SELECT DISTINCT (t.block_time AT TIME ZONE 'UTC')::date AS day FROM token_transfers t
-          WHERE t.chain_id = ${chainId} AND ${involves(accountId)}`
         const labelRows = yield* sql<{
           address: string
           relationship: CounterpartyLabel["relationship"]
@@ -157,7 +161,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         const classificationStamp = `${stamp?.n ?? 0}@${stamp?.at?.getTime() ?? 0}|${
           labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
         }`
-        const dates = new Set(transferDates.map((row) => row.day))
+        const dates = new Set(groups.map((row) => row.day))
         for (const change of changes) dates.add(change.effective_at.toISOString().slice(0, 10))
         return {
           wallets,
@@ -167,7 +171,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           multiplierEvents,
           initialMultipliers,
           dates: [...dates].sort(),
-          transferCount: Number(counts?.n ?? 0),
+          transferCount: groups.reduce((sum, row) => sum + Number(row.n), 0),
           labels,
           classificationStamp
         } satisfies AccountLedgerInputs

@@ -17,7 +17,7 @@ import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scale
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
 
@@ -118,8 +118,30 @@ function* chainOrdered(state: LedgerState, from?: Ledger.RowCounts): Generator<E
   }
 }
 
-/** What the stored lot rows are: per lot (token and id), its `ord` and JSON. */
-export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly json: string }>
+/**
+ * What the stored lot rows are: per lot (token and id), its `ord` and a digest of its JSON (a checkpoint keeps
+ * this for every open lot, so not the JSON itself).
+ */
+export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly digest: string }>
+
+const digestOf = (json: string) => createHash("sha1").update(json).digest("base64")
+
+/**
+ * What tells whether a lot row changed, without writing out its per-step basis components (a lot holds one per
+ * dividend step since it was acquired, so formatting them all at every build is most of a small build's time): the
+ * row without them, their count, the first and the last. A component between them changes only with the lot's raw
+ * (in the row) or a late price or rate (which changes `basisUsd` or `basis`, both in the row).
+ */
+const signatureOf = (row: { readonly components?: ReadonlyArray<unknown> }): string => {
+  const components = row.components
+  if (components === undefined) return JSON.stringify(row)
+  return JSON.stringify([
+    { ...row, components: undefined },
+    components.length,
+    components[0],
+    components[components.length - 1]
+  ])
+}
 
 const MAX_ORD = 2_147_483_647
 /** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
@@ -132,17 +154,20 @@ const LOT_GAP = 1_024
  * written again with room between them.
  */
 export const planLots = (
-  lots: ReadonlyArray<{ readonly token: string; readonly row: { readonly id: string } }>,
+  lots: ReadonlyArray<
+    { readonly token: string; readonly row: { readonly id: string; readonly components?: ReadonlyArray<unknown> } }
+  >,
   stored: StoredLots | undefined
 ): { readonly writes: LotWrites; readonly stored: StoredLots } => {
   const keys = lots.map((lot) => `${lot.token}|${lot.row.id}`)
-  const jsons = lots.map((lot) => JSON.stringify(lot.row))
+  const digests = lots.map((lot) => digestOf(signatureOf(lot.row)))
+  const jsonAt = (i: number) => JSON.stringify(lots[i]!.row)
   const replaceAll = () => {
     const gap = lots.length * LOT_GAP < MAX_ORD ? LOT_GAP : 1
-    const next = new Map<string, { ord: number; json: string }>()
+    const next = new Map<string, { ord: number; digest: string }>()
     const rows = lots.map((lot, i) => {
-      next.set(keys[i]!, { ord: i * gap, json: jsons[i]! })
-      return { token: lot.token, ord: i * gap, json: jsons[i]! }
+      next.set(keys[i]!, { ord: i * gap, digest: digests[i]! })
+      return { token: lot.token, ord: i * gap, json: jsonAt(i) }
     })
     return { writes: { replace: true, deletes: [], rows }, stored: next }
   }
@@ -152,7 +177,7 @@ export const planLots = (
   let last = -1
   for (let i = 0; i < lots.length; i++) {
     const old = stored.get(keys[i]!)
-    if (old !== undefined && old.json === jsons[i] && old.ord > last) {
+    if (old !== undefined && old.digest === digests[i] && old.ord > last) {
       kept[i] = old.ord
       last = old.ord
     }
@@ -164,7 +189,7 @@ export const planLots = (
     if (kept[i] !== undefined) following = kept[i]!
   }
   const keptOrds = new Set<number>()
-  const next = new Map<string, { ord: number; json: string }>()
+  const next = new Map<string, { ord: number; digest: string }>()
   const rows: Array<{ token: string; ord: number; json: string }> = []
   let previous = -1
   for (let i = 0; i < lots.length; i++) {
@@ -172,11 +197,11 @@ export const planLots = (
     if (ord === undefined) {
       ord = previous + 1
       if (ord >= nextKept[i]!) return replaceAll()
-      rows.push({ token: lots[i]!.token, ord, json: jsons[i]! })
+      rows.push({ token: lots[i]!.token, ord, json: jsonAt(i) })
     } else {
       keptOrds.add(ord)
     }
-    next.set(keys[i]!, { ord, json: jsons[i]! })
+    next.set(keys[i]!, { ord, digest: digests[i]! })
     previous = ord
   }
   if (rows.length > lots.length / 2) return replaceAll()
