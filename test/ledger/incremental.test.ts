@@ -38,6 +38,8 @@ const PRICES: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
 ]))
 /** The rounds recorded so far (a test may add a late one). */
 let prices = PRICES
+/** Run when a build reads its prices (after it began, before its first transfers): a request arriving mid-build. */
+let duringBuild: Effect.Effect<unknown, unknown> | undefined
 
 /**
  * Transfers at blocks `from`..`to` in the bench's pattern (mints, moves between the two own addresses, sales,
@@ -137,7 +139,17 @@ const Database = (database: Layer.Layer<SqlClient.SqlClient>) =>
   Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, LedgerInputs.Default, LedgerStore.Default, FxRates.Default)
     .pipe(
       Layer.provideMerge(Layer.mergeAll(
-        Layer.succeed(LedgerPrices, { pricesFor: () => Effect.sync(() => prices) }),
+        Layer.succeed(LedgerPrices, {
+          pricesFor: () =>
+            Effect.zipRight(
+              Effect.orDie(Effect.suspend(() => {
+                const hook = duringBuild
+                duringBuild = undefined
+                return hook ?? Effect.void
+              })),
+              Effect.sync(() => prices)
+            )
+        }),
         ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
       )),
       Layer.provideMerge(database),
@@ -209,6 +221,34 @@ for (
         expect(builder.stats).toEqual({ full: 4, incremental: 1 })
         expect(latePrice).not.toBe(afterOther)
         expect(yield* fullOf).toBe(latePrice)
+      }))
+
+    it.effect("a replay gives way to a newer replay asked for while it runs: nothing stored, then the newer one", () =>
+      Effect.gen(function*() {
+        const { accountId, builder } = yield* harness(5)
+        yield* seed(1, 500)
+        const sql = yield* SqlClient.SqlClient
+        const versions = Effect.map(
+          sql<{ replay_version: string; built_version: string; status: string }>`
+            SELECT replay_version, built_version, status FROM ledger_builds WHERE account_id = ${accountId}`,
+          ([row]) => ({ replay: Number(row!.replay_version), built: Number(row!.built_version), status: row!.status })
+        )
+        const storedEvents = Effect.map(
+          sql<{ n: string }>`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId}`,
+          ([row]) => Number(row!.n)
+        )
+        const asked = (yield* versions).replay
+        // A label is confirmed while the first replay runs: its replay is asked for before the first transfers.
+        duringBuild = Effect.provideService(requestReplay(accountId), SqlClient.SqlClient, sql)
+        yield* builder.poll
+        expect(yield* versions).toEqual({ replay: asked + 1, built: 0, status: "pending" })
+        expect(yield* storedEvents).toBe(0)
+        expect(builder.stats).toEqual({ full: 0, incremental: 0 })
+        // The lease was given back: the next poll makes the newer replay.
+        yield* builder.poll
+        expect(yield* versions).toEqual({ replay: asked + 1, built: asked + 1, status: "ready" })
+        expect(yield* storedEvents).toBeGreaterThan(0)
+        expect(builder.stats).toEqual({ full: 1, incremental: 0 })
       }))
 
     it.effect("provisional blocks are rewritten by a reorg; a backfill of older blocks forces a full build", () =>

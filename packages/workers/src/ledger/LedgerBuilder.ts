@@ -16,7 +16,7 @@ import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
-import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
@@ -299,11 +299,12 @@ const historyKey = (prices: PriceTable, rates: RateTable | undefined, time: numb
  * to its cursor), only the events after it are read and applied, with the newest prices and rates; `since` then
  * says from which stored rows on the build's rows replace the stored ones. Returns the new checkpoint.
  */
-export const buildLedgerFrom = (
+export const buildLedgerFrom = <E = never, R = never>(
   accountId: string,
   chainId: number,
   asOf: number,
-  checkpoint: LedgerCheckpoint | undefined
+  checkpoint: LedgerCheckpoint | undefined,
+  stillWanted?: Effect.Effect<boolean, E, R>
 ) =>
   Effect.gen(function*() {
     const ledgerInputs = yield* LedgerInputs
@@ -349,6 +350,13 @@ export const buildLedgerFrom = (
         final = next
       })
     }
+    /** Fails when the build is no longer wanted; asked before each chunk of transfers. */
+    const wanted: Effect.Effect<void, E | LedgerBuildSuperseded, R> = stillWanted === undefined
+      ? Effect.void
+      : Effect.flatMap(
+        stillWanted,
+        (yes) => yes ? Effect.void : Effect.fail(new LedgerBuildSuperseded({ accountId }))
+      )
     const cursor = resumed?.state.cursor
     const pending = inputs.multiplierEvents.filter((event) => cursor === undefined || event.block > cursor.block)
     yield* ledgerInputs.transfers(
@@ -358,7 +366,9 @@ export const buildLedgerFrom = (
       cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, cursor.logIndex]
     ).pipe(
       Stream.chunks,
-      Stream.runForEach((chunk) => take(mergeInto(pending, [...chunk], false)))
+      Stream.runForEach((chunk) =>
+        Effect.zipRight(wanted, Effect.suspend(() => take(mergeInto(pending, [...chunk], false))))
+      )
     )
     if (pending.length > 0) yield* take(mergeInto(pending, [], true))
     const state = tail.length === 0 ? final : yield* Ledger.apply(final, tail)
@@ -381,6 +391,9 @@ export const buildLedgerFrom = (
       since: resumed
     }
   })
+
+/** A newer replay of the account was asked for while this one ran: it stops at its next chunk, storing nothing. */
+export class LedgerBuildSuperseded extends Data.TaggedError("LedgerBuildSuperseded")<{ readonly accountId: string }> {}
 
 /** A full build of one account's ledger (no checkpoint). */
 export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
@@ -413,7 +426,17 @@ export const makeLedgerBuilder = Effect.gen(function*() {
           stored.value.builtVersion === cached.version
         ? cached
         : undefined
-      const { checkpoint, report, since, state } = yield* buildLedgerFrom(accountId, chainId, asOf, usable)
+      // A replay gives way to a newer replay of the account (a label confirmed, the country changed again).
+      const stillWanted = replay
+        ? Effect.map(store.state(accountId), (now) => Option.isNone(now) || now.value.replayVersion <= version)
+        : undefined
+      const { checkpoint, report, since, state } = yield* buildLedgerFrom(
+        accountId,
+        chainId,
+        asOf,
+        usable,
+        stillWanted
+      )
       const lots = report.lots.map((row) => ({ token: row.token, row }))
       const lotPlan = planLots(lots, usable?.lots)
       const written = yield* store.store(
@@ -458,6 +481,11 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       return { incremental: since !== undefined }
     }).pipe(
       Effect.catchTags({
+        LedgerBuildSuperseded: () =>
+          Effect.zipRight(
+            Effect.logInfo(`ledger build of ${accountId} (version ${version}) gave way to a newer replay`),
+            store.release(accountId, owner)
+          ),
         LedgerEventsOutOfOrder: (error) => store.fail(accountId, owner, version, error.message),
         LedgerInvalidEvent: (error) => store.fail(accountId, owner, version, error.message),
         LedgerInvalidSettings: (error) => store.fail(accountId, owner, version, error.message)
