@@ -32,7 +32,7 @@ import {
   type StoredReport,
   totalView
 } from "./LedgerViews.js"
-import { checkSettled, settledBuild } from "./SettledBuild.js"
+import { checkSettled } from "./SettledBuild.js"
 
 export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
 
@@ -95,11 +95,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       })
 
     /** The account's stored build summary, under the replay rule of `settledBuild`. */
-    const settledReport = (accountId: string) =>
-      Effect.gen(function*() {
-        if (Option.isNone(yield* settledBuild(store, accountId))) return Option.none<StoredReport>()
-        return Option.map(yield* store.report(accountId), (report) => report as StoredReport)
-      })
+    const settledReport = (accountId: string) => Effect.map(settledStored(accountId), (stored) => stored.report)
 
     const currencyOf = (report: Option.Option<StoredReport>): ReportingCurrency =>
       Option.match(report, { onNone: () => "USD", onSome: (r) => r.currency })
