@@ -15,6 +15,30 @@ export interface ClaimedTransfer {
   readonly block: number
 }
 
+/** A queued classification joined with its transfer, as the queries return it. */
+interface TransferRow {
+  readonly account_id: string
+  readonly tx_hash: string
+  readonly log_index: number
+  readonly token_key: string
+  readonly from_key: string
+  readonly to_key: string
+  readonly raw: string
+  readonly block: string
+}
+
+const claimedTransfer = (chainId: number, row: TransferRow): ClaimedTransfer => ({
+  accountId: row.account_id,
+  chainId,
+  txHash: row.tx_hash,
+  logIndex: row.log_index,
+  tokenKey: row.token_key,
+  fromKey: row.from_key,
+  toKey: row.to_key,
+  raw: row.raw,
+  block: Number(row.block)
+})
+
 /** What the worker decided for one transfer. */
 export interface ClassificationResult {
   readonly accountId: string
@@ -81,16 +105,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
       /** Leases up to `limit` pending rows whose transfer still exists (a re-org may have removed it). */
       const claim = (chainId: number, owner: string, limit: number, leaseSeconds: number) =>
         Effect.map(
-          sql<{
-            account_id: string
-            tx_hash: string
-            log_index: number
-            token_key: string
-            from_key: string
-            to_key: string
-            raw: string
-            block: string
-          }>`
+          sql<TransferRow>`
             WITH due AS (
               SELECT c.account_id, c.chain_id, c.tx_hash, c.log_index FROM transfer_classifications c
               WHERE c.status = 'pending' AND c.chain_id = ${chainId}
@@ -111,18 +126,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
               t.block
             FROM leased l
             JOIN token_transfers t ON t.chain_id = l.chain_id AND t.tx_hash = l.tx_hash AND t.log_index = l.log_index`,
-          (rows) =>
-            rows.map((row): ClaimedTransfer => ({
-              accountId: row.account_id,
-              chainId,
-              txHash: row.tx_hash,
-              logIndex: row.log_index,
-              tokenKey: row.token_key,
-              fromKey: row.from_key,
-              toKey: row.to_key,
-              raw: row.raw,
-              block: Number(row.block)
-            }))
+          (rows) => rows.map((row) => claimedTransfer(chainId, row))
         )
 
       /** Pending rows whose transfer a re-org removed: nothing to classify any more. */
@@ -293,19 +297,13 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
        */
       const confirmedSince = (chainId: number, since: string, limit: number) =>
         Effect.map(
-          sql<{
-            account_id: string
-            tx_hash: string
-            log_index: number
-            token_key: string
-            from_key: string
-            to_key: string
-            raw: string
-            block: string
-            type: MovementType
-            relationship: Relationship
-            at: string
-          }>`
+          sql<
+            TransferRow & {
+              type: MovementType
+              relationship: Relationship
+              at: string
+            }
+          >`
             SELECT c.account_id, c.tx_hash, c.log_index, t.token_key, t.from_key, t.to_key, t.raw::text AS raw, t.block,
               c.type, c.relationship, c.updated_at::text AS at
             FROM transfer_classifications c
@@ -316,17 +314,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
             LIMIT ${limit}`,
           (rows) =>
             rows.map((row) => ({
-              transfer: {
-                accountId: row.account_id,
-                chainId,
-                txHash: row.tx_hash,
-                logIndex: row.log_index,
-                tokenKey: row.token_key,
-                fromKey: row.from_key,
-                toKey: row.to_key,
-                raw: row.raw,
-                block: Number(row.block)
-              } satisfies ClaimedTransfer,
+              transfer: claimedTransfer(chainId, row),
               type: row.type,
               relationship: row.relationship,
               at: row.at
