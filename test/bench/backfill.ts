@@ -159,11 +159,11 @@ const main = async () => {
       )
       const phase = (name: string) => spans.totals.get(name)?.ms ?? 0
       console.log(
-        `    phases: logs ${seconds(phase("TransferScan.logs"))} (of which decoding ${
-          seconds(phase("ChainClient.decodeLogs"))
-        }), transfer decoding ${seconds(phase("TransferScan.decode"))}, token checks ${
-          seconds(phase("TransferScan.tokens"))
-        }, block times ${seconds(phase("TransferScan.blockTimes"))}, inserts ${
+        `    phases: fetching ${seconds(phase("TransferScan.fetch"))} (overlapped: eth_getLogs calls ${
+          seconds(phase("ChainClient.getLogs"))
+        }, their decoding ${seconds(phase("ChainClient.decodeLogs"))}, block time reads ${
+          seconds(phase("TransferScan.blockTimes"))
+        }, transfer decoding ${seconds(phase("TransferScan.decode"))}), inserts ${
           seconds(phase("Backfill.storeTransfers"))
         }; multiplier history and the rest ${seconds(ms - phase("Backfill.transfers"))}`
       )

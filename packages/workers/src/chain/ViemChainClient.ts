@@ -25,6 +25,7 @@ import { ChainConfig } from "./ChainConfig.js"
 import { makeContractRead } from "./ContractRead.js"
 import { makeNewHeads } from "./NewHeads.js"
 import { BLOCK_NOT_FOUND, UNSUPPORTED_METHOD } from "./rpc/Failures.js"
+import { fastBlock, fastLogs } from "./rpc/FastDecode.js"
 import { rangeAdvice } from "./rpc/RangeAdvice.js"
 import {
   decodeAnswer,
@@ -32,7 +33,6 @@ import {
   RpcLog,
   RpcReceipt,
   RpcTransaction,
-  toRawLog,
   toReceipt,
   toTransactionFacts
 } from "./rpc/RpcSchemas.js"
@@ -48,9 +48,9 @@ const MAX_CACHED_TIMESTAMPS = 100_000
 
 const toHex = (n: number | bigint) => `0x${n.toString(16)}`
 
-const decodeBlock = decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByNumber")
-const decodeBlockByHash = decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByHash")
-const decodeLogs = decodeAnswer(Schema.Array(RpcLog), "eth_getLogs")
+const decodeBlock = fastBlock(decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByNumber"))
+const decodeBlockByHash = fastBlock(decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByHash"))
+const decodeLogs = fastLogs(decodeAnswer(Schema.Array(RpcLog), "eth_getLogs"))
 const decodeReceipt = decodeAnswer(Schema.NullOr(RpcReceipt), "eth_getTransactionReceipt")
 const decodeTransaction = decodeAnswer(Schema.NullOr(RpcTransaction), "eth_getTransactionByHash")
 const decodeBlockReceipts = decodeAnswer(Schema.NullOr(Schema.Array(RpcReceipt)), "eth_getBlockReceipts")
@@ -130,7 +130,8 @@ export const make = Effect.gen(function*() {
       const answers = yield* transport.sendAll("eth_getBlockByNumber", missing.map((n) => [toHex(n), false]))
       for (let i = 0; i < missing.length; i++) {
         const n = missing[i]!
-        const h = yield* header(Effect.succeed(answers[i]), n, decodeBlock)
+        const h = yield* decodeBlock(answers[i])
+        if (h === null) return yield* new BlockNotFound({ block: n, message: `block ${n} not found` })
         noteHead(h.number)
         out.set(n, remember(h))
       }
@@ -151,9 +152,10 @@ export const make = Effect.gen(function*() {
       toBlock: toHex(to)
     }
     return transport.send("eth_getLogs", [rpcFilter]).pipe(
-      Effect.flatMap((answer) => Effect.withSpan(decodeLogs(answer), "ChainClient.decodeLogs")),
+      Effect.withSpan("ChainClient.getLogs"),
+      Effect.flatMap((answer) => Effect.withSpan(Effect.suspend(() => decodeLogs(answer)), "ChainClient.decodeLogs")),
       Effect.map((logs) => {
-        const sorted = logs.map(toRawLog).sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
+        const sorted = [...logs].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
         const grown = Math.min(span * 2, logsCeiling, config.logsMaxChunk)
         return [{ fromBlock: from, toBlock: to, logs: sorted }, Math.max(grown, 1)] as const
       }),

@@ -6,7 +6,7 @@ import {
   StockTopics,
   type TransferEvent
 } from "@scaledger/domain/chain/ChainClient"
-import { Array as Arr, Chunk, Effect, Option, Stream } from "effect"
+import { Array as Arr, Effect, Option, Stream } from "effect"
 import { TokenCatalog } from "./TokenCatalog.js"
 
 /** Addresses per `eth_getLogs` topic filter: keeps requests small when many wallets are watched. */
@@ -19,12 +19,17 @@ export interface TransferScan {
   readonly blocks: ReadonlyArray<BlockRow>
 }
 
-/** Each `Transfer` log once (two filters can return the same log), decoded, with the block times logs carry. */
-const decodeTransfers = (chain: ChainClientService, logs: ReadonlyArray<RawLog>) => {
-  const seen = new Set<string>()
+/**
+ * The `Transfer`s of one page of logs not seen before (two filters can return the same log), decoded; the block
+ * times the logs carry (geth 1.16+, Reth) go into `times`, so those blocks are never read.
+ */
+const decodeTransfers = (
+  chain: ChainClientService,
+  logs: ReadonlyArray<RawLog>,
+  seen: Set<string>,
+  times: Map<number, number>
+) => {
   const events: Array<TransferEvent> = []
-  // Block times the node gave with the logs (geth 1.16+, Reth): no block reads for those.
-  const times = new Map<number, number>()
   for (const log of logs) {
     const id = `${log.transactionHash}:${log.logIndex}`
     if (seen.has(id)) continue
@@ -33,7 +38,7 @@ const decodeTransfers = (chain: ChainClientService, logs: ReadonlyArray<RawLog>)
     if (Option.isSome(decoded) && decoded.value._tag === "Transfer") events.push(decoded.value)
     if (log.blockTimestamp !== undefined) times.set(log.blockNumber, log.blockTimestamp)
   }
-  return { events, times }
+  return events
 }
 
 /**
@@ -53,29 +58,53 @@ export const scanTransfers = (addresses: ReadonlyArray<string>, fromBlock: numbe
       [StockTopics.Transfer, group],
       [StockTopics.Transfer, null, group]
     ])
-    const logs = yield* Effect.forEach(filters, (topics) =>
-      chain.logs({ topics, fromBlock, toBlock }).pipe(
-        Stream.runCollect,
-        Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.logs))
-      )).pipe(Effect.withSpan("TransferScan.logs"))
-    const { events, times } = yield* Effect.sync(() => decodeTransfers(chain, logs.flat())).pipe(
-      Effect.withSpan("TransferScan.decode")
-    )
-    const contracts = [...new Set(events.map((event) => event.token))]
-    const stock = new Set<string>()
-    yield* Effect.forEach(contracts, (contract) =>
-      Effect.map(catalog.isStock(contract), (isStock) => {
-        if (isStock) stock.add(contract)
-      }), { concurrency: 4 }).pipe(Effect.withSpan("TransferScan.tokens"))
-    const stockEvents = events.filter((event) => stock.has(event.token))
-    stockEvents.sort((a, b) => a.block - b.block || a.logIndex - b.logIndex)
+    const seen = new Set<string>()
+    const times = new Map<number, number>()
+    /** Blocks whose time was asked for, by either filter: each is read once. */
+    const asked = new Set<number>()
+    const stockEvents: Array<TransferEvent> = []
 
-    // The other blocks' times in batched reads (cached once final).
-    const untimed = [...new Set(stockEvents.map((event) => event.block))].filter((block) => !times.has(block))
-    if (untimed.length > 0) {
-      const read = yield* chain.blockTimestamps(untimed).pipe(Effect.withSpan("TransferScan.blockTimes"))
-      for (const [block, time] of read) times.set(block, time)
-    }
+    /** One page of logs: its stock-token transfers, and the times of their blocks that the logs did not give. */
+    const page = (logs: ReadonlyArray<RawLog>) =>
+      Effect.gen(function*() {
+        const events = yield* Effect.sync(() => decodeTransfers(chain, logs, seen, times)).pipe(
+          Effect.withSpan("TransferScan.decode")
+        )
+        const stock = new Set<string>()
+        yield* Effect.forEach(new Set(events.map((event) => event.token)), (contract) =>
+          Effect.map(catalog.isStock(contract), (isStock) => {
+            if (isStock) {
+              stock.add(contract)
+            }
+          }), { concurrency: 4 }).pipe(Effect.withSpan("TransferScan.tokens"))
+        const untimed: Array<number> = []
+        for (const event of events) {
+          if (!stock.has(event.token)) {
+            continue
+          }
+          stockEvents.push(event)
+          if (!times.has(event.block) && !asked.has(event.block)) {
+            asked.add(event.block)
+            untimed.push(event.block)
+          }
+        }
+        if (untimed.length === 0) {
+          return
+        }
+        const read = yield* chain.blockTimestamps(untimed).pipe(Effect.withSpan("TransferScan.blockTimes"))
+        for (const [block, time] of read) {
+          times.set(block, time)
+        }
+      })
+
+    // Pipelined: the next page of logs is fetched while this page's block times are read, and both sides of the
+    // transfers at once.
+    yield* Effect.forEach(filters, (topics) =>
+      chain.logs({ topics, fromBlock, toBlock }).pipe(
+        Stream.buffer({ capacity: 2 }),
+        Stream.runForEach((chunk) => page(chunk.logs))
+      ), { concurrency: 2, discard: true }).pipe(Effect.withSpan("TransferScan.fetch"))
+    stockEvents.sort((a, b) => a.block - b.block || a.logIndex - b.logIndex)
 
     const transfers = stockEvents.map((event): TransferRow => ({
       txHash: event.txHash,
