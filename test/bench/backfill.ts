@@ -85,10 +85,13 @@ const main = async () => {
   const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
   let rawLogs = 0
   const walletBlocks = new Set<string>()
+  /** CPU time of this process during the best round (the node's work for those calls included). */
+  let rawCpuMs = 0
   const rawGetLogs = async () => {
     let best = Infinity
     for (let round = 0; round < 3; round++) {
       const rawStart = performance.now()
+      const cpuStart = process.cpuUsage()
       rawLogs = 0
       for (const topics of [[transferTopic, topic], [transferTopic, null, topic]]) {
         const response = await fetch(node.httpUrl, {
@@ -105,7 +108,12 @@ const main = async () => {
         rawLogs += result.length
         for (const log of result) walletBlocks.add(log.blockNumber)
       }
-      best = Math.min(best, performance.now() - rawStart)
+      const roundMs = performance.now() - rawStart
+      if (roundMs < best) {
+        best = roundMs
+        const cpu = process.cpuUsage(cpuStart)
+        rawCpuMs = (cpu.user + cpu.system) / 1000
+      }
     }
     return best
   }
@@ -167,10 +175,13 @@ const main = async () => {
           seconds(phase("Backfill.storeTransfers"))
         }; multiplier history and the rest ${seconds(ms - phase("Backfill.transfers"))}`
       )
+      const cpuMs = (cpu.user + cpu.system) / 1000
       console.log(
-        `    process CPU (the in-process node included): user ${seconds(cpu.user / 1000)}, system ${
-          seconds(cpu.system / 1000)
-        }; load average ${Os.loadavg()[0]!.toFixed(1)} on ${Os.cpus().length} cores`
+        `    process CPU (the in-process node included, the database server not): ${seconds(cpuMs)} (user ${
+          seconds(cpu.user / 1000)
+        }, system ${seconds(cpu.system / 1000)}) = ${(cpuMs / rawCpuMs).toFixed(1)}× the CPU of the raw getLogs (${
+          seconds(rawCpuMs)
+        }); load average ${Os.loadavg()[0]!.toFixed(1)} on ${Os.cpus().length} cores`
       )
     }).pipe(
       Effect.provide(

@@ -92,8 +92,9 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
     const announcements: Array<AnnouncementRow> = []
     const pauses: Array<PauseRow> = []
+    const eventTimes = yield* chain.blockTimestamps(events.map((event) => event.block))
     for (const event of events) {
-      const time = yield* chain.blockTimestamp(event.block)
+      const time = eventTimes.get(event.block)!
       if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, time))
       if (event._tag === "Pause") {
         pauses.push({
