@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
 import { invalidateLedgers } from "../ledger/LedgerBuilds.js"
+import { insertBlocks, insertTransfers } from "./BulkInsert.js"
 import {
   type BlockRecord,
   type BlockRow,
@@ -114,37 +115,8 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
         const changes = dedupeChanges(batch.changes ?? [])
         const final = batch.finalizedThrough
         const provisional = (block: number) => final !== undefined && block > final
-        yield* insertChunks(blocks, (chunk) =>
-          sql`INSERT INTO chain_blocks ${
-            sql.insert(
-              chunk.map((b) => ({
-                chain_id: chainId,
-                number: b.number,
-                hash: b.hash,
-                parent_hash: b.parentHash,
-                block_time: b.time
-              }))
-            )
-          } ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash,
-              parent_hash = coalesce(excluded.parent_hash, chain_blocks.parent_hash), block_time = excluded.block_time`)
-        yield* insertChunks(batch.transfers ?? [], (chunk) =>
-          sql`INSERT INTO token_transfers ${
-            sql.insert(chunk.map((t) => ({
-              chain_id: chainId,
-              tx_hash: t.txHash,
-              log_index: t.logIndex,
-              block: t.block,
-              block_hash: t.blockHash,
-              block_time: t.time,
-              token_key: key(t.token),
-              from_key: key(t.from),
-              to_key: key(t.to),
-              from_address: t.from,
-              to_address: t.to,
-              raw: t.raw.toString(),
-              provisional: provisional(t.block)
-            })))
-          } ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`)
+        yield* insertBlocks(sql, chainId, blocks)
+        yield* insertTransfers(sql, chainId, batch.transfers ?? [], provisional)
         yield* insertChunks(batch.receipts ?? [], (chunk) =>
           sql`INSERT INTO tx_receipts ${
             sql.insert(chunk.map((r) => ({
