@@ -314,8 +314,21 @@ const admitTarget = (url: string) =>
     }
   })
 
+/** Printable ASCII without `%`: a target that decodes to itself, so it cannot hold a control character. */
+const PLAIN_TARGET = /^[\x21-\x24\x26-\x7e]*$/
+
 /** Checks made before any route runs: size, media type, nesting. A failure answers at once. */
-const admitBody = (request: HttpServerRequest.HttpServerRequest, acceptsBodies: boolean) =>
+const admitBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  acceptsBodies: boolean
+): Effect.Effect<HttpServerRequest.HttpServerRequest, BodyRejected> =>
+  // Most requests (a GET without a body on a plain target) pass every check: no work beyond seeing that.
+  !BODY_METHODS.has(request.method) && request.headers["content-length"] === undefined &&
+    PLAIN_TARGET.test(request.url)
+    ? Effect.succeed(request)
+    : admitChecked(request, acceptsBodies)
+
+const admitChecked = (request: HttpServerRequest.HttpServerRequest, acceptsBodies: boolean) =>
   Effect.gen(function*() {
     yield* admitTarget(request.url)
     const headers = request.headers
@@ -379,7 +392,13 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const requestId = `req_${Ids.randomBase62(20)}`
           const socket = NodeHttpServerRequest.toIncomingMessage(request).socket ?? {}
-          const context = { requestId, docBase: docOrigin(config, request.headers, socket) }
+          // Only error bodies read the origin: worked out when one does.
+          const context = {
+            requestId,
+            get docBase() {
+              return docOrigin(config, request.headers, socket)
+            }
+          }
           const response = yield* admitBody(request, options.acceptsBodies ?? true).pipe(
             Effect.flatMap((admitted) =>
               Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, admitted)
