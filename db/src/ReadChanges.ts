@@ -55,7 +55,7 @@ export const inProcess = (
   })
 
 /**
- * PostgreSQL: one connection of its own `LISTEN`s. `sync` is a round trip on that connection (shared by every
+ * PostgreSQL: one connection of its own `LISTEN`s. `sync` is a round trip on that connection (an empty query) (shared by every
  * request that arrived before it started): PostgreSQL delivers pending notifications before the answer to a query,
  * so once it returns, every change committed before the request arrived has been applied. While the connection is
  * down `sync` answers false; it reconnects every second, and a reconnection counts as a change to everything.
@@ -107,7 +107,8 @@ export const postgres = (url: Redacted.Redacted): Layer.Layer<ReadChanges> =>
       const barrier = (): Promise<boolean> => {
         const current = client
         if (current === undefined) return Promise.resolve(false)
-        return current.query("SELECT 1").then(() => client === current, () => false)
+        // An empty query: the server parses and plans nothing, and still sends pending notifications first.
+        return current.query("").then(() => client === current, () => false)
       }
       // One round trip in flight at a time; a request that arrives during it waits for the next one (which starts
       // after the request did), shared with every other request arriving meanwhile.
