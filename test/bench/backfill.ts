@@ -1,13 +1,15 @@
 /**
  * `npm run bench:backfill`: seeds a local chain with 50,000 stock-token transfers (`-- --big`: 100,000; or
  * `BENCH_TOTAL`), a tenth of them to one wallet, each of those in a transaction of its own: half mints, half
- * transfers from another holder, which need their receipts for classification (`-- --mints`: all mints, the
- * composition of the figures before issue 14). Prints (a) the wall time to backfill that wallet into the database
- * (transfers, their block times and receipts, the multiplier history, all stored), (b) the same `eth_getLogs` calls
- * made raw (the best of three) and (c) the needed receipts read raw in batches, so the ratios of ingestion to bare
- * fetching can be read off. Runs on PostgreSQL (`DATABASE_URL`, default the local server) and on the embedded PGlite
- * with the node as EDR is (no `blockTimestamp` in logs: block times are read in batches), then on PostgreSQL with
- * the node as geth 1.16+ is (times in the logs).
+ * transfers from another holder (`-- --mints`: all mints, the composition of the figures before issue 14). Prints
+ * (a) the wall time to backfill that wallet into the database (transfers, their block times, the multiplier history,
+ * all stored), with its time per phase (span totals) and the process's CPU time (the node runs in this process, so
+ * its work is counted too); (b) the same `eth_getLogs` calls made raw (the best of three), the ratio's reference;
+ * (c) the receipts of the transfers that are not mints and (d) the headers of the wallet's blocks, read raw in
+ * batches of 100: what the node itself costs for them (block headers are what a backfill reads where logs carry no
+ * times; receipts it no longer reads). Runs on PostgreSQL (`DATABASE_URL`, default the local server) and on the
+ * embedded PGlite with the node as EDR is (no `blockTimestamp` in logs), then on PostgreSQL with the node as geth
+ * 1.16+ is (times in the logs).
  */
 import { SqlClient } from "@effect/sql"
 import { Database } from "@scaledger/db"
@@ -21,6 +23,7 @@ import { encodeFunctionData, type Hex } from "viem"
 import { loadArtifact } from "../chain/artifacts.js"
 import { startSeededNode, toJson } from "../chain/seed.js"
 import { addAndBackfill, ingestServices } from "../support/ChainHarness.js"
+import { makeSpanTimes } from "./spanTimes.js"
 
 const TOTAL = Number(process.env.BENCH_TOTAL ?? (process.argv.includes("--big") ? 100_000 : 50_000))
 const WALLET_SHARE = Math.floor(TOTAL / 10)
@@ -81,10 +84,14 @@ const main = async () => {
   const topic = `0x${WALLET.slice(2).toLowerCase().padStart(64, "0")}`
   const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
   let rawLogs = 0
+  const walletBlocks = new Set<string>()
+  /** CPU time of this process during the best round (the node's work for those calls included). */
+  let rawCpuMs = 0
   const rawGetLogs = async () => {
     let best = Infinity
     for (let round = 0; round < 3; round++) {
       const rawStart = performance.now()
+      const cpuStart = process.cpuUsage()
       rawLogs = 0
       for (const topics of [[transferTopic, topic], [transferTopic, null, topic]]) {
         const response = await fetch(node.httpUrl, {
@@ -97,51 +104,84 @@ const main = async () => {
             params: [{ fromBlock: "0x0", toBlock: `0x${head.toString(16)}`, topics }]
           })
         })
-        rawLogs += ((await response.json()) as { result: Array<unknown> }).result.length
+        const { result } = (await response.json()) as { result: Array<{ blockNumber: string }> }
+        rawLogs += result.length
+        for (const log of result) walletBlocks.add(log.blockNumber)
       }
-      best = Math.min(best, performance.now() - rawStart)
+      const roundMs = performance.now() - rawStart
+      if (roundMs < best) {
+        best = roundMs
+        const cpu = process.cpuUsage(cpuStart)
+        rawCpuMs = (cpu.user + cpu.system) / 1000
+      }
     }
     return best
   }
   let rawMs = await rawGetLogs()
 
-  // (c) The receipts the backfill needs, read raw in batches of 100: what the node itself costs for them.
-  let rawReceiptsMs = performance.now()
-  for (let i = 0; i < walletTransfers.length; i += 100) {
-    const batch = walletTransfers.slice(i, i + 100).map((hash, id) => ({
-      jsonrpc: "2.0",
-      id,
-      method: "eth_getTransactionReceipt",
-      params: [hash]
-    }))
-    await fetch(node.httpUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(batch)
-    })
-      .then((r) => r.json())
+  /** Raw JSON-RPC batches of 100, one after the other: what the node itself costs for these reads. */
+  const rawBatched = async (method: string, params: ReadonlyArray<ReadonlyArray<unknown>>) => {
+    const start = performance.now()
+    for (let i = 0; i < params.length; i += 100) {
+      const batch = params.slice(i, i + 100).map((p, id) => ({ jsonrpc: "2.0", id, method, params: p }))
+      await fetch(node.httpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(batch)
+      }).then((r) => r.json())
+    }
+    return performance.now() - start
   }
-  rawReceiptsMs = performance.now() - rawReceiptsMs
+
+  // (c) The receipts of the wallet's transfers that are not mints, and (d) the headers of the wallet's blocks, read
+  // raw: what the node itself costs for them (the backfill reads block headers where logs carry no times).
+  const rawReceiptsMs = await rawBatched("eth_getTransactionReceipt", walletTransfers.map((hash) => [hash]))
   console.log(
-    `(c) raw batched eth_getTransactionReceipt for the ${
-      walletTransfers.length.toLocaleString("en")
-    } receipts needed: ` +
-      seconds(rawReceiptsMs)
+    `(c) raw batched eth_getTransactionReceipt for the ${walletTransfers.length.toLocaleString("en")} ` +
+      `transactions that are not mints: ${seconds(rawReceiptsMs)}`
+  )
+  const rawBlocksMs = await rawBatched("eth_getBlockByNumber", [...walletBlocks].map((n) => [n, false]))
+  console.log(
+    `(d) raw batched eth_getBlockByNumber for the wallet's ${walletBlocks.size.toLocaleString("en")} blocks: ${
+      seconds(rawBlocksMs)
+    }`
   )
 
-  const backfill = (name: string, database: Layer.Layer<any>) =>
+  const backfill = (name: string, database: Layer.Layer<any>, withBlockReads: boolean) =>
     Effect.gen(function*() {
+      const spans = makeSpanTimes()
+      const cpuStart = process.cpuUsage()
       const start = performance.now()
-      const wallet = yield* addAndBackfill(WALLET, node.chainId)
+      const wallet = yield* spans.measure(addAndBackfill(WALLET, node.chainId))
       const ms = performance.now() - start
+      const cpu = process.cpuUsage(cpuStart)
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM token_transfers`
       console.log(
         `(a) backfill on ${name}: ${seconds(ms)} for ${Number(row!.n).toLocaleString("en")} transfers ` +
           `(status ${wallet.backfillStatus}); ${(Number(row!.n) / (ms / 1000)).toFixed(0)} transfers/s; ` +
-          `ratio to raw getLogs ${(ms / rawMs).toFixed(1)}×, to raw getLogs + receipts ${
-            (ms / (rawMs + rawReceiptsMs)).toFixed(1)
-          }×`
+          `ratio to raw getLogs ${(ms / rawMs).toFixed(1)}×` +
+          (withBlockReads
+            ? `; to raw getLogs + the wallet's block headers (b + d) ${(ms / (rawMs + rawBlocksMs)).toFixed(1)}×`
+            : "")
+      )
+      const phase = (name: string) => spans.totals.get(name)?.ms ?? 0
+      console.log(
+        `    phases: fetching ${seconds(phase("TransferScan.fetch"))} (overlapped: eth_getLogs calls ${
+          seconds(phase("ChainClient.getLogs"))
+        }, their decoding ${seconds(phase("ChainClient.decodeLogs"))}, block time reads ${
+          seconds(phase("TransferScan.blockTimes"))
+        }, transfer decoding ${seconds(phase("TransferScan.decode"))}), inserts ${
+          seconds(phase("Backfill.storeTransfers"))
+        }; multiplier history and the rest ${seconds(ms - phase("Backfill.transfers"))}`
+      )
+      const cpuMs = (cpu.user + cpu.system) / 1000
+      console.log(
+        `    process CPU (the in-process node included, the database server not): ${seconds(cpuMs)} (user ${
+          seconds(cpu.user / 1000)
+        }, system ${seconds(cpu.system / 1000)}) = ${(cpuMs / rawCpuMs).toFixed(1)}× the CPU of the raw getLogs (${
+          seconds(rawCpuMs)
+        }); load average ${Os.loadavg()[0]!.toFixed(1)} on ${Os.cpus().length} cores`
       )
     }).pipe(
       Effect.provide(
@@ -157,19 +197,23 @@ const main = async () => {
       Logger.withMinimumLogLevel(LogLevel.Warning)
     )
 
-  const onPostgres = (name: string) =>
+  const onPostgres = (name: string, withBlockReads: boolean) =>
     Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const url = yield* TestDatabase.postgresUrl
-      yield* backfill(name, Database.layerWith({ _tag: "Postgres", url: Redacted.make(url) }).pipe(Layer.orDie))
+      yield* backfill(
+        name,
+        Database.layerWith({ _tag: "Postgres", url: Redacted.make(url) }).pipe(Layer.orDie),
+        withBlockReads
+      )
     })))
 
   console.log(`(b) raw eth_getLogs for the same filters: ${seconds(rawMs)} for ${rawLogs.toLocaleString("en")} logs`)
-  await onPostgres("PostgreSQL, node without log timestamps")
-  await Effect.runPromise(backfill("PGlite (in memory), node without log timestamps", TestDatabase.pglite))
+  await onPostgres("PostgreSQL, node without log timestamps", true)
+  await Effect.runPromise(backfill("PGlite (in memory), node without log timestamps", TestDatabase.pglite, true))
   node.setLogTimestamps(true)
   rawMs = await rawGetLogs()
   console.log(`(b) raw eth_getLogs, node with log timestamps: ${seconds(rawMs)}`)
-  await onPostgres("PostgreSQL, node with log timestamps (geth 1.16+)")
+  await onPostgres("PostgreSQL, node with log timestamps (geth 1.16+)", false)
 
   Fs.rmSync(dir, { recursive: true, force: true })
   await node.close()

@@ -4,7 +4,12 @@ import { AccountsRepo, WalletsRepo } from "@scaledger/db"
 import { ClassificationStore } from "@scaledger/db/classification/ClassificationStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ChainClient, type ChainClientService } from "@scaledger/domain/chain/ChainClient"
-import { Classifier, ClassifierUnavailable } from "@scaledger/domain/classification/ClassifierPort"
+import { AllEndpointsFailed, RpcTimeout } from "@scaledger/domain/chain/ChainErrors"
+import {
+  Classifier,
+  ClassifierUnavailable,
+  type MovementFeatures
+} from "@scaledger/domain/classification/ClassifierPort"
 import { mergeContractLists } from "@scaledger/domain/classification/ContractList"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import { makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
@@ -21,6 +26,9 @@ const TOKEN = "0x00000000000000000000000000000000000000f1"
 
 /** How often the chain was asked whether an address has code. */
 const codeReads: Array<string> = []
+/** Each `transactions` call's hashes; while `txReadsFail`, the node is out of reach for them. */
+const txReads: Array<ReadonlyArray<string>> = []
+let txReadsFail = false
 
 const FakeChain = Layer.succeed(ChainClient, {
   chainId: CHAIN,
@@ -29,7 +37,22 @@ const FakeChain = Layer.succeed(ChainClient, {
       for (const address of addresses) codeReads.push(address)
       return new Map(addresses.map((a) => [a.toLowerCase(), a.toLowerCase() === UNLISTED]))
     }),
-  methodSelector: () => Effect.succeed("0xa694fc3a")
+  transactions: (hashes: ReadonlyArray<string>) =>
+    Effect.suspend(() => {
+      txReads.push(hashes)
+      if (txReadsFail) {
+        const method = "eth_getTransactionByHash"
+        const lastError = new RpcTimeout({ endpoint: "node", method, timeoutMs: 1, message: "no answer" })
+        return Effect.fail(
+          new AllEndpointsFailed({ endpoints: ["node"], method, attempts: 1, lastError, message: "down" })
+        )
+      }
+      return Effect.succeed(
+        new Map(
+          hashes.map((h) => [h, { from: W.toUpperCase().replace("0X", "0x"), to: UNLISTED, selector: "0xa694fc3a" }])
+        )
+      )
+    })
 } as unknown as ChainClientService)
 
 const Outage = Layer.succeed(Classifier, {
@@ -185,6 +208,56 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           )
           expect(Number(left!.n)).toBe(0)
         }))
+
+      it.effect(
+        "reads the transactions' facts in one batch, only for what goes to the model; a failed read waits",
+        () =>
+          Effect.gen(function*() {
+            const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-c"))
+            const address = "0x00000000000000000000000000000000000000cc"
+            yield* Effect.orDie((yield* WalletsRepo).insert({
+              accountId: account.id,
+              address,
+              label: "",
+              self: true,
+              watchingFromBlock: null,
+              watchingFromAt: null,
+              chainId: CHAIN
+            }))
+            const first = yield* transfer(address, UNLISTED)
+            const second = yield* transfer(address, UNLISTED)
+            const plain = yield* transfer(PLAIN, address)
+            const asked: Array<MovementFeatures> = []
+            const Recording = Layer.succeed(Classifier, {
+              name: "recording",
+              classify: (features: MovementFeatures) => Effect.sync(() => (asked.push(features), Option.none())),
+              learn: () => Effect.void
+            })
+            const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Recording)))
+            txReads.length = 0
+            txReadsFail = true
+            // The node is out of reach: nothing is decided, every lease is given back at once.
+            yield* Effect.flip(worker.poll)
+            expect(txReads).toEqual([[first, second]])
+            for (const hash of [first, second, plain]) {
+              expect(yield* rowOf(hash)).toMatchObject({ status: "pending", attempts: 1 })
+            }
+            txReadsFail = false
+            expect(yield* Effect.orDie(worker.poll)).toBe(3)
+            expect(txReads).toEqual([[first, second], [first, second]])
+            expect(asked.map((f) => [f.txHash, f.txFrom, f.txTo, f.methodSelector])).toEqual([
+              [first, W, UNLISTED, "0xa694fc3a"],
+              [second, W, UNLISTED, "0xa694fc3a"]
+            ])
+            expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in", attempts: 2 })
+            // Stored: learning from a confirmation of these movements reads no transaction again.
+            const store = yield* ClassificationStore
+            expect(yield* Effect.orDie(store.txFacts(CHAIN, [first]))).toEqual(
+              new Map([[first, { from: W, to: UNLISTED, selector: "0xa694fc3a" }]])
+            )
+          }),
+        { timeout: 20_000 }
+      )
 
       it.effect(
         "a crashed worker's lease expires: the transfer is classified once, by the next worker",

@@ -58,6 +58,13 @@ export interface ClassificationResult {
   readonly error: string | null
 }
 
+/** A transaction's sender, target (lowercase) and method selector, as the model sees them. */
+export interface TxFacts {
+  readonly from: string | null
+  readonly to: string | null
+  readonly selector: string | null
+}
+
 export interface TxLegRow {
   readonly txHash: string
   readonly token: string
@@ -189,24 +196,38 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
           Effect.asVoid
         )
 
-      /** The transaction's sender, target (from its receipt, kept by ingestion) and method selector (if read). */
-      const txFacts = (chainId: number, txHash: string) =>
-        Effect.map(
-          sql<{ tx_from: string | null; tx_to: string | null; selector: string | null; known: boolean }>`
-            SELECT r.tx_from, r.tx_to, m.selector, (m.tx_hash IS NOT NULL) AS known
-            FROM (SELECT ${txHash}::text AS tx_hash) q
-            LEFT JOIN tx_receipts r ON r.chain_id = ${chainId} AND r.tx_hash = q.tx_hash
-            LEFT JOIN tx_methods m ON m.chain_id = ${chainId} AND m.tx_hash = q.tx_hash`,
-          (rows) => ({
-            from: rows[0]?.tx_from?.toLowerCase() ?? null,
-            to: rows[0]?.tx_to?.toLowerCase() ?? null,
-            selector: rows[0]?.selector ?? null,
-            selectorKnown: rows[0]?.known ?? false
-          })
+      /**
+       * The stored facts of these transactions (sender, target, method selector), by hash; a hash not stored is
+       * absent, one the node did not know has nulls. Sender and target of rows stored before migration 0019 come
+       * from the receipt ingestion kept then.
+       */
+      const txFacts = (chainId: number, txHashes: ReadonlyArray<string>) =>
+        txHashes.length === 0 ? Effect.succeed(new Map<string, TxFacts>()) : Effect.map(
+          sql<{ tx_hash: string; tx_from: string | null; tx_to: string | null; selector: string | null }>`
+            SELECT m.tx_hash, coalesce(m.tx_from, r.tx_from) AS tx_from,
+              CASE WHEN m.tx_from IS NULL THEN r.tx_to ELSE m.tx_to END AS tx_to, m.selector
+            FROM tx_methods m
+            LEFT JOIN tx_receipts r ON r.chain_id = m.chain_id AND r.tx_hash = m.tx_hash
+            WHERE m.chain_id = ${chainId} AND m.tx_hash IN ${sql.in([...new Set(txHashes)])}`,
+          (rows) =>
+            new Map(rows.map((row) => [row.tx_hash, {
+              from: row.tx_from?.toLowerCase() ?? null,
+              to: row.tx_to?.toLowerCase() ?? null,
+              selector: row.selector
+            }]))
         )
 
-      const storeSelector = (chainId: number, txHash: string, selector: string | null) =>
-        sql`INSERT INTO tx_methods (chain_id, tx_hash, selector) VALUES (${chainId}, ${txHash}, ${selector})
+      const storeTxFacts = (chainId: number, facts: ReadonlyMap<string, TxFacts>) =>
+        facts.size === 0 ? Effect.void : sql`
+          INSERT INTO tx_methods ${
+          sql.insert([...facts].map(([txHash, f]) => ({
+            chain_id: chainId,
+            tx_hash: txHash,
+            selector: f.selector,
+            tx_from: f.from,
+            tx_to: f.to
+          })))
+        }
           ON CONFLICT (chain_id, tx_hash) DO NOTHING`.pipe(Effect.asVoid)
 
       /** The account's history with a counterparty before a block, and the relationship it confirmed, if any. */
@@ -340,7 +361,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
         knownCode,
         storeCode,
         txFacts,
-        storeSelector,
+        storeTxFacts,
         history,
         complete,
         release,

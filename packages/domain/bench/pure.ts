@@ -1,7 +1,8 @@
 /**
  * The pure ledger on the `bench:ledger` trader account, generated in memory a chunk at a time:
- * `npm run bench:ledger:pure -- [events…] [--chunk=N] [--copy]` (default 10000 100000 1000000, in one process: the
- * first warms the JIT up). Prints the wall and CPU time of `Ledger.apply(…, { consume: true })` over chunks of 2,000
+ * `npm run bench:ledger:pure -- [events…] [--chunk=N] [--copy] [--repeat=N]` (default 10000 100000 1000000, in one
+ * process, each size run `--repeat` times, default 3, with the median of its runs printed after them: the first runs
+ * warm the JIT up, as a benchmark harness's warm-up iterations do; every run is printed). Prints the wall and CPU time of `Ledger.apply(…, { consume: true })` over chunks of 2,000
  * events (`--copy`: apply to copies instead), each chunk's rows released once applied (a writer would format and
  * store them), then `Ledger.report(…, { rows: false, lots: false })` (generating the events is not timed); the heap
  * after a forced collection with the state and report alive; then, timed apart, every open lot row with its
@@ -16,10 +17,12 @@ const chunkArg = process.argv.find((arg) => arg.startsWith("--chunk="))
 /** `--copy`: apply each chunk to a copy of the state (the default of `Ledger.apply`) instead of consuming it. */
 const consume = !process.argv.includes("--copy")
 const CHUNK = chunkArg === undefined ? 2_000 : Number(chunkArg.slice("--chunk=".length))
+const repeatArg = process.argv.find((arg) => arg.startsWith("--repeat="))
+const REPEAT = repeatArg === undefined ? 3 : Math.max(1, Number(repeatArg.slice("--repeat=".length)))
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
 const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 
-const run = (events: number) => {
+const run = (events: number): { readonly ms: number; readonly cpu: number } => {
   gc()
   const heapBefore = process.memoryUsage().heapUsed
   let state: LedgerState = Either.getOrThrow(Ledger.empty({
@@ -69,7 +72,23 @@ const run = (events: number) => {
       `per-step components streamed: ${(lotsMs / 1000).toFixed(2)} s wall, CPU ${(lotsCpu / 1000).toFixed(2)} s; ` +
       `peak RSS ${mb(process.resourceUsage().maxRSS * 1024)}`
   )
+  return { ms, cpu }
 }
 
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
 const sizes = process.argv.slice(2).filter((arg) => !arg.startsWith("--")).map(Number).filter((n) => n > 0)
-for (const n of sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]) run(n)
+for (const n of sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]) {
+  const runs = Array.from({ length: REPEAT }, () => run(n))
+  if (REPEAT > 1) {
+    const ms = median(runs.map((r) => r.ms))
+    const cpu = median(runs.map((r) => r.cpu))
+    console.log(
+      `${n.toLocaleString("en").padStart(9)} events, median of ${REPEAT} runs: pure ledger ${
+        (ms / 1000).toFixed(2)
+      } s ` +
+        `wall (${Math.round(n / (ms / 1000)).toLocaleString("en")} events/s), CPU ${(cpu / 1000).toFixed(2)} s ` +
+        `(${Math.round(n / (cpu / 1000)).toLocaleString("en")} events/s of CPU)`
+    )
+  }
+}

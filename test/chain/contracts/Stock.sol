@@ -179,6 +179,14 @@ contract Stock {
         }
     }
 
+    /// Test-chain only (not in the real `Stock`): the issuer moves `value` from each `from[i]` to `to[i]` in one
+    /// transaction (no allowance), so benchmarks can seed sales and transfers between holders quickly.
+    function moveBatch(address[] calldata from, address[] calldata to, uint256 value) external onlyOwner {
+        for (uint256 i = 0; i < from.length; i++) {
+            _move(from[i], to[i], value);
+        }
+    }
+
     function transferOwnership(address newOwner) external onlyOwner {
         if (newOwner == address(0)) revert ZeroAddress();
         emit OwnershipTransferred(owner, newOwner);

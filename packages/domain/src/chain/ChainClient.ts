@@ -182,6 +182,15 @@ export interface TransactionReceipt {
   readonly logs: ReadonlyArray<RawLog>
 }
 
+/** What a transaction says of itself: the same for its hash on every branch of a re-org. */
+export interface TransactionFacts {
+  readonly from: Address
+  /** Null for a contract creation. */
+  readonly to: Address | null
+  /** The first four bytes of its input as lowercase 0x-hex; null for an input shorter than that. */
+  readonly selector: string | null
+}
+
 /** A block to read state at; omitted means the latest block. */
 export type BlockTag = number | undefined
 
@@ -249,8 +258,13 @@ export interface ChainClientService {
   ) => Effect.Effect<ReadonlyArray<TransactionReceipt>, RequestError | ReceiptNotFound>
   /** Whether each address has code now (`eth_getCode` at the latest block, batched), by lowercase address. */
   readonly hasCode: (addresses: ReadonlyArray<Address>) => Effect.Effect<ReadonlyMap<string, boolean>, RequestError>
-  /** The first four bytes of a transaction's input as 0x-hex; null for no input or a transaction the node lacks. */
-  readonly methodSelector: (txHash: Hash) => Effect.Effect<string | null, RequestError>
+  /**
+   * Sender, target and method selector of many transactions (`eth_getTransactionByHash`, batched), by lowercase
+   * hash; a transaction the node does not know is absent.
+   */
+  readonly transactions: (
+    txHashes: ReadonlyArray<Hash>
+  ) => Effect.Effect<ReadonlyMap<Hash, TransactionFacts>, RequestError>
 }
 
 export class ChainClient extends Context.Tag("@scaledger/domain/chain/ChainClient")<

@@ -13,6 +13,7 @@ import type {
   LogFilter,
   RoundData,
   StockState,
+  TransactionFacts,
   TransactionReceipt
 } from "@scaledger/domain/chain/ChainClient"
 import { BlockNotFound, ReceiptNotFound, RpcRangeTooLarge } from "@scaledger/domain/chain/ChainErrors"
@@ -24,8 +25,17 @@ import { ChainConfig } from "./ChainConfig.js"
 import { makeContractRead } from "./ContractRead.js"
 import { makeNewHeads } from "./NewHeads.js"
 import { BLOCK_NOT_FOUND, UNSUPPORTED_METHOD } from "./rpc/Failures.js"
+import { fastBlock, fastLogs } from "./rpc/FastDecode.js"
 import { rangeAdvice } from "./rpc/RangeAdvice.js"
-import { decodeAnswer, RpcBlock, RpcLog, RpcReceipt, toRawLog, toReceipt } from "./rpc/RpcSchemas.js"
+import {
+  decodeAnswer,
+  RpcBlock,
+  RpcLog,
+  RpcReceipt,
+  RpcTransaction,
+  toReceipt,
+  toTransactionFacts
+} from "./rpc/RpcSchemas.js"
 import { makeTransport } from "./rpc/Transport.js"
 import { decodeStockLog, STOCK_TOPICS } from "./StockLogs.js"
 
@@ -38,10 +48,11 @@ const MAX_CACHED_TIMESTAMPS = 100_000
 
 const toHex = (n: number | bigint) => `0x${n.toString(16)}`
 
-const decodeBlock = decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByNumber")
-const decodeBlockByHash = decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByHash")
-const decodeLogs = decodeAnswer(Schema.Array(RpcLog), "eth_getLogs")
+const decodeBlock = fastBlock(decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByNumber"))
+const decodeBlockByHash = fastBlock(decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByHash"))
+const decodeLogs = fastLogs(decodeAnswer(Schema.Array(RpcLog), "eth_getLogs"))
 const decodeReceipt = decodeAnswer(Schema.NullOr(RpcReceipt), "eth_getTransactionReceipt")
+const decodeTransaction = decodeAnswer(Schema.NullOr(RpcTransaction), "eth_getTransactionByHash")
 const decodeBlockReceipts = decodeAnswer(Schema.NullOr(Schema.Array(RpcReceipt)), "eth_getBlockReceipts")
 
 const Uint = Schema.BigIntFromSelf
@@ -119,7 +130,8 @@ export const make = Effect.gen(function*() {
       const answers = yield* transport.sendAll("eth_getBlockByNumber", missing.map((n) => [toHex(n), false]))
       for (let i = 0; i < missing.length; i++) {
         const n = missing[i]!
-        const h = yield* header(Effect.succeed(answers[i]), n, decodeBlock)
+        const h = yield* decodeBlock(answers[i])
+        if (h === null) return yield* new BlockNotFound({ block: n, message: `block ${n} not found` })
         noteHead(h.number)
         out.set(n, remember(h))
       }
@@ -140,9 +152,10 @@ export const make = Effect.gen(function*() {
       toBlock: toHex(to)
     }
     return transport.send("eth_getLogs", [rpcFilter]).pipe(
-      Effect.flatMap(decodeLogs),
+      Effect.withSpan("ChainClient.getLogs"),
+      Effect.flatMap((answer) => Effect.withSpan(Effect.suspend(() => decodeLogs(answer)), "ChainClient.decodeLogs")),
       Effect.map((logs) => {
-        const sorted = logs.map(toRawLog).sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
+        const sorted = [...logs].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
         const grown = Math.min(span * 2, logsCeiling, config.logsMaxChunk)
         return [{ fromBlock: from, toBlock: to, logs: sorted }, Math.max(grown, 1)] as const
       }),
@@ -301,10 +314,16 @@ export const make = Effect.gen(function*() {
       }))
     })
 
-  const methodSelector: ChainClientService["methodSelector"] = (txHash) =>
-    Effect.map(transport.send("eth_getTransactionByHash", [txHash]), (tx) => {
-      const input = tx !== null && typeof tx === "object" ? (tx as { input?: unknown }).input : undefined
-      return typeof input === "string" && /^0x[0-9a-fA-F]{8}/.test(input) ? input.slice(0, 10).toLowerCase() : null
+  const transactions: ChainClientService["transactions"] = (txHashes) =>
+    Effect.gen(function*() {
+      const keys = [...new Set(txHashes.map((h) => h.toLowerCase()))]
+      const answers = yield* transport.sendAll("eth_getTransactionByHash", keys.map((h) => [h]))
+      const found = new Map<string, TransactionFacts>()
+      for (let i = 0; i < keys.length; i++) {
+        const tx = yield* decodeTransaction(answers[i])
+        if (tx !== null) found.set(keys[i]!, toTransactionFacts(tx))
+      }
+      return found as ReadonlyMap<string, TransactionFacts>
     })
 
   const service: ChainClientService = {
@@ -335,7 +354,7 @@ export const make = Effect.gen(function*() {
     receipt,
     receipts,
     hasCode,
-    methodSelector
+    transactions
   }
   return service
 })

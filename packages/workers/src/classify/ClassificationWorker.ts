@@ -2,11 +2,12 @@ import {
   type ClaimedTransfer,
   type ClassificationResult,
   ClassificationStore,
+  type TxFacts,
   type TxLegRow
 } from "@scaledger/db/classification/ClassificationStore"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"
-import { classifyByRules, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
+import { classifyByRules, type RuleOutcome, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
 import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
@@ -51,26 +52,42 @@ export const makeClassificationWorker = Effect.gen(function*() {
   const config = yield* ClassificationConfig
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
+  /**
+   * Sender, target and method selector of these transactions: stored ones, the rest read from the node in one batch
+   * and stored (a transaction's facts never change, whatever branch it is on). A transaction the node does not know
+   * has none (nulls), and is asked again next time. A failed read fails the round: its leases are given back.
+   */
+  const factsOf = (txHashes: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const keys = [...new Set(txHashes.map((h) => h.toLowerCase()))]
+      const facts = new Map(yield* store.txFacts(chainId, keys))
+      const missing = keys.filter((h) => !facts.has(h))
+      if (missing.length === 0) return facts
+      const read = yield* chain.transactions(missing)
+      const fresh = new Map<string, TxFacts>()
+      for (const [hash, tx] of read) {
+        fresh.set(hash, { from: tx.from.toLowerCase(), to: tx.to?.toLowerCase() ?? null, selector: tx.selector })
+      }
+      yield* store.storeTxFacts(chainId, fresh)
+      for (const [hash, f] of fresh) facts.set(hash, f)
+      return facts
+    })
+
+  const noFacts: TxFacts = { from: null, to: null, selector: null }
+
   /** What the model sees of one movement of an own address (the chain's facts and the account's history). */
   const featuresOf = (
     transfer: ClaimedTransfer,
     own: ReadonlySet<string>,
     legs: ReadonlyArray<TxLegRow>,
-    counterpartyIsContract: boolean
+    counterpartyIsContract: boolean,
+    facts: TxFacts
   ) =>
     Effect.gen(function*() {
       const direction = own.has(transfer.fromKey) ? "out" as const : "in" as const
       const wallet = direction === "out" ? transfer.fromKey : transfer.toKey
       const counterparty = direction === "out" ? transfer.toKey : transfer.fromKey
       const history = yield* store.history(transfer.accountId, chainId, counterparty, transfer.block)
-      const facts = yield* store.txFacts(chainId, transfer.txHash)
-      let selector = facts.selector
-      if (!facts.selectorKnown) {
-        selector = yield* chain.methodSelector(transfer.txHash).pipe(
-          Effect.tap((read) => store.storeSelector(chainId, transfer.txHash, read)),
-          Effect.orElseSucceed(() => null)
-        )
-      }
       return {
         chainId,
         txHash: transfer.txHash,
@@ -82,7 +99,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
         counterpartyIsContract,
         txFrom: facts.from,
         txTo: facts.to,
-        methodSelector: selector,
+        methodSelector: facts.selector,
         tokenFlows: legs.flatMap((leg) =>
           own.has(leg.from) || own.has(leg.to)
             ? [{
@@ -113,6 +130,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
       owns.set(accountId, yield* store.ownAddresses(accountId))
     }
     const legRows = yield* store.legs(chainId, confirmed.map((c) => c.transfer.txHash))
+    const facts = yield* factsOf(confirmed.map((c) => c.transfer.txHash))
     const examples = yield* Effect.forEach(confirmed, (c) =>
       Effect.gen(function*() {
         const own = owns.get(c.transfer.accountId)!
@@ -122,7 +140,8 @@ export const makeClassificationWorker = Effect.gen(function*() {
           c.transfer,
           own,
           legRows.filter((leg) => leg.txHash === c.transfer.txHash),
-          code.get(counterparty) ?? false
+          code.get(counterparty) ?? false,
+          facts.get(c.transfer.txHash.toLowerCase()) ?? noFacts
         )
         return { features, type: c.type, relationship: c.relationship }
       }))
@@ -130,11 +149,34 @@ export const makeClassificationWorker = Effect.gen(function*() {
     learnedUntil = confirmed[confirmed.length - 1]!.at
   })
 
-  const decide = (
+  /** What the rules say of one transfer (pure: the model is asked later, only for the leftovers). */
+  const byRules = (
     transfer: ClaimedTransfer,
     own: ReadonlySet<string>,
     legs: ReadonlyArray<TxLegRow>,
     hasCode: ReadonlyMap<string, boolean>
+  ) => {
+    const txLegs: Array<TxLeg> = legs.map((leg) => ({
+      token: leg.token,
+      from: leg.from,
+      to: leg.to,
+      logIndex: leg.logIndex
+    }))
+    const self: TxLeg = {
+      token: legs.find((leg) => leg.logIndex === transfer.logIndex)?.token ?? transfer.tokenKey,
+      from: transfer.fromKey,
+      to: transfer.toKey,
+      logIndex: transfer.logIndex
+    }
+    return classifyByRules({ own, contracts, hasCode: (a) => hasCode.get(a) ?? false }, self, txLegs)
+  }
+
+  const decide = (
+    transfer: ClaimedTransfer,
+    own: ReadonlySet<string>,
+    legs: ReadonlyArray<TxLegRow>,
+    outcome: RuleOutcome,
+    facts: TxFacts
   ) =>
     Effect.gen(function*() {
       const base = {
@@ -143,19 +185,6 @@ export const makeClassificationWorker = Effect.gen(function*() {
         txHash: transfer.txHash,
         logIndex: transfer.logIndex
       }
-      const txLegs: Array<TxLeg> = legs.map((leg) => ({
-        token: leg.token,
-        from: leg.from,
-        to: leg.to,
-        logIndex: leg.logIndex
-      }))
-      const self: TxLeg = {
-        token: legs.find((leg) => leg.logIndex === transfer.logIndex)?.token ?? transfer.tokenKey,
-        from: transfer.fromKey,
-        to: transfer.toKey,
-        logIndex: transfer.logIndex
-      }
-      const outcome = classifyByRules({ own, contracts, hasCode: (a) => hasCode.get(a) ?? false }, self, txLegs)
       const none = { model: null, confidence: null, error: null }
       switch (outcome._tag) {
         case "NotOwn":
@@ -183,7 +212,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
             rationale: outcome.rationale
           } satisfies ClassificationResult
         case "Leftover": {
-          const features = yield* featuresOf(transfer, own, legs, true)
+          const features = yield* featuresOf(transfer, own, legs, true, facts)
           const unknown = (rationale: string, error: string | null, model: string | null) =>
             ({
               ...base,
@@ -279,9 +308,22 @@ export const makeClassificationWorker = Effect.gen(function*() {
         yield* store.storeCode(chainId, [...read.entries()])
         for (const [address, code] of read) hasCode.set(address, code)
       }
+      const ruled = claimed.map((c) => ({
+        c,
+        outcome: byRules(c, owns.get(c.accountId)!, byTx.get(c.txHash) ?? [], hasCode)
+      }))
+      // The transactions' own facts only for what goes to the model, read in one batch.
+      const facts = yield* factsOf(ruled.flatMap(({ c, outcome }) => outcome._tag === "Leftover" ? [c.txHash] : []))
       const results = yield* Effect.forEach(
-        claimed,
-        (c) => decide(c, owns.get(c.accountId)!, byTx.get(c.txHash) ?? [], hasCode),
+        ruled,
+        ({ c, outcome }) =>
+          decide(
+            c,
+            owns.get(c.accountId)!,
+            byTx.get(c.txHash) ?? [],
+            outcome,
+            facts.get(c.txHash.toLowerCase()) ?? noFacts
+          ),
         { concurrency: 4 }
       )
       return yield* store.complete(owner, results)

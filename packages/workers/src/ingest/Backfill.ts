@@ -23,7 +23,7 @@ export class BackfillAbandoned extends Data.TaggedError("BackfillAbandoned")<{ r
 /**
  * One wallet's backfill, resumable from its last checkpoint:
  * 1. `transfers`: stock-token transfers to and from the wallet over `[fromBlock, target]` (the head when the job
- *    first ran), with their receipts, stored a checkpoint span at a time, each span in one transaction with the
+ *    first ran), with their blocks' times, stored a checkpoint span at a time, each span in one transaction with the
  *    job's progress, so a crash resumes at the span and writes the same rows.
  * 2. `multipliers`: for every token the wallet touched, the announcements over the same range and each change's
  *    activation, confirmed from chain storage where the node still serves it; where it does not, the span of dates
@@ -68,17 +68,19 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       Effect.map(chain.headNumber, (head) => head - finalityDepth)
 
     if (job.phase === "transfers") {
-      while (next <= target) {
-        yield* renew
-        const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
-        const scan = yield* scanTransfers([job.address], next, spanEnd)
-        const finalizedThrough = yield* finalThrough()
-        yield* checkpoint(Effect.gen(function*() {
-          yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
-          yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
-        }))
-        next = spanEnd + 1
-      }
+      yield* Effect.gen(function*() {
+        while (next <= target) {
+          yield* renew
+          const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
+          const scan = yield* scanTransfers([job.address], next, spanEnd)
+          const finalizedThrough = yield* finalThrough()
+          yield* checkpoint(Effect.gen(function*() {
+            yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
+            yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
+          })).pipe(Effect.withSpan("Backfill.storeTransfers"))
+          next = spanEnd + 1
+        }
+      }).pipe(Effect.withSpan("Backfill.transfers"))
       yield* checkpoint(backfills.enterPhase(job.walletId, "multipliers"))
     }
 
@@ -90,8 +92,9 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
     const announcements: Array<AnnouncementRow> = []
     const pauses: Array<PauseRow> = []
+    const eventTimes = yield* chain.blockTimestamps(events.map((event) => event.block))
     for (const event of events) {
-      const time = yield* chain.blockTimestamp(event.block)
+      const time = eventTimes.get(event.block)!
       if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, time))
       if (event._tag === "Pause") {
         pauses.push({

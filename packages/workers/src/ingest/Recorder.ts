@@ -204,7 +204,6 @@ export const makeRecorder = Effect.gen(function*() {
         yield* store.writeBatch(chainId, {
           blocks: [...scan.blocks, headerRow(to)],
           transfers: scan.transfers,
-          receipts: scan.receipts,
           announcements,
           pauses,
           changes: newChanges,

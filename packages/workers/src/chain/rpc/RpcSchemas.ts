@@ -3,7 +3,7 @@
  * domain's plain types: quantities to numbers (or bigints), hashes to lowercase, addresses to EIP-55. An answer
  * that does not have the shape is a `ChainDecodeError`, never a half-filled object.
  */
-import type { BlockHeader, RawLog, TransactionReceipt } from "@scaledger/domain/chain/ChainClient"
+import type { BlockHeader, RawLog, TransactionFacts, TransactionReceipt } from "@scaledger/domain/chain/ChainClient"
 import { ChainDecodeError } from "@scaledger/domain/chain/ChainErrors"
 import { Either, ParseResult, Schema } from "effect"
 import { checksummed } from "./Checksum.js"
@@ -75,6 +75,13 @@ export const RpcReceipt = Schema.Struct({
   logs: Schema.Array(RpcLog)
 })
 
+export const RpcTransaction = Schema.Struct({
+  hash: Hash,
+  from: Address,
+  to: Schema.NullOr(Address),
+  input: HexString
+})
+
 export const toHeader = (b: typeof RpcBlock.Type): BlockHeader => b
 
 export const toRawLog = (l: typeof RpcLog.Type): RawLog => l
@@ -90,6 +97,12 @@ export const toReceipt = (r: typeof RpcReceipt.Type): TransactionReceipt => ({
   gasUsed: r.gasUsed,
   effectiveGasPrice: r.effectiveGasPrice,
   logs: r.logs.map(toRawLog)
+})
+
+export const toTransactionFacts = (t: typeof RpcTransaction.Type): TransactionFacts => ({
+  from: t.from,
+  to: t.to,
+  selector: t.input.length >= 10 ? t.input.slice(0, 10).toLowerCase() : null
 })
 
 /**

@@ -217,6 +217,9 @@ export const makeTransport = (config: ChainConfigShape): Effect.Effect<Transport
             batchLimit = Math.max(1, Math.floor(chunk.length / 2))
             return Effect.forEach(chunk, one, { concurrency: config.concurrency })
           }
+          if (answers.every((answer) => "result" in answer)) {
+            return Effect.succeed(answers.map((answer) => (answer as { readonly result: unknown }).result))
+          }
           // An element's own error (a node's error for it alone, or an element-level rate limit): sent again on its
           // own, so it ends as a single request would (retried, or the node's error).
           return Effect.forEach(

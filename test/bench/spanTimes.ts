@@ -1,0 +1,38 @@
+/**
+ * Wall time per span name, for benches: a tracer that hands every span to the tracer in place (so nothing else
+ * changes) and adds each finished span's duration to its name's total. Spans of one name that overlap (concurrent
+ * work) add up, so a total can exceed the wall time it covers.
+ */
+import { Effect, Tracer } from "effect"
+
+export interface SpanTimes {
+  /** Milliseconds by span name, and how many spans of that name ended. */
+  readonly totals: Map<string, { ms: number; count: number }>
+  readonly measure: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+export const makeSpanTimes = (): SpanTimes => {
+  const totals = new Map<string, { ms: number; count: number }>()
+  const measure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    Effect.tracerWith((base) =>
+      Effect.withTracer(
+        self,
+        Tracer.make({
+          context: base.context,
+          span: (name, parent, context, links, startTime, kind, options) => {
+            const span = base.span(name, parent, context, links, startTime, kind, options)
+            const end = span.end.bind(span)
+            span.end = (endTime, exit) => {
+              const total = totals.get(name) ?? { ms: 0, count: 0 }
+              total.ms += Number(endTime - startTime) / 1e6
+              total.count++
+              totals.set(name, total)
+              end(endTime, exit)
+            }
+            return span
+          }
+        })
+      )
+    )
+  return { totals, measure }
+}
