@@ -9,6 +9,7 @@ import { acquireDataDirLock, type DataDirLocked } from "./DataDirLock.js"
 import { migrations } from "./migrations/index.js"
 import * as PgliteClient from "./PgliteClient.js"
 import { pgTypes } from "./PgTypes.js"
+import * as ReadChanges from "./ReadChanges.js"
 
 export const DatabaseConfig = Config.all({
   /** Unset or empty: the embedded database. */
@@ -29,10 +30,18 @@ export const targetOf = (config: DatabaseConfig): DatabaseTarget =>
     onNone: () => ({ _tag: "Pglite", dataDir: Path.resolve(config.dataDir) })
   })
 
-/** A `SqlClient` for the target: PostgreSQL through node-postgres, or PGlite persisted under the data folder. */
-export const clientLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, SqlError | DataDirLocked> => {
+/**
+ * A `SqlClient` for the target, with `ReadChanges` (what changed, for the read caches): PostgreSQL through
+ * node-postgres, or PGlite persisted under the data folder.
+ */
+export const clientLayer = (
+  target: DatabaseTarget
+): Layer.Layer<SqlClient.SqlClient | ReadChanges.ReadChanges, SqlError | DataDirLocked> => {
   if (target._tag === "Postgres") {
-    return PgClient.layer({ url: target.url, types: pgTypes, applicationName: "scaledger" })
+    return Layer.merge(
+      PgClient.layer({ url: target.url, types: pgTypes, applicationName: "scaledger" }),
+      ReadChanges.postgres(target.url)
+    )
   }
   if (target.dataDir === undefined) return PgliteClient.layer({})
   const dataDir = target.dataDir

@@ -5,13 +5,15 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PGlite, type Results } from "@electric-sql/pglite"
 import type { Scope } from "effect"
-import { Chunk, Effect, Layer, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Stream } from "effect"
 import { fork } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { POSTGRES_CONF } from "./PgliteSettings.js"
 import { pgliteParsers } from "./PgTypes.js"
+import * as ReadChanges from "./ReadChanges.js"
+import type { ReadChangesShape } from "./ReadChanges.js"
 
 export interface PgliteClientOptions {
   /** Folder the database persists to; omitted for an in-memory database. */
@@ -51,7 +53,11 @@ const initializeDataDir = (dataDir: string) =>
  */
 export const make = (
   options: PgliteClientOptions
-): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+): Effect.Effect<
+  { readonly client: Client.SqlClient; readonly changes: ReadChangesShape },
+  SqlError,
+  Scope.Scope | Reactivity.Reactivity
+> =>
   Effect.gen(function*() {
     // Where no child can be started (or it fails), PGlite creates the folder in this process as before.
     if (options.dataDir !== undefined) yield* Effect.ignore(initializeDataDir(options.dataDir))
@@ -137,13 +143,24 @@ export const make = (
       Effect.as(new PgliteConnection(true))
     )
 
-    return yield* Client.make({
+    const client = yield* Client.make({
       acquirer: Effect.succeed(new PgliteConnection(false)),
       transactionAcquirer,
       compiler,
       spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", options.dataDir ?? "pglite:memory"]]
     })
+    // Before any other statement runs (so the LISTEN cannot fall inside someone's transaction).
+    const changes = yield* ReadChanges.inProcess((channel, onPayload) => db.listen(channel, onPayload))
+    return { client, changes }
   })
 
-export const layer = (options: PgliteClientOptions): Layer.Layer<Client.SqlClient, SqlError> =>
-  Layer.scoped(Client.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))
+export const layer = (
+  options: PgliteClientOptions
+): Layer.Layer<Client.SqlClient | ReadChanges.ReadChanges, SqlError> =>
+  Layer.scopedContext(
+    Effect.map(
+      make(options),
+      ({ changes, client }) =>
+        Context.make(Client.SqlClient, client).pipe(Context.add(ReadChanges.ReadChanges, changes))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))

@@ -12,6 +12,7 @@ import market from "./0010_market.js"
 import classification from "./0012_classification.js"
 import chainReads from "./0014_chain_reads.js"
 import ledgerEventTokens from "./0016_ledger_event_tokens.js"
+import readNotifications from "./0018_read_notifications.js"
 import txFacts from "./0019_tx_facts.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
@@ -28,5 +29,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_classification": classification,
   "0014_chain_reads": chainReads,
   "0016_ledger_event_tokens": ledgerEventTokens,
+  "0018_read_notifications": readNotifications,
   "0019_tx_facts": txFacts
 }

@@ -1,7 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
-import { Effect } from "effect"
+import { Portfolio, PositionList } from "@scaledger/domain/LedgerApi"
+import { Effect, Option } from "effect"
+import { makeAnswerCache } from "./AnswerCache.js"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"
 
@@ -9,11 +11,24 @@ import { orUnavailable } from "./Unavailable.js"
 export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (handlers) =>
   Effect.gen(function*() {
     const queries = yield* LedgerQueries
+    const answer = yield* makeAnswerCache
+    /** An answer computed from a stored build names its own `asOf`; without one it shows the clock. */
+    const fromBuild = <A, E, R>(accountId: string, read: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(
+        queries.settledReport(accountId),
+        (report) => Effect.map(read, (value) => ({ value, cacheable: Option.isSome(report) }))
+      )
     return handlers
       .handle("positions", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          return (yield* queries.positions(account.id, urlParams.wallet)).list
+          if (urlParams.wallet !== undefined) return (yield* queries.positions(account.id, urlParams.wallet)).list
+          return yield* answer(
+            account.id,
+            "positions",
+            PositionList,
+            fromBuild(account.id, Effect.map(queries.positions(account.id), (result) => result.list))
+          )
         }).pipe(orUnavailable))
       .handle("basis", ({ urlParams }) =>
         Effect.gen(function*() {
@@ -45,6 +60,11 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
       .handle("portfolio", () =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          return yield* queries.portfolio(account.id)
+          return yield* answer(
+            account.id,
+            "portfolio",
+            Portfolio,
+            fromBuild(account.id, queries.portfolio(account.id))
+          )
         }).pipe(orUnavailable))
   }))
