@@ -1,12 +1,13 @@
 /**
  * `npm run bench:rss`: the service's resident memory with the embedded database (PGlite). Starts a local chain
- * (seeded), the real service process on it (`packages/server/src/main.ts`, every role: REST, MCP, workers) with a
- * fresh data folder, adds one wallet with history, waits for its backfill and ledger build, then prints the RSS
- * of the service process idle (after `BENCH_IDLE_SECONDS`, default 20) and under light load (autocannon, 4
- * connections, 10 s on `GET /v1/positions` and `GET /v1/portfolio`). The Node flags are `npm start`'s
- * (`--max-semi-space-size=2`); `BENCH_NODE_FLAGS` replaces them (`BENCH_NODE_FLAGS=" "` for none).
+ * (seeded), the real service process on it as `npm start` runs it (`npm run build`, then the `node …` command of the
+ * `start` script: the compiled JavaScript, every role: REST, MCP, workers) with a fresh data folder, adds one wallet
+ * with history, waits for its backfill and ledger build, then prints the RSS of the service process idle (after
+ * `BENCH_IDLE_SECONDS`, default 20) and under light load (autocannon, 4 connections, 10 s on `GET /v1/positions` and
+ * `GET /v1/portfolio`), with where the idle RSS sits (`/proc/<pid>/smaps`). `BENCH_NODE_FLAGS` replaces the start
+ * script's Node flags (`BENCH_NODE_FLAGS=" "` for none).
  */
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Os from "node:os"
@@ -31,6 +32,35 @@ const memoryOf = (pid: number) => {
   return { rss: kb("VmRSS"), peak: kb("VmHWM") }
 }
 
+/**
+ * The process's resident memory by kind of mapping: the V8 heap and other anonymous memory (WebAssembly memories
+ * are anonymous too: PGlite's is reported apart as the largest single mapping), and file-backed pages (the node
+ * binary, shared libraries, PGlite's files).
+ */
+const residentByKind = (pid: number) => {
+  const lines = Fs.readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")
+  let anonymous = 0
+  let files = 0
+  let largest = 0
+  let isFile = false
+  for (const line of lines) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line)
+    if (header !== null) {
+      isFile = header[1] !== "0" && header[2]!.startsWith("/")
+      continue
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line)
+    if (rss === null) continue
+    const bytes = Number(rss[1]) * 1024
+    if (isFile) files += bytes
+    else {
+      anonymous += bytes
+      largest = Math.max(largest, bytes)
+    }
+  }
+  return { anonymous, files, largest }
+}
+
 const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -40,10 +70,22 @@ const main = async () => {
   const tokenListPath = Path.join(dataDir, "tokens.json")
   Fs.writeFileSync(tokenListPath, toJson(tokenList))
   const port = await freePort()
-  const flags = (process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=2").split(" ").filter((flag) => flag !== "")
+  // `npm start` is `prestart` (the build) and then `node <flags> <entry>`; the node process is started here directly
+  // so that its pid is the service's.
+  execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" })
+  const start = (JSON.parse(Fs.readFileSync(Path.join(ROOT, "package.json"), "utf8")) as {
+    readonly scripts: Record<string, string>
+  }).scripts.start!.split(" ").filter((word) => word !== "")
+  if (start[0] !== "node") throw new Error(`the start script does not run node: ${start.join(" ")}`)
+  const entry = start[start.length - 1]!
+  const startFlags = start.slice(1, -1)
+  const conditions = startFlags.filter((flag) => flag.startsWith("--conditions"))
+  const flags = process.env.BENCH_NODE_FLAGS === undefined
+    ? startFlags
+    : [...conditions, ...process.env.BENCH_NODE_FLAGS.split(" ").filter((flag) => flag !== "")]
   const service = spawn(
     process.execPath,
-    [...flags, "--import", "tsx", Path.join(ROOT, "packages/server/src/main.ts")],
+    [...flags, Path.join(ROOT, entry)],
     {
       cwd: ROOT,
       env: {
@@ -105,6 +147,7 @@ const main = async () => {
     const afterBackfill = memoryOf(service.pid!)
     await sleep(IDLE_SECONDS * 1000)
     const idle = memoryOf(service.pid!)
+    const idleKinds = residentByKind(service.pid!)
     const loads = []
     for (const path of ["/v1/positions", "/v1/portfolio"]) {
       loads.push(await autocannon({ url: `${base}${path}`, connections: 4, duration: 10, headers }))
@@ -118,6 +161,10 @@ const main = async () => {
     console.log(`RSS ready: ${mb(started.rss)}; after the backfill and build: ${mb(afterBackfill.rss)}`)
     console.log(
       `RSS idle (${IDLE_SECONDS} s later): ${mb(idle.rss)} (target <= 250 MB: ${idle.rss <= 250 * MB ? "OK" : "OVER"})`
+    )
+    console.log(
+      `  of which anonymous ${mb(idleKinds.anonymous)} (largest mapping ${mb(idleKinds.largest)}: PGlite's ` +
+        `WebAssembly memory), file-backed ${mb(idleKinds.files)}`
     )
     console.log(
       `RSS after light load (4 connections, 10 s each on positions and portfolio, ${

@@ -23,7 +23,7 @@ export interface Running {
   readonly exited: Promise<number | null>
 }
 
-/** Runs one of the service's entry points under tsx, as `npm start` and `npx scaledger` do. */
+/** Runs one of the service's entry points from its sources under tsx (`npm start` runs the same code compiled). */
 export const runEntry = (entry: "main" | "cli", args: ReadonlyArray<string>, env: Record<string, string>): Running => {
   const child = spawn(TSX, [Path.join(ROOT, `packages/server/src/${entry}.ts`), ...args], {
     cwd: ROOT,

@@ -1,4 +1,6 @@
-import { HttpApi, HttpApiError, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema, SchemaAST } from "effect"
 import { AlertsGroup, WebhooksGroup } from "./alerts/AlertsApi.js"
 import { Authentication } from "./Auth.js"

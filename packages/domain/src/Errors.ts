@@ -1,4 +1,5 @@
-import { HttpApiError, HttpApiSchema } from "@effect/platform"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Effect, FiberRef, ParseResult, Schema } from "effect"
 import { CurrentRequest } from "./RequestContext.js"
 

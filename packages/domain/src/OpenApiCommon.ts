@@ -1,4 +1,4 @@
-import type { OpenApi } from "@effect/platform"
+import type * as OpenApi from "@effect/platform/OpenApi"
 import { ErrorCatalog, type ErrorCode } from "./Errors.js"
 
 /**

@@ -1,4 +1,5 @@
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { AccountsRepo, Database } from "@scaledger/db"
 import { McpConfig } from "@scaledger/mcp"
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"

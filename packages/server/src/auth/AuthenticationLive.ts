@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Authentication, RateLimited, Unauthorized } from "@scaledger/domain"
 import { Effect, Layer, Option } from "effect"
 import { mapDatabaseError } from "../http/DatabaseErrors.js"

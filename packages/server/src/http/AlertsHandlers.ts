@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { AlertsStore, alertView } from "@scaledger/db/alerts/AlertsStore"
 import {
   ALERT_KINDS,

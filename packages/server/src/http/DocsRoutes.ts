@@ -1,4 +1,6 @@
-import { HttpApiScalar, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ErrorCatalog, ScaledgerApi } from "@scaledger/domain"
 import { Effect, Layer } from "effect"
 

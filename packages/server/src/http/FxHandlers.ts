@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { FxReads } from "@scaledger/db"
 import { ScaledgerApi } from "@scaledger/domain"
 import { Effect } from "effect"

@@ -1,4 +1,5 @@
-import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SqlClient } from "@effect/sql"
 import { Database } from "@scaledger/db"
 import { Effect, Layer } from "effect"

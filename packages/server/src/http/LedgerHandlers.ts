@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
 import { Portfolio, PositionList } from "@scaledger/domain/LedgerApi"

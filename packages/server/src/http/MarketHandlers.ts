@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
 import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
 import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"

@@ -1,4 +1,5 @@
-import { HttpLayerRouter, HttpServer } from "@effect/platform"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { Effect, Layer } from "effect"
 
 /** Path parameters up to 512 characters: event ids (`multiplier:<token>:<time>:<holder>`) exceed the default 100. */

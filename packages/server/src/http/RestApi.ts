@@ -1,4 +1,4 @@
-import { HttpLayerRouter } from "@effect/platform"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import { ChainStore, FxReads, LedgerStore, MultiplierReads, SettingsRepo, WalletsRepo } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { ExportStore } from "@scaledger/db/Exports"

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { CounterpartyReads, Review } from "@scaledger/db"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
 import { Effect, Layer } from "effect"

@@ -1,4 +1,4 @@
-import { HttpApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
 import type { HttpMethod } from "@effect/platform/HttpMethod"
 
 /** A method and path pattern (`/v1/wallets/:address`) of a route some router serves. */

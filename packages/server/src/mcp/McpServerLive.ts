@@ -1,4 +1,4 @@
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CounterpartyReads, FxReads, MultiplierReads } from "@scaledger/db"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"

@@ -1,9 +1,9 @@
-import { FetchHttpClient, type HttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { Classification } from "@scaledger/domain"
 import { type ConfigError, Effect, Layer, Option } from "effect"
 import { type ClassifierSettings, ClassifierSettingsFromEnv } from "./ClassifierConfig.js"
 import { EmbeddedClassifierLayer } from "./EmbeddedClassifier.js"
-import { OpenAiClassifierLayer } from "./OpenAiClassifier.js"
 
 /** `MODEL_PROVIDER=none`: the rules' leftovers stay `unknown`, needing review. */
 export const NoClassifier: Layer.Layer<Classification.Classifier> = Layer.succeed(Classification.Classifier, {
@@ -21,7 +21,13 @@ export const classifierFor = (
     case "embedded":
       return EmbeddedClassifierLayer(settings.minConfidence)
     case "openai":
-      return OpenAiClassifierLayer(settings)
+      // `@effect/ai-openai`'s generated client is about 30 MB of heap: it is loaded only when this provider is chosen.
+      return Layer.unwrapEffect(
+        Effect.map(
+          Effect.promise(() => import("./OpenAiClassifier.js")),
+          (module) => module.OpenAiClassifierLayer(settings)
+        )
+      )
   }
 }
 

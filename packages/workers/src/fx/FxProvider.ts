@@ -1,4 +1,5 @@
-import { HttpClient, type HttpClientResponse } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { addDays, daysBetween, utcDateOf } from "@scaledger/domain/CalendarDates"
 import { optionalHttpUrl } from "@scaledger/domain/ConfigValues"
 import type { DayRates, FxSource, ProviderRates } from "@scaledger/domain/fx/Schemas"

@@ -1,4 +1,5 @@
-import { FetchHttpClient, type HttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { FxRates } from "@scaledger/db/FxRates"
 import { FxStore } from "@scaledger/domain/fx/FxStore"

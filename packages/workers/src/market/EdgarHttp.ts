@@ -1,4 +1,4 @@
-import { HttpClient } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
 import { nonNegativeInteger, optionalHttpUrl } from "@scaledger/domain/ConfigValues"
 import { EdgarError, EdgarNotFound, EdgarSource, type EdgarSourceShape, padCik } from "@scaledger/domain/market/Edgar"
 import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"

@@ -1,4 +1,4 @@
-import { FetchHttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { LedgerStore } from "@scaledger/db"
 import { EdgarCache, type EdgarDocument, type EdgarDocumentKind } from "@scaledger/db/market/EdgarCache"
 import {
