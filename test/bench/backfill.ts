@@ -173,7 +173,8 @@ const main = async () => {
           seconds(phase("TransferScan.blockTimes"))
         }, transfer decoding ${seconds(phase("TransferScan.decode"))}), inserts ${
           seconds(phase("Backfill.storeTransfers"))
-        }; multiplier history and the rest ${seconds(ms - phase("Backfill.transfers"))}`
+        }; multiplier history and the rest ${seconds(ms - phase("Backfill.transfers"))} (of which the tokens' own ` +
+          `logs over the whole range ${seconds(phase("Backfill.lifecycleLogs"))})`
       )
       const cpuMs = (cpu.user + cpu.system) / 1000
       console.log(

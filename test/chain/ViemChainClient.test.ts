@@ -4,7 +4,7 @@ import type { BlockHeader, LogChunk, MultiplierAnnouncement, RawLog } from "@sca
 import { ChainConfig, type ChainConfigShape } from "@scaledger/workers/chain/ChainConfig"
 import { rangeAdvice, ViemChainClientLayer } from "@scaledger/workers/chain/ViemChainClient"
 import { Chunk, Duration, Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
-import { type Abi, encodeDeployData, encodeFunctionData, type Hex } from "viem"
+import { type Abi, encodeDeployData, encodeFunctionData, getAddress, type Hex } from "viem"
 import { afterAll, beforeAll } from "vitest"
 import {
   type FaultProxy,
@@ -300,6 +300,31 @@ describe("ViemChainClient: reads", () => {
         const missing = yield* Effect.flip(chain.getRoundData(aaplFeed, rounds.at(-1)!.roundId + 1n))
         expect(missing._tag).toBe("ContractReverted")
         expect(missing.message).toMatch(/No data present/)
+      })
+    ))
+
+  it.live("transactions' sender, target and selector, in one batch; an unknown hash is absent", () =>
+    withClient(
+      [node.httpUrl],
+      Effect.gen(function*() {
+        const chain = yield* ChainClient
+        const wanted = manifest.transfers.slice(-3)
+        const unknown = `0x${"ab".repeat(32)}`
+        const facts = yield* chain.transactions([
+          ...wanted.map((t) => t.txHash.toUpperCase().replace("0X", "0x")),
+          unknown
+        ])
+        expect([...facts.keys()].sort()).toEqual(wanted.map((t) => t.txHash.toLowerCase()).sort())
+        for (const t of wanted) {
+          const tx = yield* Effect.promise(() =>
+            node.request<{ from: string; to: string | null; input: string }>("eth_getTransactionByHash", [t.txHash])
+          )
+          expect(facts.get(t.txHash.toLowerCase())).toEqual({
+            from: getAddress(tx.from),
+            to: tx.to === null ? null : getAddress(tx.to),
+            selector: tx.input.slice(0, 10).toLowerCase()
+          })
+        }
       })
     ))
 

@@ -18,7 +18,7 @@ import type {
 } from "@scaledger/domain/chain/ChainClient"
 import { BlockNotFound, ReceiptNotFound, RpcRangeTooLarge } from "@scaledger/domain/chain/ChainErrors"
 import type { ReadError, RequestError, RpcError } from "@scaledger/domain/chain/ChainErrors"
-import { Effect, Layer, Option, Schema, Stream } from "effect"
+import { Effect, Either, Layer, Option, Schema, Stream } from "effect"
 import { getAddress } from "viem"
 import { aggregatorV3Abi, stockAbi } from "./abi.js"
 import { ChainConfig } from "./ChainConfig.js"
@@ -319,9 +319,10 @@ export const make = Effect.gen(function*() {
       const keys = [...new Set(txHashes.map((h) => h.toLowerCase()))]
       const answers = yield* transport.sendAll("eth_getTransactionByHash", keys.map((h) => [h]))
       const found = new Map<string, TransactionFacts>()
+      // An answer of another shape (some chains' system transactions) is as good as none: the facts are optional.
       for (let i = 0; i < keys.length; i++) {
-        const tx = yield* decodeTransaction(answers[i])
-        if (tx !== null) found.set(keys[i]!, toTransactionFacts(tx))
+        const tx = decodeTransaction(answers[i])
+        if (Either.isRight(tx) && tx.right !== null) found.set(keys[i]!, toTransactionFacts(tx.right))
       }
       return found as ReadonlyMap<string, TransactionFacts>
     })

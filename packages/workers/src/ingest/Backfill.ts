@@ -89,7 +89,11 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     const tokens = touched.map((t) => t.token)
     const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
       .stockEvents({ tokens, fromBlock, toBlock: target, topics: StockLifecycleTopics })
-      .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
+      .pipe(
+        Stream.runCollect,
+        Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)),
+        Effect.withSpan("Backfill.lifecycleLogs")
+      )
     const announcements: Array<AnnouncementRow> = []
     const pauses: Array<PauseRow> = []
     const eventTimes = yield* chain.blockTimestamps(events.map((event) => event.block))
