@@ -226,8 +226,17 @@ const main = Effect.gen(function*() {
     }/s`
   )
   const buildStart = performance.now()
-  const buildsLeft = count(sql`SELECT count(*) AS n FROM ledger_builds
-                               WHERE built_version < requested_version OR status <> 'ready'`)
+  // Built: every account's build is at least the version asked for when the last backfill ended. Classification
+  // goes on after it, and each classified batch asks for another build, so "no build due" would wait for it.
+  const builds = Effect.orDie(
+    sql<{ account_id: string; requested_version: string; built_version: string; status: string }>`
+      SELECT account_id, requested_version, built_version, status FROM ledger_builds`
+  )
+  const wanted = new Map((yield* builds).map((b) => [b.account_id, Number(b.requested_version)]))
+  const buildsLeft = Effect.map(
+    builds,
+    (rows) => rows.filter((b) => b.status !== "ready" || Number(b.built_version) < wanted.get(b.account_id)!).length
+  )
   const unclassified = count(sql`SELECT count(*) AS n FROM transfer_classifications WHERE status = 'pending'`)
   yield* poll(
     "build",
@@ -291,8 +300,10 @@ const main = Effect.gen(function*() {
   const queued = yield* unclassified
   const classified = yield* count(sql`SELECT count(*) AS n FROM transfer_classifications WHERE status = 'done'`)
   console.log(
-    `classification: ${classified.toLocaleString("en")} transfers classified, ${queued.toLocaleString("en")} queued; ` +
-      `${Math.round((queuedAtBuild - queued) / ((performance.now() - classifyStart) / 1000))}/s drained since the build`
+    `classification: ${classified.toLocaleString("en")} transfers classified, ${queued.toLocaleString("en")} queued ` +
+      `(${queuedAtBuild.toLocaleString("en")} when the build phase ended, ${
+        s(performance.now() - classifyStart)
+      } before)`
   )
   yield* Effect.sleep("10 seconds")
   const end = procStat(pid)

@@ -23,22 +23,31 @@ afterAll(() => {
 })
 
 /**
- * Every claim of a ledger build (the account and the input version it was given at) and every stored build, with
- * the lease owner: a record the workers cannot leave out, kept by the database itself.
+ * Every claim of a backfill or a ledger build (the job, for a build the input version it was given at) and every
+ * stored build, with the lease owner: a record the workers cannot leave out, kept by the database itself. A claim is
+ * a lease going to an owner that did not hold it (from nobody, or taken from another worker).
  */
 const AUDIT = [
-  `CREATE TABLE build_audit (kind text NOT NULL, account_id text NOT NULL, version bigint NOT NULL, owner text)`,
+  `CREATE TABLE job_audit (kind text NOT NULL, job text NOT NULL, version bigint NOT NULL, owner text)`,
   `CREATE FUNCTION build_audit() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN
-     IF NEW.lease_owner IS NOT NULL AND OLD.lease_owner IS NULL THEN
-       INSERT INTO build_audit VALUES ('claimed', NEW.account_id, NEW.requested_version, NEW.lease_owner);
+     IF NEW.lease_owner IS NOT NULL AND OLD.lease_owner IS DISTINCT FROM NEW.lease_owner THEN
+       INSERT INTO job_audit VALUES ('build claimed', NEW.account_id, NEW.requested_version, NEW.lease_owner);
      END IF;
      IF NEW.built_at IS DISTINCT FROM OLD.built_at THEN
-       INSERT INTO build_audit VALUES ('stored', NEW.account_id, NEW.built_version, OLD.lease_owner);
+       INSERT INTO job_audit VALUES ('build stored', NEW.account_id, NEW.built_version, OLD.lease_owner);
      END IF;
      RETURN NEW;
    END $$`,
-  `CREATE TRIGGER build_audit AFTER UPDATE ON ledger_builds FOR EACH ROW EXECUTE FUNCTION build_audit()`
+  `CREATE TRIGGER build_audit AFTER UPDATE ON ledger_builds FOR EACH ROW EXECUTE FUNCTION build_audit()`,
+  `CREATE FUNCTION backfill_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF NEW.lease_owner IS NOT NULL AND OLD.lease_owner IS DISTINCT FROM NEW.lease_owner THEN
+       INSERT INTO job_audit VALUES ('backfill claimed', NEW.wallet_id, 0, NEW.lease_owner);
+     END IF;
+     RETURN NEW;
+   END $$`,
+  `CREATE TRIGGER backfill_audit AFTER UPDATE ON wallet_backfills FOR EACH ROW EXECUTE FUNCTION backfill_audit()`
 ]
 
 const backfillLines = (output: string, what: "blocks" | "done") =>
@@ -163,15 +172,20 @@ describe("two worker processes on one PostgreSQL", () => {
                                                WHERE attempts = 0 AND last_error IS NULL AND lease_owner IS NULL`
         expect(Number(jobs[0]!.n)).toBe(WALLETS)
 
-        // Each version of each account's inputs was built once: claimed by one worker, stored once.
-        const audit = yield* sql<{ kind: string; account_id: string; version: string; owner: string | null }>`
-          SELECT kind, account_id, version, owner FROM build_audit`
-        const claims = audit.filter((row) => row.kind === "claimed").map((row) => `${row.account_id}@${row.version}`)
-        const stores = audit.filter((row) => row.kind === "stored").map((row) => `${row.account_id}@${row.version}`)
+        // Each wallet's backfill was leased once, and each version of each account's inputs was built once:
+        // claimed by one worker, never taken from another, stored once.
+        const audit = yield* sql<{ kind: string; job: string; version: string; owner: string | null }>`
+          SELECT kind, job, version, owner FROM job_audit`
+        const of = (kind: string) => audit.filter((row) => row.kind === kind).map((row) => `${row.job}@${row.version}`)
+        const backfillClaims = of("backfill claimed")
+        expect(backfillClaims).toHaveLength(WALLETS)
+        expect(new Set(backfillClaims).size).toBe(WALLETS)
+        const claims = of("build claimed")
+        const stores = of("build stored")
         expect(claims.length).toBeGreaterThan(0)
         expect(new Set(claims).size).toBe(claims.length)
         expect(new Set(stores).size).toBe(stores.length)
-        expect(audit.filter((row) => row.kind === "stored").every((row) => row.owner !== null)).toBe(true)
+        expect(audit.filter((row) => row.kind === "build stored").every((row) => row.owner !== null)).toBe(true)
         const accounts = yield* sql<{ n: string }>`SELECT count(*) AS n FROM ledger_builds WHERE status = 'ready'`
         expect(Number(accounts[0]!.n)).toBe(ACCOUNTS)
 
