@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ReadChanges } from "@scaledger/db/ReadChanges"
 import { Effect, Option, Schema } from "effect"
 

@@ -1,5 +1,6 @@
-import { HttpServerError, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { type ErrorCode, hasControlCharacter } from "@scaledger/domain"
 import { Data, Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
