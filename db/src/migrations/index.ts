@@ -12,6 +12,7 @@ import market from "./0010_market.js"
 import classification from "./0012_classification.js"
 import chainReads from "./0014_chain_reads.js"
 import ledgerEventTokens from "./0016_ledger_event_tokens.js"
+import transferRecordedXid from "./0017_transfer_recorded_xid.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -26,5 +27,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_market": market,
   "0012_classification": classification,
   "0014_chain_reads": chainReads,
-  "0016_ledger_event_tokens": ledgerEventTokens
+  "0016_ledger_event_tokens": ledgerEventTokens,
+  "0017_transfer_recorded_xid": transferRecordedXid
 }

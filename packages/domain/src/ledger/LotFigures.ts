@@ -8,7 +8,7 @@ import { accruedPerRaw, incomeOf, spansOf } from "./Accrual.js"
 import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
 import { divRound, formatFixed, formatWad, utcDate, WAD } from "./Fixed.js"
 import type { BasisComponent, Lot, NullReason, PriceProvenance } from "./LedgerReport.js"
-import type { Accrual, ComponentMeta, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
+import type { Accrual, ComponentMeta, LedgerState, LotRecord, StepRecord, TokenBook } from "./LedgerState.js"
 import { sliceAcquisition } from "./Lots.js"
 import type { PriceRef } from "./Prices.js"
 
@@ -56,6 +56,34 @@ export interface LotBasis {
   readonly basisUsd: bigint | null
   readonly incomeConverted: bigint | null
   readonly basisConverted: bigint | null
+}
+
+interface CachedFigures {
+  readonly at: number
+  readonly last: StepRecord | undefined
+  readonly figures: LotBasis
+  reasons?: ReadonlyArray<NullReason>
+}
+
+/**
+ * A lot's figures kept from one report to the next (an incremental build reports again after a few events): valid
+ * while the lot record is the same object (records are immutable), and its token's index has the same steps (the
+ * same position and the same last step record; steps are append-only and shared between states). Only for states
+ * applied on top of each other with the same rates for the dates already applied (what a checkpoint guarantees).
+ */
+export class FiguresCache {
+  private readonly entries = new WeakMap<LotRecord, CachedFigures>()
+
+  get(accrual: Accrual, lot: LotRecord, at: number): CachedFigures | undefined {
+    const entry = this.entries.get(lot)
+    return entry !== undefined && entry.at === at && entry.last === accrual.steps[at - 1] ? entry : undefined
+  }
+
+  set(accrual: Accrual, lot: LotRecord, at: number, figures: LotBasis): CachedFigures {
+    const entry: CachedFigures = { at, last: accrual.steps[at - 1], figures }
+    this.entries.set(lot, entry)
+    return entry
+  }
 }
 
 /** Conversions of one report: each date's rate looked up once, each token's converted index built once. */
@@ -261,19 +289,21 @@ export const lotRow = (
   }
 }
 
+/** Makes the rows of a state's open lots (one `Conversions` for all), with figures from `cache` where it has them. */
+export const lotRowMaker = (state: LedgerState, cache?: FiguresCache): (open: OpenLot) => Lot => {
+  const conversions = new Conversions(state)
+  return ({ book, location, lot, wallet }) => {
+    const at = book.accrual.steps.length
+    const figures = cache === undefined
+      ? conversions.basis(book.accrual, lot, at)
+      : (cache.get(book.accrual, lot, at) ?? cache.set(book.accrual, lot, at, conversions.basis(book.accrual, lot, at)))
+        .figures
+    return lotRow(conversions, state.context.currency, book, lot, location, wallet, figures)
+  }
+}
+
 /** The open lots of a state, as the report lists them, one at a time (for a report made with `lots: false`). */
 export function* lotRows(state: LedgerState): Generator<Lot> {
-  const conversions = new Conversions(state)
-  for (const { book, location, lot, wallet } of openLotsOf(state)) {
-    const at = book.accrual.steps.length
-    yield lotRow(
-      conversions,
-      state.context.currency,
-      book,
-      lot,
-      location,
-      wallet,
-      conversions.basis(book.accrual, lot, at)
-    )
-  }
+  const row = lotRowMaker(state)
+  for (const open of openLotsOf(state)) yield row(open)
 }

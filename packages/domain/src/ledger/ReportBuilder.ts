@@ -4,7 +4,7 @@ import { accruedAny } from "./Accrual.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
 import type { Holding, Issue, LedgerReport, Lot, NullReason, Position, TokenBasis } from "./LedgerReport.js"
 import type { Holder, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
-import { Conversions, formatUsd, type LotBasis, lotRow, openLotsOf, provenance } from "./LotFigures.js"
+import { Conversions, FiguresCache, formatUsd, type LotBasis, lotRow, openLotsOf, provenance } from "./LotFigures.js"
 import { priceAt } from "./Prices.js"
 import {
   disposalRows,
@@ -28,6 +28,11 @@ export interface ReportOptions {
    * totals are the same and `Ledger.lotRows` streams the lots one at a time.
    */
   readonly lots?: boolean
+  /**
+   * Lot figures kept from the report of an earlier state this one was applied on top of (an incremental build):
+   * only the lots the new events touched are figured again.
+   */
+  readonly cache?: FiguresCache
 }
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
@@ -68,15 +73,13 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
 
   // Lots ---------------------------------------------------------------------------------------------------------
   const lots: Array<Lot> = []
-  const lotBasis = new Map<LotRecord, LotBasis>()
-  const basisOf = (book: TokenBook, lot: LotRecord): LotBasis => {
-    let figures = lotBasis.get(lot)
-    if (figures === undefined) {
-      figures = conversions.basis(book.accrual, lot, book.accrual.steps.length)
-      lotBasis.set(lot, figures)
-    }
-    return figures
+  const cache = options.cache ?? new FiguresCache()
+  const cachedOf = (book: TokenBook, lot: LotRecord) => {
+    const at = book.accrual.steps.length
+    return cache.get(book.accrual, lot, at) ??
+      cache.set(book.accrual, lot, at, conversions.basis(book.accrual, lot, at))
   }
+  const basisOf = (book: TokenBook, lot: LotRecord): LotBasis => cachedOf(book, lot).figures
   if (withLots) {
     for (const { book, location, lot, wallet } of openLotsOf(state)) {
       lots.push(lotRow(conversions, currency, book, lot, location, wallet, basisOf(book, lot)))
@@ -132,7 +135,10 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     valueUnconverted: boolean
   ): Array<NullReason> => {
     const at = book.accrual.steps.length
-    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => conversions.reasons(book.accrual, lot, at))
+    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => {
+      const entry = cachedOf(book, lot)
+      return entry.reasons ??= conversions.reasons(book.accrual, lot, at)
+    })
     if (context.rates !== undefined) {
       for (const lot of poolLots) {
         const figures = basisOf(book, lot)
