@@ -265,25 +265,28 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
     }
 
     /**
-     * A watermark of recorded transfers: every transaction older than it had finished when it was read, so a
-     * transfer read later, or recorded by a transaction not finished then, has `recorded_xid` at or above it.
+     * A watermark of recorded transfers: the database's snapshot now (`pg_current_snapshot()`). A transfer recorded
+     * by a transaction it does not see (not committed yet) may be missed by reads made after it; every other one is
+     * seen by them.
      */
     const recordedWatermark = Effect.map(
-      sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`,
-      (rows) => BigInt(rows[0]!.xmin)
+      sql<{ snapshot: string }>`SELECT pg_current_snapshot()::text AS snapshot`,
+      (rows) => rows[0]!.snapshot
     )
 
     /**
-     * Whether a transfer of the account at or before (block, log index) was recorded at or after `watermark`: one a
-     * build taken then may have missed (a backfill behind the live recorder). Reads only the transfers recorded
-     * since (BRIN on `recorded_xid`), not the account's whole history.
+     * Whether a transfer of the account at or before (block, log index) was recorded by a transaction `watermark`
+     * did not see: one a build that took it may have missed (a backfill behind the live recorder). Reads only the
+     * transfers recorded since the snapshot's oldest running transaction (BRIN on `recorded_xid`), not the
+     * account's whole history.
      */
-    const recordedSince = (accountId: string, chainId: number, watermark: bigint, block: number, logIndex: number) =>
+    const recordedSince = (accountId: string, chainId: number, watermark: string, block: number, logIndex: number) =>
       Effect.map(
         sql<{ one: number }>`
           SELECT 1 AS one FROM token_transfers t
-          WHERE t.recorded_xid >= ${watermark.toString()}::bigint AND t.chain_id = ${chainId}
-            AND ${involves(accountId)} AND (t.block, t.log_index) <= (${block}, ${logIndex})
+          WHERE t.recorded_xid >= split_part(${watermark}, ':', 1)::bigint
+            AND NOT pg_visible_in_snapshot(t.recorded_xid::text::xid8, ${watermark}::pg_snapshot)
+            AND t.chain_id = ${chainId} AND ${involves(accountId)} AND (t.block, t.log_index) <= (${block}, ${logIndex})
           LIMIT 1`,
         (rows) => rows.length > 0
       )

@@ -22,8 +22,6 @@ import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { planLotRows, type StoredLotRows } from "./LotPlan.js"
 
-export { planLots, type StoredLots } from "./LotPlan.js"
-
 /** Where a build finds prices: the feed rounds recorded per token (keyed by the ledger's token symbol). */
 export class LedgerPrices extends Context.Tag("@scaledger/workers/ledger/LedgerPrices")<LedgerPrices, {
   readonly pricesFor: (chainId: number, tokens: ReadonlyArray<LedgerToken>) => Effect.Effect<PriceTable, SqlError>
@@ -139,9 +137,9 @@ export interface LedgerCheckpoint {
   readonly key: string
   /**
    * The transfers' watermark when the build began (`LedgerInputs.recordedWatermark`): a transfer at or before the
-   * cursor recorded at or above it (a backfill of older blocks) means the checkpoint may lack it.
+   * cursor recorded by a transaction it did not see (a backfill of older blocks) means the checkpoint may lack it.
    */
-  readonly watermark: bigint
+  readonly watermark: string
   /** The tokens (keys) and dates of the transfers up to the cursor: a resumed build reads only those after it. */
   readonly tokenKeys: ReadonlyArray<string>
   readonly dates: ReadonlyArray<string>

@@ -6,150 +6,156 @@
 import type { LotWrites } from "@scaledger/db"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
-import { createHash } from "node:crypto"
 
 const MAX_ORD = 2_147_483_647
 /** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
 const LOT_GAP = 1_024
 
-interface Planned<K, S extends { readonly ord: number }> {
-  readonly writes: LotWrites
-  readonly stored: ReadonlyMap<K, S>
-}
-
 /**
- * The plan for `count` lots in read order: `keyAt(i)` names lot `i` in `stored`, `unchanged(i, old)` says whether
- * its stored row is still right, `stampAt(i, ord)` is what to remember of it, `rowAt(i)` its row (made only for the
- * rows written).
+ * What the stored lot rows of one lot queue were made from: the queue's version (the queue object counts its
+ * changes), its token's index position and last step (a step adds a basis component to every lot), the token's
+ * multiplier (the lots' shares) and where the queue is; and each lot's `ord`, by lot record (immutable: a consumed
+ * lot is a new record).
  */
-const plan = <K, S extends { readonly ord: number }>(
-  count: number,
-  keyAt: (i: number) => K,
-  unchanged: (i: number, old: S) => boolean,
-  stampAt: (i: number, ord: number) => S,
-  rowAt: (i: number) => { readonly token: string; readonly json: string },
-  stored: ReadonlyMap<K, S> | undefined
-): Planned<K, S> => {
-  const replaceAll = (): Planned<K, S> => {
-    const gap = count * LOT_GAP < MAX_ORD ? LOT_GAP : 1
-    const next = new Map<K, S>()
-    const rows = new Array<{ token: string; ord: number; json: string }>(count)
-    for (let i = 0; i < count; i++) {
-      next.set(keyAt(i), stampAt(i, i * gap))
-      rows[i] = { ...rowAt(i), ord: i * gap }
-    }
-    return { writes: { replace: true, deletes: [], rows }, stored: next }
-  }
-  if (stored === undefined) return replaceAll()
-  // Unchanged lots keep their ord, as long as the kept ones stay in order.
-  const kept: Array<number | undefined> = new Array(count)
-  const keys: Array<K> = new Array(count)
-  let last = -1
-  let changed = 0
-  for (let i = 0; i < count; i++) {
-    keys[i] = keyAt(i)
-    const old = stored.get(keys[i]!)
-    if (old !== undefined && old.ord > last && unchanged(i, old)) {
-      kept[i] = old.ord
-      last = old.ord
-    } else if (++changed > count / 2) {
-      return replaceAll()
-    }
-  }
-  const nextKept: Array<number> = new Array(count)
-  let following = MAX_ORD + 1
-  for (let i = count - 1; i >= 0; i--) {
-    nextKept[i] = following
-    if (kept[i] !== undefined) following = kept[i]!
-  }
-  const keptOrds = new Set<number>()
-  const next = new Map<K, S>()
-  const rows: Array<{ token: string; ord: number; json: string }> = []
-  let previous = -1
-  for (let i = 0; i < count; i++) {
-    let ord = kept[i]
-    if (ord === undefined) {
-      ord = previous + 1
-      if (ord >= nextKept[i]!) return replaceAll()
-      rows.push({ ...rowAt(i), ord })
-      next.set(keys[i]!, stampAt(i, ord))
-    } else {
-      keptOrds.add(ord)
-      next.set(keys[i]!, stored.get(keys[i]!)!)
-    }
-    previous = ord
-  }
-  const deletes: Array<number> = []
-  for (const { ord } of stored.values()) if (!keptOrds.has(ord)) deletes.push(ord)
-  return { writes: { replace: false, deletes, rows }, stored: next }
-}
-
-/** Stored lot rows named by token and id, compared by a digest of their JSON. */
-export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly digest: string }>
-
-const digestOf = (json: string) => createHash("sha1").update(json).digest("base64")
-
-/** The plan for lot rows already made (each compared whole). */
-export const planLots = (
-  lots: ReadonlyArray<{ readonly token: string; readonly row: { readonly id: string } }>,
-  stored: StoredLots | undefined
-): { readonly writes: LotWrites; readonly stored: StoredLots } => {
-  const json = lots.map((lot) => JSON.stringify(lot.row))
-  const digests = json.map(digestOf)
-  return plan(
-    lots.length,
-    (i) => `${lots[i]!.token}|${lots[i]!.row.id}`,
-    (i, old) => old.digest === digests[i],
-    (i, ord) => ({ ord, digest: digests[i]! }),
-    (i) => ({ token: lots[i]!.token, json: json[i]! }),
-    stored
-  )
-}
-
-/**
- * What a stored lot row was made from, besides the lot record itself (immutable: a consumed lot is a new record):
- * its token's index position and last step (a step adds a basis component), the token's multiplier (its shares),
- * and where the lot is.
- */
-export interface StoredLotRow {
-  readonly ord: number
+export interface StoredPool {
+  readonly version: number
   readonly at: number
   readonly last: unknown
   readonly multiplier: bigint
   readonly location: string
   readonly wallet: string | null
+  readonly ords: ReadonlyMap<object, number>
+  /** The first and last `ord` (-1 when the queue has no lots). */
+  readonly first: number
+  readonly final: number
 }
 
-/** Stored lot rows keyed by the lot record they were made from. */
-export type StoredLotRows = ReadonlyMap<object, StoredLotRow>
+/** Stored lot rows per lot queue (keyed by the queue object). */
+export type StoredLotRows = ReadonlyMap<object, StoredPool>
 
 /**
- * The plan for a state's open lots: a lot whose record, index position, multiplier and place are those of its
- * stored row keeps it, without its row being made again; rows are made (with `cache`'s figures) only for the rest.
- * O(open lots) comparisons, O(changed lots) rows.
+ * The plan for a state's open lots. A queue that did not change since its rows were stored (same object, version,
+ * index position, multiplier, place) keeps them without its lots being looked at; in a queue that changed, a lot
+ * whose record is the one stored keeps its row; rows are made (with `cache`'s figures) only for the rest. O(queues +
+ * lots of the changed queues).
  */
 export const planLotRows = (
   state: LedgerState,
   stored: StoredLotRows | undefined,
   cache: Ledger.FiguresCache
 ): { readonly writes: LotWrites; readonly stored: StoredLotRows } => {
-  const open = [...Ledger.openLotsOf(state)]
+  const pools = [...Ledger.openPoolsOf(state)]
   const rowOf = Ledger.lotRowMaker(state, cache)
-  return plan<object, StoredLotRow>(
-    open.length,
-    (i) => open[i]!.lot,
-    (i, old) => {
-      const { book, location, wallet } = open[i]!
-      const at = book.accrual.steps.length
-      return old.at === at && old.last === book.accrual.steps[at - 1] && old.multiplier === book.multiplier &&
-        old.location === location && old.wallet === wallet
-    },
-    (i, ord) => {
-      const { book, location, wallet } = open[i]!
-      const at = book.accrual.steps.length
-      return { ord, at, last: book.accrual.steps[at - 1], multiplier: book.multiplier, location, wallet }
-    },
-    (i) => ({ token: open[i]!.book.symbol, json: JSON.stringify(rowOf(open[i]!)) }),
-    stored
-  )
+  const sizeOf = (pool: Ledger.OpenPool) => pool.queue.lots.length - pool.queue.head
+  const total = pools.reduce((sum, pool) => sum + sizeOf(pool), 0)
+  const stampOf = ({ book, location, queue, wallet }: Ledger.OpenPool) => {
+    const at = book.accrual.steps.length
+    return {
+      version: queue.version,
+      at,
+      last: book.accrual.steps[at - 1],
+      multiplier: book.multiplier,
+      location,
+      wallet
+    }
+  }
+  const sameStamp = (old: StoredPool, pool: Ledger.OpenPool): boolean => {
+    const stamp = stampOf(pool)
+    return old.at === stamp.at && old.last === stamp.last && old.multiplier === stamp.multiplier &&
+      old.location === stamp.location && old.wallet === stamp.wallet
+  }
+  const row = (pool: Ledger.OpenPool, i: number, ord: number) => {
+    const open = { book: pool.book, lot: pool.queue.lots[i]!, location: pool.location, wallet: pool.wallet }
+    return { token: pool.book.symbol, ord, json: JSON.stringify(rowOf(open)) }
+  }
+  const replaceAll = () => {
+    const gap = total * LOT_GAP < MAX_ORD ? LOT_GAP : 1
+    const next = new Map<object, StoredPool>()
+    const rows: Array<{ token: string; ord: number; json: string }> = []
+    for (const pool of pools) {
+      const ords = new Map<object, number>()
+      const first = sizeOf(pool) === 0 ? -1 : rows.length * gap
+      for (let i = pool.queue.head; i < pool.queue.lots.length; i++) {
+        const ord = rows.length * gap
+        ords.set(pool.queue.lots[i]!, ord)
+        rows.push(row(pool, i, ord))
+      }
+      next.set(pool.queue, { ...stampOf(pool), ords, first, final: sizeOf(pool) === 0 ? -1 : (rows.length - 1) * gap })
+    }
+    return { writes: { replace: true, deletes: [], rows }, stored: next }
+  }
+  if (stored === undefined) return replaceAll()
+  // Queues kept whole: unchanged, and in order after the ones kept before them.
+  const keptWhole: Array<StoredPool | undefined> = new Array(pools.length)
+  let last = -1
+  for (let p = 0; p < pools.length; p++) {
+    const pool = pools[p]!
+    const old = stored.get(pool.queue)
+    if (
+      old !== undefined && old.version === pool.queue.version && sameStamp(old, pool) &&
+      old.ords.size === sizeOf(pool) && (old.first === -1 || old.first > last)
+    ) {
+      keptWhole[p] = old
+      if (old.first !== -1) last = old.final
+    }
+  }
+  const nextKept: Array<number> = new Array(pools.length)
+  let following = MAX_ORD + 1
+  for (let p = pools.length - 1; p >= 0; p--) {
+    nextKept[p] = following
+    if (keptWhole[p] !== undefined && keptWhole[p]!.first !== -1) following = keptWhole[p]!.first
+  }
+  const next = new Map<object, StoredPool>()
+  const rows: Array<{ token: string; ord: number; json: string }> = []
+  const deletes: Array<number> = []
+  let previous = -1
+  for (let p = 0; p < pools.length; p++) {
+    const pool = pools[p]!
+    const whole = keptWhole[p]
+    if (whole !== undefined) {
+      next.set(pool.queue, whole)
+      if (whole.first !== -1) previous = whole.final
+      continue
+    }
+    const old = stored.get(pool.queue)
+    const oldOrds = old !== undefined && sameStamp(old, pool) ? old.ords : undefined
+    const { head, lots } = pool.queue
+    // Lots of the queue that keep their row: the same record, in order, before the next queue kept whole.
+    const kept: Array<number | undefined> = new Array(lots.length - head)
+    let lastKept = previous
+    for (let i = head; i < lots.length; i++) {
+      const ord = oldOrds?.get(lots[i]!)
+      if (ord !== undefined && ord > lastKept && ord < nextKept[p]!) {
+        kept[i - head] = ord
+        lastKept = ord
+      }
+    }
+    const bound: Array<number> = new Array(lots.length - head)
+    let after = nextKept[p]!
+    for (let i = lots.length - 1; i >= head; i--) {
+      bound[i - head] = after
+      if (kept[i - head] !== undefined) after = kept[i - head]!
+    }
+    const ords = new Map<object, number>()
+    const keptOrds = new Set<number>()
+    let first = -1
+    for (let i = head; i < lots.length; i++) {
+      let ord = kept[i - head]
+      if (ord === undefined) {
+        ord = previous + 1
+        if (ord >= bound[i - head]!) return replaceAll()
+        rows.push(row(pool, i, ord))
+        if (rows.length > total / 2) return replaceAll()
+      } else {
+        keptOrds.add(ord)
+      }
+      if (first === -1) first = ord
+      ords.set(lots[i]!, ord)
+      previous = ord
+    }
+    if (old !== undefined) { for (const ord of old.ords.values()) if (!keptOrds.has(ord)) deletes.push(ord) }
+    next.set(pool.queue, { ...stampOf(pool), ords, first, final: first === -1 ? -1 : previous })
+  }
+  for (const [queue, old] of stored) if (!next.has(queue)) { for (const ord of old.ords.values()) deletes.push(ord) }
+  return { writes: { replace: false, deletes, rows }, stored: next }
 }
