@@ -1,9 +1,9 @@
 import { Ledger } from "@scaledger/domain/ledger/index"
+import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { planLotRows, type StoredLotRows } from "@scaledger/workers/ledger/LotPlan"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { traderEvents, traderPrices, traderWallets } from "../../packages/domain/bench/trader.js"
 
 type Writes = ReturnType<typeof planLotRows>["writes"]
 
@@ -21,35 +21,91 @@ const apply = (table: Map<number, string>, writes: Writes): Array<string> => {
   return [...table.entries()].sort((a, b) => a[0] - b[0]).map(([, json]) => json)
 }
 
-const [w1, w2] = traderWallets(1)
+const multiplierOne = (10n ** 18n).toString()
+const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
+const [w1, w2, exchange, zero] = [hex40(1), hex40(2), hex40(3), hex40(0)]
+const BASE = Date.UTC(2025, 0, 2) / 1000
+const TOKENS = ["AAPL", "TSLA"]
+/**
+ * Blocks `from`..`to`, alternating two tokens: three purchases into the first address, a move to the second, a
+ * sale from each (one lot of three stays open); a dividend step of AAPL every 1,000 blocks.
+ */
+const events = (to: number, from = 1): Array<LedgerEvent> =>
+  Array.from({ length: to - from + 1 }, (_, k): Array<LedgerEvent> => {
+    const i = from + k
+    const t = i % 2
+    const step = i / 1000
+    const [src, dst] = [[zero, w1], [zero, w1], [zero, w1], [w1, w2], [w1, exchange], [w2, exchange]][
+      Math.floor(i / 2) % 6
+    ]!
+    const multiplier = (n: number) => (10n ** 18n + BigInt(n) * 10n ** 15n).toString()
+    return [
+      ...(i % 1000 === 0
+        ? [{
+          kind: "multiplier" as const,
+          id: `m:${i}`,
+          token: "AAPL",
+          tokenAddress: hex40(0xa000),
+          from: multiplier(step - 1),
+          to: multiplier(step),
+          effectiveAt: BASE + i,
+          block: i,
+          logIndex: -1,
+          stepKind: "dividend" as const
+        }]
+        : []),
+      {
+        kind: "transfer",
+        id: `t:${i}`,
+        token: TOKENS[t]!,
+        tokenAddress: hex40(0xa000 + t),
+        from: src,
+        to: dst,
+        raw: "1000000000000000000",
+        block: i,
+        logIndex: 0,
+        txHash: `0x${i.toString(16).padStart(64, "0")}`,
+        timestamp: BASE + i
+      }
+    ]
+  }).flat()
+const prices: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
+  symbol,
+  Array.from({ length: 50 }, (_, r) => ({
+    roundId: String(r + 1),
+    answer: String((100 + t * 10 + (r % 7)) * 1e8),
+    updatedAt: BASE + r * 100 - 1,
+    feed: hex40(0xf000 + t)
+  }))
+]))
 const settings = {
   wallets: [{ address: w1, self: true }, { address: w2, self: true }],
   country: "US" as const,
-  prices: traderPrices(20_000),
-  initialMultipliers: {}
+  prices,
+  initialMultipliers: { AAPL: multiplierOne }
 }
 const rowsOf = (state: LedgerState) => [...Ledger.lotRows(state)].map((row) => JSON.stringify(row))
 const more = (state: LedgerState, from: number, to: number) =>
-  Either.getOrThrow(Ledger.apply(state, traderEvents(to, 1, from), { consume: true }))
+  Either.getOrThrow(Ledger.apply(state, events(to, from), { consume: true }))
 
 describe("lot rows written by an incremental build", () => {
   it("writes only the lots that changed, keeping the read order; a dividend step rewrites its token's lots", () => {
     const cache = new Ledger.FiguresCache()
     const table = new Map<number, string>()
-    let state = Either.getOrThrow(Ledger.build({ ...settings, events: traderEvents(3_000) }))
+    let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_500) }))
     let plan = planLotRows(state, undefined, cache)
     expect(plan.writes.replace).toBe(true)
     expect(apply(table, plan.writes)).toEqual(rowsOf(state))
     // A few blocks: new lots, sales, moves between the two addresses.
-    for (const [from, to] of [[3_001, 3_001], [3_002, 3_013], [3_014, 3_020]] as const) {
+    for (const [from, to] of [[2_501, 2_501], [2_502, 2_513], [2_514, 2_520]] as const) {
       state = more(state, from, to)
       plan = planLotRows(state, plan.stored, cache)
       expect(plan.writes.replace).toBe(false)
       expect(plan.writes.rows.length).toBeLessThan(20)
       expect(apply(table, plan.writes)).toEqual(rowsOf(state))
     }
-    // Block 4,000 is a dividend step of one token: each of its lots gets a basis component.
-    state = more(state, 3_021, 4_001)
+    // Block 3,000 is a dividend step of AAPL: each of its lots gets a basis component.
+    state = more(state, 2_521, 3_001)
     const stepped = rowsOf(state).filter((json) => JSON.parse(json).components.length > 1).length
     plan = planLotRows(state, plan.stored, cache)
     expect(plan.writes.rows.length).toBeGreaterThanOrEqual(stepped)
@@ -58,7 +114,7 @@ describe("lot rows written by an incremental build", () => {
 
   it("rewrites everything when there is no room left between the kept rows", () => {
     const cache = new Ledger.FiguresCache()
-    let state = Either.getOrThrow(Ledger.build({ ...settings, events: traderEvents(2_000) }))
+    let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_000) }))
     const first = planLotRows(state, undefined, cache)
     // The same rows stored with no room between them (ords 0, 1, 2, ...).
     let ord = 0
@@ -71,8 +127,8 @@ describe("lot rows written by an incremental build", () => {
     )
     const table = new Map<number, string>()
     first.writes.rows.forEach((row, i) => table.set(i, row.json))
-    // New lots at the end of a pool that another pool's rows follow at once.
-    state = more(state, 2_001, 2_003)
+    // A new AAPL lot at the end of its pool, which the (unchanged) TSLA rows follow at once.
+    state = more(state, 2_004, 2_004)
     const plan = planLotRows(state, packed, cache)
     expect(plan.writes.replace).toBe(true)
     expect(apply(table, plan.writes)).toEqual(rowsOf(state))
