@@ -300,6 +300,18 @@ for (
         expect(builder.stats).toEqual({ full: 2, incremental: 2 })
         expect(late).not.toBe(reorged)
         expect(yield* fullOf).toBe(late)
+
+        // A re-org deeper than finality rolls final blocks back with nothing recorded in their place: the applied
+        // transfers it dropped are not missed either.
+        yield* incrementalOf
+        yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 3, incremental: 3 })
+        yield* sql`DELETE FROM token_transfers WHERE chain_id = ${CHAIN} AND block > 2530
+                     AND (from_key IN (${W1}, ${W2}) OR to_key IN (${W1}, ${W2}))`
+        const rolledBack = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 4, incremental: 3 })
+        expect(rolledBack).not.toBe(late)
+        expect(yield* fullOf).toBe(rolledBack)
       }))
 
     it.effect("builds in a row from checkpoints rewrite only the lots that changed and store a full build's lots", () =>

@@ -291,6 +291,14 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         (rows) => rows.length > 0
       )
 
+    /** The block hash a transfer is recorded with, null when it is not recorded (rolled back by a re-org). */
+    const blockHashOf = (chainId: number, txHash: string, logIndex: number) =>
+      Effect.map(
+        sql<{ block_hash: string }>`SELECT block_hash FROM token_transfers
+                                     WHERE chain_id = ${chainId} AND tx_hash = ${txHash} AND log_index = ${logIndex}`,
+        (rows) => rows[0]?.block_hash ?? null
+      )
+
     /**
      * The first block of the account's provisional transfers (newer than the finality depth), null when none; only
      * those after `block` when given (a checkpoint's cursor: its events are all final).
@@ -304,6 +312,6 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         (rows) => (rows[0]?.block === null || rows[0]?.block === undefined ? null : Number(rows[0].block))
       )
 
-    return { load, transfers, recordedWatermark, recordedSince, provisionalFrom } as const
+    return { load, transfers, recordedWatermark, recordedSince, blockHashOf, provisionalFrom } as const
   })
 }) {}

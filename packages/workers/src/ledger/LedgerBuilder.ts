@@ -140,6 +140,13 @@ export interface LedgerCheckpoint {
    * cursor recorded by a transaction it did not see (a backfill of older blocks) means the checkpoint may lack it.
    */
   readonly watermark: string
+  /**
+   * The last transfer applied and the block hash it was recorded with after the build (null: rolled back since):
+   * a re-org deep enough to drop any applied transfer drops this one too (it rolls back every block above a fork).
+   */
+  readonly lastTransfer:
+    | { readonly txHash: string; readonly logIndex: number; readonly blockHash: string | null }
+    | null
   /** The tokens (keys) and dates of the transfers up to the cursor: a resumed build reads only those after it. */
   readonly tokenKeys: ReadonlyArray<string>
   readonly dates: ReadonlyArray<string>
@@ -250,7 +257,14 @@ export const buildLedgerFrom = <E = never, R = never>(
       if (
         multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
         historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history &&
-        !(yield* ledgerInputs.recordedSince(accountId, chainId, checkpoint.watermark, cursor.block, cursor.logIndex))
+        !(yield* ledgerInputs.recordedSince(accountId, chainId, checkpoint.watermark, cursor.block, cursor.logIndex)) &&
+        (checkpoint.lastTransfer === null || (checkpoint.lastTransfer.blockHash !== null &&
+          (yield* ledgerInputs.blockHashOf(
+              chainId,
+              checkpoint.lastTransfer.txHash,
+              checkpoint.lastTransfer.logIndex
+            )) ===
+            checkpoint.lastTransfer.blockHash))
       ) resumed = checkpoint
     }
     // A checkpoint that does not hold: the tokens and dates of the whole history, read again.
@@ -269,12 +283,14 @@ export const buildLedgerFrom = <E = never, R = never>(
       })
       : yield* Ledger.withInputs(resumed.state, newer)
     const tail: Array<LedgerEvent> = []
+    let lastTransfer: { readonly txHash: string; readonly logIndex: number } | null = resumed?.lastTransfer ?? null
     /** Final events go into the checkpoint state; from the first provisional block on, into the tail. */
     const take = (events: ReadonlyArray<LedgerEvent>) => {
       const batch: Array<LedgerEvent> = []
       for (const event of events) {
         if (tail.length === 0 && event.block < boundary) {
           batch.push(event)
+          if (event.kind === "transfer") lastTransfer = event
         } else {
           tail.push(event)
         }
@@ -312,6 +328,11 @@ export const buildLedgerFrom = <E = never, R = never>(
       state: final,
       key: settingsKey(inputs, final),
       watermark,
+      lastTransfer: lastTransfer === null ? null : {
+        txHash: lastTransfer.txHash,
+        logIndex: lastTransfer.logIndex,
+        blockHash: yield* ledgerInputs.blockHashOf(chainId, lastTransfer.txHash, lastTransfer.logIndex)
+      },
       // Of the final transfers only (provisional ones may be reorged away; a transfer gives its book a holder).
       tokenKeys: inputs.tokens.filter((token) => (final.books.get(token.symbol)?.holders.size ?? 0) > 0)
         .map((token) => token.key),
