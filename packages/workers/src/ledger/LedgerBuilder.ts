@@ -1,7 +1,6 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import {
   type AccountLedgerInputs,
-  type EventRecord,
   LedgerInputs,
   LedgerStore,
   type LedgerToken,
@@ -13,14 +12,17 @@ import type { ReportingCurrency } from "@scaledger/domain"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
+import type { LedgerEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
-import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
-import { planLotRows, type StoredLotRows } from "./LotPlan.js"
+import { chainOrdered, mergeInto } from "./ChainOrder.js"
+import { cursorTime, historyKey, type LedgerCheckpoint, multiplierIds, settingsKey } from "./Checkpoint.js"
+import { planLotRows } from "./LotPlan.js"
+
+export type { LedgerCheckpoint } from "./Checkpoint.js"
 
 /** Where a build finds prices: the feed rounds recorded per token (keyed by the ledger's token symbol). */
 export class LedgerPrices extends Context.Tag("@scaledger/workers/ledger/LedgerPrices")<LedgerPrices, {
@@ -60,158 +62,10 @@ const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
     return { currency: currency as ReportingCurrency, rates } satisfies RateTable
   })
 
-/** Merges multiplier events into a chain-ordered page of transfers: (block, logIndex), multipliers at logIndex -1. */
-const mergeInto = (
-  pending: Array<MultiplierEvent>,
-  page: ReadonlyArray<LedgerEvent>,
-  last: boolean
-): Array<LedgerEvent> => {
-  const lastTransfer = page[page.length - 1]
-  const merged: Array<LedgerEvent> = []
-  let i = 0
-  for (const event of page) {
-    while (i < pending.length && pending[i]!.block <= event.block) merged.push(pending[i++]!)
-    merged.push(event)
-  }
-  while (i < pending.length && (last || lastTransfer === undefined || pending[i]!.block <= lastTransfer.block)) {
-    merged.push(pending[i++]!)
-  }
-  pending.splice(0, i)
-  return merged
-}
-
-const eventKey = (row: { readonly block: number; readonly logIndex: number }) => row.block * 1_000_000 + row.logIndex
-
-/**
- * Movements, income and splits in one chain-ordered sequence (each generator is already in chain order); with
- * `from`, only the rows after those counts (the rows an incremental build adds after its checkpoint).
- */
-function* chainOrdered(state: LedgerState, from?: Ledger.RowCounts): Generator<EventRecord> {
-  const sources = [
-    Ledger.movementRows(state, from?.movements),
-    Ledger.incomeRows(state, from?.income),
-    Ledger.splitRows(state, from?.splits)
-  ].map((rows) => {
-    const iterator = rows[Symbol.iterator]() as Iterator<any>
-    return { iterator, head: iterator.next() }
-  })
-  const position = (row: any) =>
-    row.walletTransaction === null
-      ? eventKey({ block: row.block, logIndex: -1 })
-      : eventKey({ block: row.walletTransaction.block, logIndex: row.walletTransaction.logIndex })
-  for (;;) {
-    let best: (typeof sources)[number] | undefined
-    for (const source of sources) {
-      if (source.head.done) continue
-      if (best === undefined || position(source.head.value) < position(best.head.value)) best = source
-    }
-    if (best === undefined) return
-    const row = best.head.value
-    best.head = best.iterator.next()
-    yield {
-      id: row.id,
-      type: row.type,
-      token: row.token,
-      day: row.date,
-      needsReview: row.needsReview ?? false,
-      row
-    }
-  }
-}
-
 /** The report without the per-event lists and the rows stored in their own tables. */
 const summaryOf = (report: LedgerReport) => {
   const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
   return summary
-}
-
-/**
- * What a worker keeps of an account's last build to make the next one incrementally: the ledger state after the
- * account's final events (provisional ones, newer than the finality depth, can still be rewritten by a reorg and
- * are applied on top at each build), with what is needed to tell whether it still holds.
- */
-export interface LedgerCheckpoint {
-  /** The state after the final events, up to `state.cursor`. */
-  readonly state: LedgerState
-  /** The settings it was built under (wallets, country, currency, known tokens' initial multipliers). */
-  readonly key: string
-  /**
-   * The transfers' watermark when the build began (`LedgerInputs.recordedWatermark`): a transfer at or before the
-   * cursor recorded by a transaction it did not see (a backfill of older blocks) means the checkpoint may lack it.
-   */
-  readonly watermark: string
-  /**
-   * The last transfer applied and the block hash it was recorded with after the build (null: rolled back since):
-   * a re-org deep enough to drop any applied transfer drops this one too (it rolls back every block above a fork).
-   */
-  readonly lastTransfer:
-    | { readonly txHash: string; readonly logIndex: number; readonly blockHash: string | null }
-    | null
-  /** The tokens (keys) and dates of the transfers up to the cursor: a resumed build reads only those after it. */
-  readonly tokenKeys: ReadonlyArray<string>
-  readonly dates: ReadonlyArray<string>
-  /** The multiplier changes applied (ids, in order). */
-  readonly multipliers: string
-  /** The price rounds and rates the applied events could use (up to the cursor's time): late ones force a rebuild. */
-  readonly history: string
-  /** The state's row counts, and its stored event rows (movements + income + splits) and disposal rows. */
-  readonly rows: Ledger.RowCounts
-  readonly eventRows: number
-  /** The build version stored from it; set by the worker once stored. */
-  readonly version: number
-  /** The lot rows stored by that build (of the state with its provisional events); set by the worker. */
-  readonly lots?: StoredLotRows
-  /** The lot figures of the reports made so far, for the next report to reuse where the lots did not change. */
-  readonly figures: Ledger.FiguresCache
-}
-
-const ONE = "1000000000000000000"
-
-const settingsKey = (inputs: AccountLedgerInputs, state: LedgerState | undefined): string =>
-  JSON.stringify([
-    inputs.wallets,
-    inputs.country,
-    inputs.currency,
-    inputs.classificationStamp,
-    // The initial multiplier of each token the state already holds (1.0 when none is known): a token first seen
-    // later brings its own.
-    [...(state?.books.keys() ?? [])].sort().map((token) => [token, inputs.initialMultipliers[token] ?? ONE])
-  ])
-
-const multiplierIds = (events: ReadonlyArray<MultiplierEvent>, throughBlock: number): string =>
-  events.filter((event) => event.block <= throughBlock).map((event) => event.id).join("|")
-
-/** The time of a state's last applied event (-1 before any). */
-const cursorTime = (state: LedgerState): number => {
-  const event = state.cursor.event
-  return event === null ? -1 : event.kind === "transfer" ? event.timestamp : event.effectiveAt
-}
-
-/**
- * What the figures of the events up to `time` were computed from: per token, the price rounds recorded up to then
- * (count, last round), and the rates of the dates up to then. A round or a rate recorded later for an earlier time
- * (the price recorder walks feed history backwards; FX history can arrive late) changes it, and the account is
- * rebuilt fully instead of keeping figures computed without them.
- */
-const historyKey = (prices: PriceTable, rates: RateTable | undefined, time: number): string => {
-  const parts: Array<string> = []
-  for (const token of Object.keys(prices).sort()) {
-    let count = 0
-    let last = ""
-    for (const round of prices[token]!) {
-      if (round.updatedAt > time) break
-      count++
-      last = `${round.roundId}:${round.answer}:${round.updatedAt}`
-    }
-    parts.push(`${token}=${count}@${last}`)
-  }
-  if (rates !== undefined) {
-    const until = time < 0 ? "" : utcDateOf(time * 1000)
-    for (const entry of rates.rates) {
-      if (entry.date <= until) parts.push(`${entry.date}=${entry.rate}:${entry.rateDate}:${entry.source}`)
-    }
-  }
-  return parts.join("|")
 }
 
 /**
