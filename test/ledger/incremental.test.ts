@@ -5,8 +5,8 @@ import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
-import { LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { buildLedger, LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
+import { Clock, ConfigProvider, Effect, Layer } from "effect"
 
 const CHAIN = 31337
 const TOKENS = ["AAPL", "CRWD", "SGOV"]
@@ -300,6 +300,68 @@ for (
         expect(builder.stats).toEqual({ full: 2, incremental: 2 })
         expect(late).not.toBe(reorged)
         expect(yield* fullOf).toBe(late)
+
+        // A re-org deeper than finality rolls final blocks back with nothing recorded in their place: the applied
+        // transfers it dropped are not missed either.
+        yield* incrementalOf
+        yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 3, incremental: 3 })
+        yield* sql`DELETE FROM token_transfers WHERE chain_id = ${CHAIN} AND block > 2530
+                     AND (from_key IN (${W1}, ${W2}) OR to_key IN (${W1}, ${W2}))`
+        const rolledBack = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 4, incremental: 3 })
+        expect(rolledBack).not.toBe(late)
+        expect(yield* fullOf).toBe(rolledBack)
+      }))
+
+    it.effect("builds in a row from checkpoints rewrite only the lots that changed and store a full build's lots", () =>
+      Effect.gen(function*() {
+        // Last: its dividend steps (up to block 3,200) are the chain's, seen by every account of the file.
+        const { accountId, builder } = yield* harness(3)
+        const sql = yield* SqlClient.SqlClient
+        yield* seed(3_001, 3_100)
+        yield* builder.poll
+        /** Stored lot rows in read order, with the transaction that wrote each. */
+        const storedLots = Effect.map(
+          sql<{ row: unknown; xmin: string }>`SELECT row, xmin::text AS xmin FROM ledger_lots
+                                               WHERE account_id = ${accountId} ORDER BY ord`,
+          (rows) => ({ rows: rows.map((r) => r.row), writers: rows.map((r) => r.xmin) })
+        )
+        const storedPositions = Effect.map(
+          sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`,
+          (rows) => rows.map((r) => r.row)
+        )
+        // Small steps (new lots, partial and whole sales, moves), then one crossing a dividend step (block 3,200),
+        // then small steps again: each incremental, each storing the lots and positions a rebuild reports.
+        const steps: Array<readonly [number, number, "few" | "step"]> = [
+          [3_101, 3_103, "few"],
+          [3_104, 3_112, "few"],
+          [3_113, 3_205, "step"],
+          [3_206, 3_207, "few"],
+          [3_208, 3_216, "few"]
+        ]
+        for (const [from, to, rewritten] of steps) {
+          const before = yield* storedLots
+          yield* seed(from, to)
+          const incremental = builder.stats.incremental
+          yield* bump(accountId)
+          yield* builder.poll
+          expect(builder.stats.incremental).toBe(incremental + 1)
+          const after = yield* storedLots
+          const expected = yield* buildLedger(accountId, CHAIN, Math.floor((yield* Clock.currentTimeMillis) / 1000))
+          expect(after.rows).toEqual(JSON.parse(JSON.stringify(expected.report.lots)))
+          expect(yield* storedPositions).toEqual(JSON.parse(JSON.stringify(expected.report.positions)))
+          const kept = new Set(before.writers)
+          const written = after.writers.filter((writer) => !kept.has(writer)).length
+          if (rewritten === "few") {
+            expect(written).toBeGreaterThan(0)
+            expect(written).toBeLessThan(after.rows.length / 4)
+          } else {
+            // The step (block 3,200, SGOV's) adds a basis component to each of that token's lots.
+            const stepped = after.rows.filter((row) => (row as { token: string }).token === "SGOV").length
+            expect(written).toBeGreaterThanOrEqual(stepped)
+          }
+        }
       }))
   })
 }

@@ -1,15 +1,19 @@
-import { planLots } from "@scaledger/workers/ledger/LedgerBuilder"
+import { Ledger } from "@scaledger/domain/ledger/index"
+import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
+import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
+import { planLotRows, type StoredLotRows } from "@scaledger/workers/ledger/LotPlan"
+import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 
-const lot = (id: string, qty: string, token = "AAPL") => ({ token, row: { id, qty } })
+type Writes = ReturnType<typeof planLotRows>["writes"]
 
 /** The rows a table would hold after applying the writes, in `ord` order. */
-const apply = (
-  table: Map<number, string>,
-  writes: ReturnType<typeof planLots>["writes"]
-): Array<string> => {
+const apply = (table: Map<number, string>, writes: Writes): Array<string> => {
   if (writes.replace) table.clear()
-  for (const ord of writes.deletes) table.delete(ord)
+  for (const ord of writes.deletes) {
+    expect(table.has(ord)).toBe(true)
+    table.delete(ord)
+  }
   for (const row of writes.rows) {
     expect(table.has(row.ord)).toBe(false)
     table.set(row.ord, row.json)
@@ -17,32 +21,116 @@ const apply = (
   return [...table.entries()].sort((a, b) => a[0] - b[0]).map(([, json]) => json)
 }
 
+const multiplierOne = (10n ** 18n).toString()
+const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
+const [w1, w2, exchange, zero] = [hex40(1), hex40(2), hex40(3), hex40(0)]
+const BASE = Date.UTC(2025, 0, 2) / 1000
+const TOKENS = ["AAPL", "TSLA"]
+/**
+ * Blocks `from`..`to`, alternating two tokens: three purchases into the first address, a move to the second, a
+ * sale from each (one lot of three stays open); a dividend step of AAPL every 1,000 blocks.
+ */
+const events = (to: number, from = 1): Array<LedgerEvent> =>
+  Array.from({ length: to - from + 1 }, (_, k): Array<LedgerEvent> => {
+    const i = from + k
+    const t = i % 2
+    const step = i / 1000
+    const [src, dst] = [[zero, w1], [zero, w1], [zero, w1], [w1, w2], [w1, exchange], [w2, exchange]][
+      Math.floor(i / 2) % 6
+    ]!
+    const multiplier = (n: number) => (10n ** 18n + BigInt(n) * 10n ** 15n).toString()
+    return [
+      ...(i % 1000 === 0
+        ? [{
+          kind: "multiplier" as const,
+          id: `m:${i}`,
+          token: "AAPL",
+          tokenAddress: hex40(0xa000),
+          from: multiplier(step - 1),
+          to: multiplier(step),
+          effectiveAt: BASE + i,
+          block: i,
+          logIndex: -1,
+          stepKind: "dividend" as const
+        }]
+        : []),
+      {
+        kind: "transfer",
+        id: `t:${i}`,
+        token: TOKENS[t]!,
+        tokenAddress: hex40(0xa000 + t),
+        from: src,
+        to: dst,
+        raw: "1000000000000000000",
+        block: i,
+        logIndex: 0,
+        txHash: `0x${i.toString(16).padStart(64, "0")}`,
+        timestamp: BASE + i
+      }
+    ]
+  }).flat()
+const prices: PriceTable = Object.fromEntries(TOKENS.map((symbol, t) => [
+  symbol,
+  Array.from({ length: 50 }, (_, r) => ({
+    roundId: String(r + 1),
+    answer: String((100 + t * 10 + (r % 7)) * 1e8),
+    updatedAt: BASE + r * 100 - 1,
+    feed: hex40(0xf000 + t)
+  }))
+]))
+const settings = {
+  wallets: [{ address: w1, self: true }, { address: w2, self: true }],
+  country: "US" as const,
+  prices,
+  initialMultipliers: { AAPL: multiplierOne }
+}
+const rowsOf = (state: LedgerState) => [...Ledger.lotRows(state)].map((row) => JSON.stringify(row))
+const more = (state: LedgerState, from: number, to: number) =>
+  Either.getOrThrow(Ledger.apply(state, events(to, from), { consume: true }))
+
 describe("lot rows written by an incremental build", () => {
-  it("writes only the lots that changed, keeping the read order", () => {
+  it("writes only the lots that changed, keeping the read order; a dividend step rewrites its token's lots", () => {
+    const cache = new Ledger.FiguresCache()
     const table = new Map<number, string>()
-    const before = [lot("a", "1"), lot("b", "1"), lot("c", "1"), lot("x", "2", "TSLA"), lot("y", "2", "TSLA")]
-    const first = planLots(before, undefined)
-    expect(first.writes.replace).toBe(true)
-    apply(table, first.writes)
-    // FIFO: `a` sold, `b` partly sold, a new AAPL lot `d` at the end of its pool, TSLA untouched.
-    const after = [lot("b", "0.5"), lot("c", "1"), lot("d", "3"), lot("x", "2", "TSLA"), lot("y", "2", "TSLA")]
-    const second = planLots(after, first.stored)
-    expect(second.writes.replace).toBe(false)
-    expect(second.writes.rows.map((r) => JSON.parse(r.json).id)).toEqual(["b", "d"])
-    expect(second.writes.deletes).toHaveLength(2)
-    expect(apply(table, second.writes)).toEqual(after.map((l) => JSON.stringify(l.row)))
+    let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_500) }))
+    let plan = planLotRows(state, undefined, cache)
+    expect(plan.writes.replace).toBe(true)
+    expect(apply(table, plan.writes)).toEqual(rowsOf(state))
+    // A few blocks: new lots, sales, moves between the two addresses.
+    for (const [from, to] of [[2_501, 2_501], [2_502, 2_513], [2_514, 2_520]] as const) {
+      state = more(state, from, to)
+      plan = planLotRows(state, plan.stored, cache)
+      expect(plan.writes.replace).toBe(false)
+      expect(plan.writes.rows.length).toBeLessThan(20)
+      expect(apply(table, plan.writes)).toEqual(rowsOf(state))
+    }
+    // Block 3,000 is a dividend step of AAPL: each of its lots gets a basis component.
+    state = more(state, 2_521, 3_001)
+    const stepped = rowsOf(state).filter((json) => JSON.parse(json).components.length > 1).length
+    plan = planLotRows(state, plan.stored, cache)
+    expect(plan.writes.rows.length).toBeGreaterThanOrEqual(stepped)
+    expect(apply(table, plan.writes)).toEqual(rowsOf(state))
   })
 
-  it("rewrites everything when most lots changed (a dividend step) or no room is left", () => {
-    const before = [lot("a", "1"), lot("b", "1"), lot("c", "1")]
-    const first = planLots(before, undefined)
-    expect(planLots(before.map((l) => lot(l.row.id, "1.01")), first.stored).writes.replace).toBe(true)
-    // 1,100 new lots between two kept ones: more than the room left there.
-    const crowded = [lot("a", "1"), ...Array.from({ length: 1_100 }, (_, i) => lot(`n${i}`, "1")), lot("b", "1")]
+  it("rewrites everything when there is no room left between the kept rows", () => {
+    const cache = new Ledger.FiguresCache()
+    let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_000) }))
+    const first = planLotRows(state, undefined, cache)
+    // The same rows stored with no room between them (ords 0, 1, 2, ...).
+    let ord = 0
+    const packed: StoredLotRows = new Map(
+      [...first.stored].map(([queue, pool]) => {
+        const ords = new Map([...pool.ords.keys()].map((lot) => [lot, ord++] as const))
+        const values = [...ords.values()]
+        return [queue, { ...pool, ords, first: values[0] ?? -1, final: values[values.length - 1] ?? -1 }] as const
+      })
+    )
     const table = new Map<number, string>()
-    apply(table, first.writes)
-    const plan = planLots([...crowded, lot("c", "1")], first.stored)
+    first.writes.rows.forEach((row, i) => table.set(i, row.json))
+    // A new AAPL lot at the end of its pool, which the (unchanged) TSLA rows follow at once.
+    state = more(state, 2_004, 2_004)
+    const plan = planLotRows(state, packed, cache)
     expect(plan.writes.replace).toBe(true)
-    expect(apply(table, plan.writes)).toEqual([...crowded, lot("c", "1")].map((l) => JSON.stringify(l.row)))
+    expect(apply(table, plan.writes)).toEqual(rowsOf(state))
   })
 })

@@ -25,6 +25,7 @@ export interface AccountLedgerInputs {
   readonly initialMultipliers: Readonly<Record<string, string>>
   /** Every UTC date an event falls on: the dates figures are converted at. */
   readonly dates: ReadonlyArray<string>
+  /** How many transfers were read for them (only those after the cursor, for a load `since` a checkpoint). */
   readonly transferCount: number
   /** The counterparty labels the account confirmed in review, by lowercase address. */
   readonly labels: Readonly<Record<string, CounterpartyLabel>>
@@ -52,6 +53,17 @@ const classificationOf = (row: ClassificationColumns): Classification | null =>
 
 const PAGE = 20_000
 
+/**
+ * What an incremental build already knows of the account's transfers up to a checkpoint's position: their tokens
+ * (keys) and the dates they fall on. A load given it reads only the transfers after that position.
+ */
+export interface LoadSince {
+  readonly block: number
+  readonly logIndex: number
+  readonly tokenKeys: ReadonlyArray<string>
+  readonly dates: ReadonlyArray<string>
+}
+
 /** The ledger's identifiers of chain records: stable across rebuilds. */
 export const transferEventId = (txHash: string, logIndex: number) => `${txHash}:${logIndex}`
 export const multiplierEventId = (tokenKey: string, effectiveAt: Date) =>
@@ -66,18 +78,26 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
     const involves = (accountId: string) =>
       sql`(t.from_key IN (${ownKeys(accountId)}) OR t.to_key IN (${ownKeys(accountId)}))`
 
-    const load = (accountId: string, chainId: number) =>
+    /** Transfers after (block, log index); the plain bound on `block` lets the planner use the block index. */
+    const after = (position: readonly [number, number] | undefined) =>
+      position === undefined
+        ? sql``
+        : sql`AND t.block >= ${position[0]} AND (t.block, t.log_index) > (${position[0]}, ${position[1]})`
+
+    const load = (accountId: string, chainId: number, since?: LoadSince) =>
       Effect.gen(function*() {
         const wallets = yield* sql<{ address: string; self: boolean }>`
           SELECT address, self FROM wallets WHERE account_id = ${accountId} ORDER BY id`
         const [settings] = yield* sql<{ country: "US" | "SG" | "DE"; reporting_currency: string }>`
           SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
-        // One pass over the account's transfers gives its tokens, the dates they fall on and how many there are.
+        // One pass over the account's transfers (after `since`) gives its tokens, the dates they fall on and how many
+        // there are.
         const groups = yield* sql<{ token_key: string; day: string; n: string }>`
           SELECT t.token_key, (t.block_time AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM token_transfers t
           WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
+            ${after(since === undefined ? undefined : [since.block, since.logIndex])}
           GROUP BY 1, 2`
-        const tokenKeys = [...new Set(groups.map((row) => row.token_key))].sort()
+        const tokenKeys = [...new Set([...(since?.tokenKeys ?? []), ...groups.map((row) => row.token_key)])].sort()
         const listed = tokenKeys.length === 0 ? [] : yield* sql<
           { address_key: string; address: string; symbol: string | null }
         >`SELECT address_key, address, symbol FROM chain_tokens
@@ -161,7 +181,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         const classificationStamp = `${stamp?.n ?? 0}@${stamp?.at?.getTime() ?? 0}|${
           labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
         }`
-        const dates = new Set(groups.map((row) => row.day))
+        const dates = new Set([...(since?.dates ?? []), ...groups.map((row) => row.day)])
         for (const change of changes) dates.add(change.effective_at.toISOString().slice(0, 10))
         return {
           wallets,
@@ -181,6 +201,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
      * The account's transfers in chain order, a page at a time (keyset pagination on block and log index); only
      * those after `after` (block, log index) when given, for an incremental build.
      */
+    const afterPosition = after
     const transfers = (
       accountId: string,
       chainId: number,
@@ -207,7 +228,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           LEFT JOIN transfer_classifications c ON c.account_id = ${accountId} AND c.chain_id = t.chain_id
             AND c.tx_hash = t.tx_hash AND c.log_index = t.log_index AND c.status = 'done'
           WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
-            ${after === undefined ? sql`` : sql`AND (t.block, t.log_index) > (${after[0]}, ${after[1]})`}
+            ${afterPosition(after)}
           ORDER BY t.block, t.log_index
           LIMIT ${PAGE}`
       return Stream.paginateChunkEffect(
@@ -243,26 +264,54 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       )
     }
 
-    /** How many of the account's transfers are at or before (block, log index): a checkpoint's guard. */
-    const countThrough = (accountId: string, chainId: number, block: number, logIndex: number) =>
+    /**
+     * A watermark of recorded transfers: the database's snapshot now (`pg_current_snapshot()`). A transfer recorded
+     * by a transaction it does not see (not committed yet) may be missed by reads made after it; every other one is
+     * seen by them.
+     */
+    const recordedWatermark = Effect.map(
+      sql<{ snapshot: string }>`SELECT pg_current_snapshot()::text AS snapshot`,
+      (rows) => rows[0]!.snapshot
+    )
+
+    /**
+     * Whether a transfer of the account at or before (block, log index) was recorded by a transaction `watermark`
+     * did not see: one a build that took it may have missed (a backfill behind the live recorder). Reads only the
+     * transfers recorded since the snapshot's oldest running transaction (BRIN on `recorded_xid`), not the
+     * account's whole history.
+     */
+    const recordedSince = (accountId: string, chainId: number, watermark: string, block: number, logIndex: number) =>
       Effect.map(
-        sql<{ n: string }>`
-          SELECT count(*) AS n FROM token_transfers t
-          WHERE t.chain_id = ${chainId} AND ${
-          involves(accountId)
-        } AND (t.block, t.log_index) <= (${block}, ${logIndex})`,
-        (rows) => Number(rows[0]?.n ?? 0)
+        sql<{ one: number }>`
+          SELECT 1 AS one FROM token_transfers t
+          WHERE t.recorded_xid >= split_part(${watermark}, ':', 1)::bigint
+            AND NOT pg_visible_in_snapshot(t.recorded_xid::text::xid8, ${watermark}::pg_snapshot)
+            AND t.chain_id = ${chainId} AND ${involves(accountId)} AND (t.block, t.log_index) <= (${block}, ${logIndex})
+          LIMIT 1`,
+        (rows) => rows.length > 0
       )
 
-    /** The first block of the account's provisional transfers (newer than the finality depth), null when none. */
-    const provisionalFrom = (accountId: string, chainId: number) =>
+    /** The block hash a transfer is recorded with, null when it is not recorded (rolled back by a re-org). */
+    const blockHashOf = (chainId: number, txHash: string, logIndex: number) =>
+      Effect.map(
+        sql<{ block_hash: string }>`SELECT block_hash FROM token_transfers
+                                     WHERE chain_id = ${chainId} AND tx_hash = ${txHash} AND log_index = ${logIndex}`,
+        (rows) => rows[0]?.block_hash ?? null
+      )
+
+    /**
+     * The first block of the account's provisional transfers (newer than the finality depth), null when none; only
+     * those after `block` when given (a checkpoint's cursor: its events are all final).
+     */
+    const provisionalFrom = (accountId: string, chainId: number, block?: number) =>
       Effect.map(
         sql<{ block: string | null }>`
           SELECT min(t.block) AS block FROM token_transfers t
-          WHERE t.chain_id = ${chainId} AND t.provisional AND ${involves(accountId)}`,
+          WHERE t.chain_id = ${chainId} AND t.provisional AND ${involves(accountId)}
+            ${block === undefined ? sql`` : sql`AND t.block > ${block}`}`,
         (rows) => (rows[0]?.block === null || rows[0]?.block === undefined ? null : Number(rows[0].block))
       )
 
-    return { load, transfers, countThrough, provisionalFrom } as const
+    return { load, transfers, recordedWatermark, recordedSince, blockHashOf, provisionalFrom } as const
   })
 }) {}

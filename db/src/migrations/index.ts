@@ -12,6 +12,7 @@ import market from "./0010_market.js"
 import classification from "./0012_classification.js"
 import chainReads from "./0014_chain_reads.js"
 import ledgerEventTokens from "./0016_ledger_event_tokens.js"
+import transferRecordedXid from "./0017_transfer_recorded_xid.js"
 import readNotifications from "./0018_read_notifications.js"
 import txFacts from "./0019_tx_facts.js"
 
@@ -29,6 +30,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_classification": classification,
   "0014_chain_reads": chainReads,
   "0016_ledger_event_tokens": ledgerEventTokens,
+  "0017_transfer_recorded_xid": transferRecordedXid,
   "0018_read_notifications": readNotifications,
   "0019_tx_facts": txFacts
 }

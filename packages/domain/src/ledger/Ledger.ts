@@ -11,7 +11,15 @@ import { ownItems, type Work } from "./LedgerWork.js"
 import { indexPrices, type PriceIndex } from "./Prices.js"
 import { buildReport, type ReportOptions } from "./ReportBuilder.js"
 
-export { lotRows } from "./LotFigures.js"
+export {
+  FiguresCache,
+  lotRowMaker,
+  lotRows,
+  type OpenLot,
+  openLotsOf,
+  type OpenPool,
+  openPoolsOf
+} from "./LotFigures.js"
 export { type ReportOptions } from "./ReportBuilder.js"
 export { disposalRows, incomeRows, movementRows, release, type RowCounts, rowCounts, splitRows } from "./ReportRows.js"
 

@@ -72,6 +72,8 @@ export interface LotQueue {
   total: bigint
   /** A snapshot refers to `lots`: anything but an append or a same-id replacement copies the array first. */
   pinned: boolean
+  /** Counts the changes to this queue object (every insert and take): figures kept per queue hold while it is the same. */
+  version: number
 }
 
 /** The lots a queue held at some moment (`lots[from..to)`), without copying them: the lot ids of an income record. */

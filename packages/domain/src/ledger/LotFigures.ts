@@ -8,7 +8,7 @@ import { accruedPerRaw, incomeOf, spansOf } from "./Accrual.js"
 import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRateOn } from "./Convert.js"
 import { divRound, formatFixed, formatWad, utcDate, WAD } from "./Fixed.js"
 import type { BasisComponent, Lot, NullReason, PriceProvenance } from "./LedgerReport.js"
-import type { Accrual, ComponentMeta, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
+import type { Accrual, ComponentMeta, LedgerState, LotQueue, LotRecord, StepRecord, TokenBook } from "./LedgerState.js"
 import { sliceAcquisition } from "./Lots.js"
 import type { PriceRef } from "./Prices.js"
 
@@ -56,6 +56,65 @@ export interface LotBasis {
   readonly basisUsd: bigint | null
   readonly incomeConverted: bigint | null
   readonly basisConverted: bigint | null
+}
+
+interface CachedFigures {
+  readonly at: number
+  readonly last: StepRecord | undefined
+  readonly figures: LotBasis
+  reasons?: ReadonlyArray<NullReason>
+}
+
+/**
+ * A lot's figures kept from one report to the next (an incremental build reports again after a few events): valid
+ * while the lot record is the same object (records are immutable), and its token's index has the same steps (the
+ * same position and the same last step record; steps are append-only and shared between states). Only for states
+ * applied on top of each other with the same rates for the dates already applied (what a checkpoint guarantees).
+ */
+/** What the report sums over one queue's open lots (see `ReportBuilder`). */
+export interface PoolFigures {
+  readonly version: number
+  readonly at: number
+  readonly last: StepRecord | undefined
+  readonly basisUsd: bigint | null
+  readonly basisConverted: bigint | null
+  /** Why the lots' basis (or its conversion) is unknown, each reason once, in lot order. */
+  readonly reasons: ReadonlyArray<NullReason>
+  readonly lotIds: ReadonlyArray<string>
+  readonly openRaw: bigint
+  readonly accruedUsd: bigint | null
+  readonly accruedConverted: bigint | null
+}
+
+export class FiguresCache {
+  private readonly entries = new WeakMap<LotRecord, CachedFigures>()
+  private readonly pools = new WeakMap<LotQueue, PoolFigures>()
+
+  /** A queue's sums, while the queue object is unchanged and its token's index has the same steps. */
+  pool(accrual: Accrual, queue: LotQueue): PoolFigures | undefined {
+    const entry = this.pools.get(queue)
+    const at = accrual.steps.length
+    return entry !== undefined && entry.version === queue.version && entry.at === at &&
+        entry.last === accrual.steps[at - 1]
+      ? entry
+      : undefined
+  }
+
+  setPool(queue: LotQueue, figures: PoolFigures): PoolFigures {
+    this.pools.set(queue, figures)
+    return figures
+  }
+
+  get(accrual: Accrual, lot: LotRecord, at: number): CachedFigures | undefined {
+    const entry = this.entries.get(lot)
+    return entry !== undefined && entry.at === at && entry.last === accrual.steps[at - 1] ? entry : undefined
+  }
+
+  set(accrual: Accrual, lot: LotRecord, at: number, figures: LotBasis): CachedFigures {
+    const entry: CachedFigures = { at, last: accrual.steps[at - 1], figures }
+    this.entries.set(lot, entry)
+    return entry
+  }
 }
 
 /** Conversions of one report: each date's rate looked up once, each token's converted index built once. */
@@ -209,18 +268,31 @@ export interface OpenLot {
   readonly wallet: string | null
 }
 
-/** The open lots in report order: by token, then pool (address, or the account's), oldest first; in transit last. */
-export function* openLotsOf(state: LedgerState): Generator<OpenLot> {
+export interface OpenPool {
+  readonly book: TokenBook
+  readonly queue: LotQueue
+  readonly location: Lot["location"]
+  readonly wallet: string | null
+}
+
+/** The lot queues in report order: by token, then pool (address, or the account's), then the token's in transit. */
+export function* openPoolsOf(state: LedgerState): Generator<OpenPool> {
   const books = [...state.books.values()].sort((a, b) => byString(a.symbol, b.symbol))
   const location = state.context.rule.lotScope === "account" ? "account" : "wallet"
   for (const book of books) {
     for (const poolKey of [...book.pools.keys()].sort(byString)) {
       const wallet = location === "wallet" ? book.holders.get(poolKey)!.address : null
-      const { head, lots } = book.pools.get(poolKey)!
-      for (let i = head; i < lots.length; i++) yield { book, lot: lots[i]!, location, wallet }
+      yield { book, queue: book.pools.get(poolKey)!, location, wallet }
     }
-    const { head, lots } = book.transit
-    for (let i = head; i < lots.length; i++) yield { book, lot: lots[i]!, location: "in_transit", wallet: null }
+    yield { book, queue: book.transit, location: "in_transit", wallet: null }
+  }
+}
+
+/** The open lots in report order: by token, then pool (address, or the account's), oldest first; in transit last. */
+export function* openLotsOf(state: LedgerState): Generator<OpenLot> {
+  for (const { book, location, queue, wallet } of openPoolsOf(state)) {
+    const { head, lots } = queue
+    for (let i = head; i < lots.length; i++) yield { book, lot: lots[i]!, location, wallet }
   }
 }
 
@@ -261,19 +333,21 @@ export const lotRow = (
   }
 }
 
+/** Makes the rows of a state's open lots (one `Conversions` for all), with figures from `cache` where it has them. */
+export const lotRowMaker = (state: LedgerState, cache?: FiguresCache): (open: OpenLot) => Lot => {
+  const conversions = new Conversions(state)
+  return ({ book, location, lot, wallet }) => {
+    const at = book.accrual.steps.length
+    const figures = cache === undefined
+      ? conversions.basis(book.accrual, lot, at)
+      : (cache.get(book.accrual, lot, at) ?? cache.set(book.accrual, lot, at, conversions.basis(book.accrual, lot, at)))
+        .figures
+    return lotRow(conversions, state.context.currency, book, lot, location, wallet, figures)
+  }
+}
+
 /** The open lots of a state, as the report lists them, one at a time (for a report made with `lots: false`). */
 export function* lotRows(state: LedgerState): Generator<Lot> {
-  const conversions = new Conversions(state)
-  for (const { book, location, lot, wallet } of openLotsOf(state)) {
-    const at = book.accrual.steps.length
-    yield lotRow(
-      conversions,
-      state.context.currency,
-      book,
-      lot,
-      location,
-      wallet,
-      conversions.basis(book.accrual, lot, at)
-    )
-  }
+  const row = lotRowMaker(state)
+  for (const open of openLotsOf(state)) yield row(open)
 }

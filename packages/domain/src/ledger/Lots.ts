@@ -13,13 +13,14 @@ export const compareLots = (a: LotRecord, b: LotRecord): number =>
     ? 1
     : 0
 
-export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n, pinned: false })
+export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n, pinned: false, version: 0 })
 
 export const copyQueue = (queue: LotQueue): LotQueue => ({
   lots: queue.lots.slice(queue.head),
   head: 0,
   total: queue.total,
-  pinned: false
+  pinned: false,
+  version: 0
 })
 
 const NO_LOTS: LotSnapshot = { lots: [], from: 0, to: 0 }
@@ -39,6 +40,7 @@ export const idsOf = (snapshot: LotSnapshot): Array<string> => {
 
 export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
   queue.total += lot.raw
+  queue.version++
   if (queue.lots.length === queue.head || compareLots(queue.lots[queue.lots.length - 1]!, lot) <= 0) {
     queue.lots.push(lot)
     return
@@ -113,6 +115,7 @@ export const takeFifo = (
   const taken: Array<Slice> = []
   let need = raw
   const { lots } = queue
+  queue.version++
   while (need > 0n && queue.head < lots.length) {
     const lot = lots[queue.head]!
     if (lot.raw <= need) {

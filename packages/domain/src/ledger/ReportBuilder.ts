@@ -3,8 +3,17 @@ import { formatMoney } from "../Currency.js"
 import { accruedAny } from "./Accrual.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
 import type { Holding, Issue, LedgerReport, Lot, NullReason, Position, TokenBasis } from "./LedgerReport.js"
-import type { Holder, LedgerState, LotRecord, TokenBook } from "./LedgerState.js"
-import { Conversions, formatUsd, type LotBasis, lotRow, openLotsOf, provenance } from "./LotFigures.js"
+import type { Holder, LedgerState, LotQueue, LotRecord, TokenBook } from "./LedgerState.js"
+import {
+  Conversions,
+  FiguresCache,
+  formatUsd,
+  type LotBasis,
+  lotRow,
+  openLotsOf,
+  type PoolFigures,
+  provenance
+} from "./LotFigures.js"
 import { priceAt } from "./Prices.js"
 import {
   disposalRows,
@@ -28,6 +37,11 @@ export interface ReportOptions {
    * totals are the same and `Ledger.lotRows` streams the lots one at a time.
    */
   readonly lots?: boolean
+  /**
+   * Lot figures kept from the report of an earlier state this one was applied on top of (an incremental build):
+   * only the lots the new events touched are figured again.
+   */
+  readonly cache?: FiguresCache
 }
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
@@ -61,21 +75,74 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const inYear = (t: number): boolean => t <= asOf && utcYear(t) === year
   const conversions = new Conversions(state)
   const books = [...state.books.values()].sort((a, b) => byString(a.symbol, b.symbol))
-  const openLots = (book: TokenBook, poolKey: string): ReadonlyArray<LotRecord> => {
-    const queue = book.pools.get(poolKey)
-    return queue === undefined ? [] : queue.lots.slice(queue.head)
-  }
 
   // Lots ---------------------------------------------------------------------------------------------------------
   const lots: Array<Lot> = []
-  const lotBasis = new Map<LotRecord, LotBasis>()
-  const basisOf = (book: TokenBook, lot: LotRecord): LotBasis => {
-    let figures = lotBasis.get(lot)
-    if (figures === undefined) {
-      figures = conversions.basis(book.accrual, lot, book.accrual.steps.length)
-      lotBasis.set(lot, figures)
+  const cache = options.cache ?? new FiguresCache()
+  const cachedOf = (book: TokenBook, lot: LotRecord) => {
+    const at = book.accrual.steps.length
+    return cache.get(book.accrual, lot, at) ??
+      cache.set(book.accrual, lot, at, conversions.basis(book.accrual, lot, at))
+  }
+  const basisOf = (book: TokenBook, lot: LotRecord): LotBasis => cachedOf(book, lot).figures
+  /** The sums over a queue's open lots, made again only when the queue or its token's index changed. */
+  const poolOf = (book: TokenBook, queue: LotQueue): PoolFigures => {
+    const kept = cache.pool(book.accrual, queue)
+    if (kept !== undefined) return kept
+    const at = book.accrual.steps.length
+    let basisUsd: bigint | null = 0n
+    let basisConverted: bigint | null = 0n
+    let openRaw = 0n
+    let accruedUsd: bigint | null = 0n
+    let accruedConverted: bigint | null = 0n
+    const lists: Array<ReadonlyArray<NullReason>> = []
+    const stale: Array<ReadonlyArray<NullReason>> = []
+    const lotIds: Array<string> = []
+    for (let i = queue.head; i < queue.lots.length; i++) {
+      const lot = queue.lots[i]!
+      const entry = cachedOf(book, lot)
+      const figures = entry.figures
+      lotIds.push(lot.id)
+      openRaw += lot.raw
+      basisUsd = basisUsd === null || figures.basisUsd === null ? null : basisUsd + figures.basisUsd
+      basisConverted = basisConverted === null || figures.basisConverted === null
+        ? null
+        : basisConverted + figures.basisConverted
+      lists.push(entry.reasons ??= conversions.reasons(book.accrual, lot, at))
+      if (context.rates !== undefined && figures.basisUsd !== null && figures.basisConverted === null) {
+        stale.push(conversions.staleReasons(book.accrual, lot, at))
+      }
+      if (accruedAny(lot, at)) {
+        accruedUsd = accruedUsd === null || figures.incomeUsd === null ? null : accruedUsd + figures.incomeUsd
+        accruedConverted = accruedConverted === null || figures.incomeConverted === null
+          ? null
+          : accruedConverted + figures.incomeConverted
+      }
     }
-    return figures
+    return cache.setPool(queue, {
+      version: queue.version,
+      at,
+      last: book.accrual.steps[at - 1],
+      basisUsd,
+      basisConverted,
+      reasons: uniqueReasons([...lists, ...stale]),
+      lotIds,
+      openRaw,
+      accruedUsd,
+      accruedConverted
+    })
+  }
+  const noPool: PoolFigures = {
+    version: 0,
+    at: 0,
+    last: undefined,
+    basisUsd: 0n,
+    basisConverted: 0n,
+    reasons: [],
+    lotIds: [],
+    openRaw: 0n,
+    accruedUsd: 0n,
+    accruedConverted: 0n
   }
   if (withLots) {
     for (const { book, location, lot, wallet } of openLotsOf(state)) {
@@ -126,33 +193,18 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const totalValue = new TotalBuilder()
   const totalBasis = new TotalBuilder()
   const totalUnrealised = new TotalBuilder()
-  const positionReasons = (
-    book: TokenBook,
-    poolLots: ReadonlyArray<LotRecord>,
-    valueUnconverted: boolean
-  ): Array<NullReason> => {
-    const at = book.accrual.steps.length
-    const lists: Array<ReadonlyArray<NullReason>> = poolLots.map((lot) => conversions.reasons(book.accrual, lot, at))
-    if (context.rates !== undefined) {
-      for (const lot of poolLots) {
-        const figures = basisOf(book, lot)
-        if (figures.basisUsd !== null && figures.basisConverted === null) {
-          lists.push(conversions.staleReasons(book.accrual, lot, at))
-        }
-      }
-      if (valueUnconverted && conversions.stale(asOfDate)) {
-        lists.push([{ reason: "stale_rate", eventId: `valuation:${asOfDate}` }])
-      }
-    }
-    return uniqueReasons(lists)
-  }
+  const positionReasons = (pool: PoolFigures, valueUnconverted: boolean): ReadonlyArray<NullReason> =>
+    context.rates !== undefined && valueUnconverted && conversions.stale(asOfDate)
+      ? uniqueReasons([pool.reasons, [{ reason: "stale_rate", eventId: `valuation:${asOfDate}` }]])
+      : pool.reasons
   const positionOut = (
     book: TokenBook,
     holders: ReadonlyArray<Holder>,
     poolKey: string,
     wallet: string | null
   ): void => {
-    const poolLots = openLots(book, poolKey)
+    const queue = book.pools.get(poolKey)
+    const pool = queue === undefined ? noPool : poolOf(book, queue)
     let raw = 0n
     let encumbered = 0n
     const holdings: Array<Holding> = []
@@ -168,15 +220,8 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       })
       for (const issue of holder.issues) issues.push(issue)
     }
-    let basisUsd: bigint | null = 0n
-    let basisConverted: bigint | null = 0n
-    for (const lot of poolLots) {
-      const figures = basisOf(book, lot)
-      basisUsd = basisUsd === null || figures.basisUsd === null ? null : basisUsd + figures.basisUsd
-      const converted = figures.basisConverted
-      basisConverted = basisConverted === null || converted === null ? null : basisConverted + converted
-    }
-    if (basisUsd === null) basisConverted = null
+    const basisUsd = pool.basisUsd
+    const basisConverted = basisUsd === null ? null : pool.basisConverted
     const income = unreported.get(`${book.symbol}|${poolKey}`)
     const incomeUsd = income === undefined ? 0n : income.usd
     const incomeConverted = income === undefined ? 0n : income.converted
@@ -236,7 +281,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       encumbered: formatWad(encumbered),
       multiplier: {
         at: formatWad(book.multiplier),
-        from: poolLots.length === 0 ? null : formatWad(poolLots[0]!.multiplier)
+        from: pool.lotIds.length === 0 ? null : formatWad(queue!.lots[queue!.head]!.multiplier)
       },
       sharesEquivalent: formatWad(divRound(raw * book.multiplier, WAD)),
       currency,
@@ -254,9 +299,9 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       },
       unrealisedGainUsd: formatUsd(unrealisedUsd),
       unrealisedGainConverted: formatUsd(unrealisedConverted),
-      openLots: poolLots.length,
-      lotIds: poolLots.map((lot) => lot.id),
-      nullReasons: positionReasons(book, poolLots, valueUsd !== null && valueConverted === null),
+      openLots: pool.lotIds.length,
+      lotIds: [...pool.lotIds],
+      nullReasons: [...positionReasons(pool, valueUsd !== null && valueConverted === null)],
       issues
     })
   }
@@ -279,22 +324,19 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     const lotIds: Array<string> = []
     let accrued: bigint | null = 0n
     let accruedConverted: bigint | null = 0n
-    const visit = (lot: LotRecord): void => {
-      lotIds.push(lot.id)
-      if (!accruedAny(lot, book.accrual.steps.length)) return
-      const { incomeConverted, incomeUsd } = basisOf(book, lot)
-      accrued = accrued === null || incomeUsd === null ? null : accrued + incomeUsd
-      accruedConverted = accruedConverted === null || incomeConverted === null
+    const visit = (pool: PoolFigures): void => {
+      for (const id of pool.lotIds) lotIds.push(id)
+      accrued = accrued === null || pool.accruedUsd === null ? null : accrued + pool.accruedUsd
+      accruedConverted = accruedConverted === null || pool.accruedConverted === null
         ? null
-        : accruedConverted + incomeConverted
+        : accruedConverted + pool.accruedConverted
     }
     for (const poolKey of [...book.pools.keys()].sort(byString)) {
-      for (const lot of openLots(book, poolKey)) {
-        openRaw += lot.raw
-        visit(lot)
-      }
+      const pool = poolOf(book, book.pools.get(poolKey)!)
+      openRaw += pool.openRaw
+      visit(pool)
     }
-    for (const lot of book.transit.lots.slice(book.transit.head)) visit(lot)
+    visit(poolOf(book, book.transit))
     const accruedUsd: bigint | null = accrued
     const accruedInCurrency: bigint | null = accruedUsd === null ? null : accruedConverted
     return {

@@ -1,11 +1,10 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import {
   type AccountLedgerInputs,
-  type EventRecord,
   LedgerInputs,
   LedgerStore,
   type LedgerToken,
-  type LotWrites,
+  type LoadSince,
   PriceRounds
 } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
@@ -13,13 +12,17 @@ import type { ReportingCurrency } from "@scaledger/domain"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
+import type { LedgerEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
-import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
+import { chainOrdered, mergeInto } from "./ChainOrder.js"
+import { cursorTime, historyKey, type LedgerCheckpoint, multiplierIds, settingsKey } from "./Checkpoint.js"
+import { planLotRows } from "./LotPlan.js"
+
+export type { LedgerCheckpoint } from "./Checkpoint.js"
 
 /** Where a build finds prices: the feed rounds recorded per token (keyed by the ledger's token symbol). */
 export class LedgerPrices extends Context.Tag("@scaledger/workers/ledger/LedgerPrices")<LedgerPrices, {
@@ -59,235 +62,10 @@ const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
     return { currency: currency as ReportingCurrency, rates } satisfies RateTable
   })
 
-/** Merges multiplier events into a chain-ordered page of transfers: (block, logIndex), multipliers at logIndex -1. */
-const mergeInto = (
-  pending: Array<MultiplierEvent>,
-  page: ReadonlyArray<LedgerEvent>,
-  last: boolean
-): Array<LedgerEvent> => {
-  const lastTransfer = page[page.length - 1]
-  const merged: Array<LedgerEvent> = []
-  let i = 0
-  for (const event of page) {
-    while (i < pending.length && pending[i]!.block <= event.block) merged.push(pending[i++]!)
-    merged.push(event)
-  }
-  while (i < pending.length && (last || lastTransfer === undefined || pending[i]!.block <= lastTransfer.block)) {
-    merged.push(pending[i++]!)
-  }
-  pending.splice(0, i)
-  return merged
-}
-
-const eventKey = (row: { readonly block: number; readonly logIndex: number }) => row.block * 1_000_000 + row.logIndex
-
-/**
- * Movements, income and splits in one chain-ordered sequence (each generator is already in chain order); with
- * `from`, only the rows after those counts (the rows an incremental build adds after its checkpoint).
- */
-function* chainOrdered(state: LedgerState, from?: Ledger.RowCounts): Generator<EventRecord> {
-  const sources = [
-    Ledger.movementRows(state, from?.movements),
-    Ledger.incomeRows(state, from?.income),
-    Ledger.splitRows(state, from?.splits)
-  ].map((rows) => {
-    const iterator = rows[Symbol.iterator]() as Iterator<any>
-    return { iterator, head: iterator.next() }
-  })
-  const position = (row: any) =>
-    row.walletTransaction === null
-      ? eventKey({ block: row.block, logIndex: -1 })
-      : eventKey({ block: row.walletTransaction.block, logIndex: row.walletTransaction.logIndex })
-  for (;;) {
-    let best: (typeof sources)[number] | undefined
-    for (const source of sources) {
-      if (source.head.done) continue
-      if (best === undefined || position(source.head.value) < position(best.head.value)) best = source
-    }
-    if (best === undefined) return
-    const row = best.head.value
-    best.head = best.iterator.next()
-    yield {
-      id: row.id,
-      type: row.type,
-      token: row.token,
-      day: row.date,
-      needsReview: row.needsReview ?? false,
-      row
-    }
-  }
-}
-
-/**
- * What the stored lot rows are: per lot (token and id), its `ord` and a digest of its JSON (a checkpoint keeps
- * this for every open lot, so not the JSON itself).
- */
-export type StoredLots = ReadonlyMap<string, { readonly ord: number; readonly digest: string }>
-
-const digestOf = (json: string) => createHash("sha1").update(json).digest("base64")
-
-/**
- * What tells whether a lot row changed, without writing out its per-step basis components (a lot holds one per
- * dividend step since it was acquired, so formatting them all at every build is most of a small build's time): the
- * row without them, their count, the first and the last. A component between them changes only with the lot's raw
- * (in the row) or a late price or rate (which changes `basisUsd` or `basis`, both in the row).
- */
-const signatureOf = (row: { readonly components?: ReadonlyArray<unknown> }): string => {
-  const components = row.components
-  if (components === undefined) return JSON.stringify(row)
-  return JSON.stringify([
-    { ...row, components: undefined },
-    components.length,
-    components[0],
-    components[components.length - 1]
-  ])
-}
-
-const MAX_ORD = 2_147_483_647
-/** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
-const LOT_GAP = 1_024
-
-/**
- * The lot rows to write: when the stored rows are known, only the lots that changed (a partly consumed lot, a new
- * one) are deleted and inserted, with an `ord` between the unchanged neighbours so the read order stays the
- * ledger's; when that is not possible (no room left, or many lots changed, as after a dividend step), every row is
- * written again with room between them.
- */
-export const planLots = (
-  lots: ReadonlyArray<
-    { readonly token: string; readonly row: { readonly id: string; readonly components?: ReadonlyArray<unknown> } }
-  >,
-  stored: StoredLots | undefined
-): { readonly writes: LotWrites; readonly stored: StoredLots } => {
-  const keys = lots.map((lot) => `${lot.token}|${lot.row.id}`)
-  const digests = lots.map((lot) => digestOf(signatureOf(lot.row)))
-  const jsonAt = (i: number) => JSON.stringify(lots[i]!.row)
-  const replaceAll = () => {
-    const gap = lots.length * LOT_GAP < MAX_ORD ? LOT_GAP : 1
-    const next = new Map<string, { ord: number; digest: string }>()
-    const rows = lots.map((lot, i) => {
-      next.set(keys[i]!, { ord: i * gap, digest: digests[i]! })
-      return { token: lot.token, ord: i * gap, json: jsonAt(i) }
-    })
-    return { writes: { replace: true, deletes: [], rows }, stored: next }
-  }
-  if (stored === undefined) return replaceAll()
-  // Unchanged lots keep their ord, as long as the kept ones stay in order.
-  const kept: Array<number | undefined> = new Array(lots.length)
-  let last = -1
-  for (let i = 0; i < lots.length; i++) {
-    const old = stored.get(keys[i]!)
-    if (old !== undefined && old.digest === digests[i] && old.ord > last) {
-      kept[i] = old.ord
-      last = old.ord
-    }
-  }
-  const nextKept: Array<number> = new Array(lots.length)
-  let following = MAX_ORD + 1
-  for (let i = lots.length - 1; i >= 0; i--) {
-    nextKept[i] = following
-    if (kept[i] !== undefined) following = kept[i]!
-  }
-  const keptOrds = new Set<number>()
-  const next = new Map<string, { ord: number; digest: string }>()
-  const rows: Array<{ token: string; ord: number; json: string }> = []
-  let previous = -1
-  for (let i = 0; i < lots.length; i++) {
-    let ord = kept[i]
-    if (ord === undefined) {
-      ord = previous + 1
-      if (ord >= nextKept[i]!) return replaceAll()
-      rows.push({ token: lots[i]!.token, ord, json: jsonAt(i) })
-    } else {
-      keptOrds.add(ord)
-    }
-    next.set(keys[i]!, { ord, digest: digests[i]! })
-    previous = ord
-  }
-  if (rows.length > lots.length / 2) return replaceAll()
-  const deletes: Array<number> = []
-  for (const { ord } of stored.values()) if (!keptOrds.has(ord)) deletes.push(ord)
-  return { writes: { replace: false, deletes, rows }, stored: next }
-}
-
 /** The report without the per-event lists and the rows stored in their own tables. */
 const summaryOf = (report: LedgerReport) => {
   const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
   return summary
-}
-
-/**
- * What a worker keeps of an account's last build to make the next one incrementally: the ledger state after the
- * account's final events (provisional ones, newer than the finality depth, can still be rewritten by a reorg and
- * are applied on top at each build), with what is needed to tell whether it still holds.
- */
-export interface LedgerCheckpoint {
-  /** The state after the final events, up to `state.cursor`. */
-  readonly state: LedgerState
-  /** The settings it was built under (wallets, country, currency, known tokens' initial multipliers). */
-  readonly key: string
-  /** How many of the account's transfers are at or before the cursor: a backfill of older blocks changes it. */
-  readonly transfers: number
-  /** The multiplier changes applied (ids, in order). */
-  readonly multipliers: string
-  /** The price rounds and rates the applied events could use (up to the cursor's time): late ones force a rebuild. */
-  readonly history: string
-  /** The state's row counts, and its stored event rows (movements + income + splits) and disposal rows. */
-  readonly rows: Ledger.RowCounts
-  readonly eventRows: number
-  /** The build version stored from it; set by the worker once stored. */
-  readonly version: number
-  /** The lot rows stored by that build (of the state with its provisional events); set by the worker. */
-  readonly lots?: StoredLots
-}
-
-const ONE = "1000000000000000000"
-
-const settingsKey = (inputs: AccountLedgerInputs, state: LedgerState | undefined): string =>
-  JSON.stringify([
-    inputs.wallets,
-    inputs.country,
-    inputs.currency,
-    inputs.classificationStamp,
-    // The initial multiplier of each token the state already holds (1.0 when none is known): a token first seen
-    // later brings its own.
-    [...(state?.books.keys() ?? [])].sort().map((token) => [token, inputs.initialMultipliers[token] ?? ONE])
-  ])
-
-const multiplierIds = (events: ReadonlyArray<MultiplierEvent>, throughBlock: number): string =>
-  events.filter((event) => event.block <= throughBlock).map((event) => event.id).join("|")
-
-/** The time of a state's last applied event (-1 before any). */
-const cursorTime = (state: LedgerState): number => {
-  const event = state.cursor.event
-  return event === null ? -1 : event.kind === "transfer" ? event.timestamp : event.effectiveAt
-}
-
-/**
- * What the figures of the events up to `time` were computed from: per token, the price rounds recorded up to then
- * (count, last round), and the rates of the dates up to then. A round or a rate recorded later for an earlier time
- * (the price recorder walks feed history backwards; FX history can arrive late) changes it, and the account is
- * rebuilt fully instead of keeping figures computed without them.
- */
-const historyKey = (prices: PriceTable, rates: RateTable | undefined, time: number): string => {
-  const parts: Array<string> = []
-  for (const token of Object.keys(prices).sort()) {
-    let count = 0
-    let last = ""
-    for (const round of prices[token]!) {
-      if (round.updatedAt > time) break
-      count++
-      last = `${round.roundId}:${round.answer}:${round.updatedAt}`
-    }
-    parts.push(`${token}=${count}@${last}`)
-  }
-  if (rates !== undefined) {
-    const until = time < 0 ? "" : utcDateOf(time * 1000)
-    for (const entry of rates.rates) {
-      if (entry.date <= until) parts.push(`${entry.date}=${entry.rate}:${entry.rateDate}:${entry.source}`)
-    }
-  }
-  return parts.join("|")
 }
 
 /**
@@ -308,19 +86,45 @@ export const buildLedgerFrom = <E = never, R = never>(
 ) =>
   Effect.gen(function*() {
     const ledgerInputs = yield* LedgerInputs
-    const inputs: AccountLedgerInputs = yield* ledgerInputs.load(accountId, chainId)
-    const rates = yield* rateTable(inputs.currency, [...inputs.dates, utcDateOf(asOf * 1000)])
-    const prices = yield* (yield* LedgerPrices).pricesFor(chainId, inputs.tokens)
-    const boundary = (yield* ledgerInputs.provisionalFrom(accountId, chainId)) ?? Number.POSITIVE_INFINITY
+    const pricing = yield* LedgerPrices
+    // Taken before anything is read: a transfer this build may miss is recorded at or above it.
+    const watermark = yield* ledgerInputs.recordedWatermark
+    /** The inputs besides the transfers; given a checkpoint, from its tokens and dates and the transfers after it. */
+    const loadInputs = (since: LoadSince | undefined) =>
+      Effect.gen(function*() {
+        const inputs: AccountLedgerInputs = yield* ledgerInputs.load(accountId, chainId, since)
+        const rates = yield* rateTable(inputs.currency, [...inputs.dates, utcDateOf(asOf * 1000)])
+        const prices = yield* pricing.pricesFor(chainId, inputs.tokens)
+        return { inputs, rates, prices }
+      })
+    let { inputs, prices, rates } = yield* loadInputs(
+      checkpoint === undefined ? undefined : {
+        block: checkpoint.state.cursor.block,
+        logIndex: checkpoint.state.cursor.logIndex,
+        tokenKeys: checkpoint.tokenKeys,
+        dates: checkpoint.dates
+      }
+    )
     let resumed: LedgerCheckpoint | undefined
     if (checkpoint !== undefined && checkpoint.key === settingsKey(inputs, checkpoint.state)) {
       const { cursor } = checkpoint.state
       if (
         multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
         historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history &&
-        (yield* ledgerInputs.countThrough(accountId, chainId, cursor.block, cursor.logIndex)) === checkpoint.transfers
+        !(yield* ledgerInputs.recordedSince(accountId, chainId, checkpoint.watermark, cursor.block, cursor.logIndex)) &&
+        (checkpoint.lastTransfer === null || (checkpoint.lastTransfer.blockHash !== null &&
+          (yield* ledgerInputs.blockHashOf(
+              chainId,
+              checkpoint.lastTransfer.txHash,
+              checkpoint.lastTransfer.logIndex
+            )) ===
+            checkpoint.lastTransfer.blockHash))
       ) resumed = checkpoint
     }
+    // A checkpoint that does not hold: the tokens and dates of the whole history, read again.
+    if (checkpoint !== undefined && resumed === undefined) ({ inputs, prices, rates } = yield* loadInputs(undefined))
+    const boundary = (yield* ledgerInputs.provisionalFrom(accountId, chainId, resumed?.state.cursor.block)) ??
+      Number.POSITIVE_INFINITY
     const newer = { prices, initialMultipliers: inputs.initialMultipliers, rates }
     let final = resumed === undefined
       ? yield* Ledger.empty({
@@ -332,15 +136,15 @@ export const buildLedgerFrom = <E = never, R = never>(
         ...(rates === undefined ? {} : { rates })
       })
       : yield* Ledger.withInputs(resumed.state, newer)
-    let transfers = resumed?.transfers ?? 0
     const tail: Array<LedgerEvent> = []
+    let lastTransfer: { readonly txHash: string; readonly logIndex: number } | null = resumed?.lastTransfer ?? null
     /** Final events go into the checkpoint state; from the first provisional block on, into the tail. */
     const take = (events: ReadonlyArray<LedgerEvent>) => {
       const batch: Array<LedgerEvent> = []
       for (const event of events) {
         if (tail.length === 0 && event.block < boundary) {
           batch.push(event)
-          if (event.kind === "transfer") transfers++
+          if (event.kind === "transfer") lastTransfer = event
         } else {
           tail.push(event)
         }
@@ -373,19 +177,29 @@ export const buildLedgerFrom = <E = never, R = never>(
     if (pending.length > 0) yield* take(mergeInto(pending, [], true))
     const state = tail.length === 0 ? final : yield* Ledger.apply(final, tail)
     const rows = Ledger.rowCounts(final)
+    const figures = resumed?.figures ?? new Ledger.FiguresCache()
     const next: LedgerCheckpoint = {
       state: final,
       key: settingsKey(inputs, final),
-      transfers,
+      watermark,
+      lastTransfer: lastTransfer === null ? null : {
+        txHash: lastTransfer.txHash,
+        logIndex: lastTransfer.logIndex,
+        blockHash: yield* ledgerInputs.blockHashOf(chainId, lastTransfer.txHash, lastTransfer.logIndex)
+      },
+      // Of the final transfers only (provisional ones may be reorged away; a transfer gives its book a holder).
+      tokenKeys: inputs.tokens.filter((token) => (final.books.get(token.symbol)?.holders.size ?? 0) > 0)
+        .map((token) => token.key),
+      dates: inputs.dates.filter((date) => cursorTime(final) >= 0 && date <= utcDateOf(cursorTime(final) * 1000)),
       multipliers: multiplierIds(inputs.multiplierEvents, final.cursor.block),
       history: historyKey(prices, rates, cursorTime(final)),
       rows,
       eventRows: rows.movements + rows.income + rows.splits,
-      version: 0
+      version: 0,
+      figures
     }
     return {
       state,
-      report: Ledger.report(state, asOf, { rows: false }),
       checkpoint: next,
       /** The rows of the checkpoint the build resumed from (kept as stored); undefined for a full build. */
       since: resumed
@@ -397,7 +211,10 @@ export class LedgerBuildSuperseded extends Data.TaggedError("LedgerBuildSupersed
 
 /** A full build of one account's ledger (no checkpoint). */
 export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
-  Effect.map(buildLedgerFrom(accountId, chainId, asOf, undefined), ({ report, state }) => ({ state, report }))
+  Effect.map(buildLedgerFrom(accountId, chainId, asOf, undefined), ({ state }) => ({
+    state,
+    report: Ledger.report(state, asOf, { rows: false })
+  }))
 
 /**
  * The ledger worker: keeps every account's derived records current. Each poll it asks again for builds that
@@ -430,15 +247,16 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       const stillWanted = replay
         ? Effect.map(store.state(accountId), (now) => Option.isNone(now) || now.value.replayVersion <= version)
         : undefined
-      const { checkpoint, report, since, state } = yield* buildLedgerFrom(
+      const { checkpoint, since, state } = yield* buildLedgerFrom(
         accountId,
         chainId,
         asOf,
         usable,
         stillWanted
       )
-      const lots = report.lots.map((row) => ({ token: row.token, row }))
-      const lotPlan = planLots(lots, usable?.lots)
+      // Without the lots: rows are made only for the lots that changed (`planLotRows`).
+      const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })
+      const lotPlan = planLotRows(state, usable?.lots, checkpoint.figures)
       const written = yield* store.store(
         accountId,
         owner,
@@ -446,7 +264,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         {
           report: summaryOf(report),
           positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
-          lots,
+          lots: [],
           lotWrites: lotPlan.writes,
           disposals: (function*() {
             for (const row of Ledger.disposalRows(state, since?.rows.disposals)) {

@@ -1,0 +1,161 @@
+/**
+ * Which stored lot rows an incremental build rewrites: only the lots that changed (a partly consumed lot, a new one,
+ * a lot of a token whose income index grew), each with an `ord` between its unchanged neighbours so the read order
+ * stays the ledger's; every row again (with room between them) when that is not possible.
+ */
+import type { LotWrites } from "@scaledger/db"
+import { Ledger } from "@scaledger/domain/ledger/index"
+import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
+
+const MAX_ORD = 2_147_483_647
+/** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
+const LOT_GAP = 1_024
+
+/**
+ * What the stored lot rows of one lot queue were made from: the queue's version (the queue object counts its
+ * changes), its token's index position and last step (a step adds a basis component to every lot), the token's
+ * multiplier (the lots' shares) and where the queue is; and each lot's `ord`, by lot record (immutable: a consumed
+ * lot is a new record).
+ */
+export interface StoredPool {
+  readonly version: number
+  readonly at: number
+  readonly last: unknown
+  readonly multiplier: bigint
+  readonly location: string
+  readonly wallet: string | null
+  readonly ords: ReadonlyMap<object, number>
+  /** The first and last `ord` (-1 when the queue has no lots). */
+  readonly first: number
+  readonly final: number
+}
+
+/** Stored lot rows per lot queue (keyed by the queue object). */
+export type StoredLotRows = ReadonlyMap<object, StoredPool>
+
+/**
+ * The plan for a state's open lots. A queue that did not change since its rows were stored (same object, version,
+ * index position, multiplier, place) keeps them without its lots being looked at; in a queue that changed, a lot
+ * whose record is the one stored keeps its row; rows are made (with `cache`'s figures) only for the rest. O(queues +
+ * lots of the changed queues).
+ */
+export const planLotRows = (
+  state: LedgerState,
+  stored: StoredLotRows | undefined,
+  cache: Ledger.FiguresCache
+): { readonly writes: LotWrites; readonly stored: StoredLotRows } => {
+  const pools = [...Ledger.openPoolsOf(state)]
+  const rowOf = Ledger.lotRowMaker(state, cache)
+  const sizeOf = (pool: Ledger.OpenPool) => pool.queue.lots.length - pool.queue.head
+  const total = pools.reduce((sum, pool) => sum + sizeOf(pool), 0)
+  const stampOf = ({ book, location, queue, wallet }: Ledger.OpenPool) => {
+    const at = book.accrual.steps.length
+    return {
+      version: queue.version,
+      at,
+      last: book.accrual.steps[at - 1],
+      multiplier: book.multiplier,
+      location,
+      wallet
+    }
+  }
+  const sameStamp = (old: StoredPool, pool: Ledger.OpenPool): boolean => {
+    const stamp = stampOf(pool)
+    return old.at === stamp.at && old.last === stamp.last && old.multiplier === stamp.multiplier &&
+      old.location === stamp.location && old.wallet === stamp.wallet
+  }
+  const row = (pool: Ledger.OpenPool, i: number, ord: number) => {
+    const open = { book: pool.book, lot: pool.queue.lots[i]!, location: pool.location, wallet: pool.wallet }
+    return { token: pool.book.symbol, ord, json: JSON.stringify(rowOf(open)) }
+  }
+  const replaceAll = () => {
+    const gap = total * LOT_GAP < MAX_ORD ? LOT_GAP : 1
+    const next = new Map<object, StoredPool>()
+    const rows: Array<{ token: string; ord: number; json: string }> = []
+    for (const pool of pools) {
+      const ords = new Map<object, number>()
+      const first = sizeOf(pool) === 0 ? -1 : rows.length * gap
+      for (let i = pool.queue.head; i < pool.queue.lots.length; i++) {
+        const ord = rows.length * gap
+        ords.set(pool.queue.lots[i]!, ord)
+        rows.push(row(pool, i, ord))
+      }
+      next.set(pool.queue, { ...stampOf(pool), ords, first, final: sizeOf(pool) === 0 ? -1 : (rows.length - 1) * gap })
+    }
+    return { writes: { replace: true, deletes: [], rows }, stored: next }
+  }
+  if (stored === undefined) return replaceAll()
+  // Queues kept whole: unchanged, and in order after the ones kept before them.
+  const keptWhole: Array<StoredPool | undefined> = new Array(pools.length)
+  let last = -1
+  for (let p = 0; p < pools.length; p++) {
+    const pool = pools[p]!
+    const old = stored.get(pool.queue)
+    if (
+      old !== undefined && old.version === pool.queue.version && sameStamp(old, pool) &&
+      old.ords.size === sizeOf(pool) && (old.first === -1 || old.first > last)
+    ) {
+      keptWhole[p] = old
+      if (old.first !== -1) last = old.final
+    }
+  }
+  const nextKept: Array<number> = new Array(pools.length)
+  let following = MAX_ORD + 1
+  for (let p = pools.length - 1; p >= 0; p--) {
+    nextKept[p] = following
+    if (keptWhole[p] !== undefined && keptWhole[p]!.first !== -1) following = keptWhole[p]!.first
+  }
+  const next = new Map<object, StoredPool>()
+  const rows: Array<{ token: string; ord: number; json: string }> = []
+  const deletes: Array<number> = []
+  let previous = -1
+  for (let p = 0; p < pools.length; p++) {
+    const pool = pools[p]!
+    const whole = keptWhole[p]
+    if (whole !== undefined) {
+      next.set(pool.queue, whole)
+      if (whole.first !== -1) previous = whole.final
+      continue
+    }
+    const old = stored.get(pool.queue)
+    const oldOrds = old !== undefined && sameStamp(old, pool) ? old.ords : undefined
+    const { head, lots } = pool.queue
+    // Lots of the queue that keep their row: the same record, in order, before the next queue kept whole.
+    const kept: Array<number | undefined> = new Array(lots.length - head)
+    let lastKept = previous
+    for (let i = head; i < lots.length; i++) {
+      const ord = oldOrds?.get(lots[i]!)
+      if (ord !== undefined && ord > lastKept && ord < nextKept[p]!) {
+        kept[i - head] = ord
+        lastKept = ord
+      }
+    }
+    const bound: Array<number> = new Array(lots.length - head)
+    let after = nextKept[p]!
+    for (let i = lots.length - 1; i >= head; i--) {
+      bound[i - head] = after
+      if (kept[i - head] !== undefined) after = kept[i - head]!
+    }
+    const ords = new Map<object, number>()
+    const keptOrds = new Set<number>()
+    let first = -1
+    for (let i = head; i < lots.length; i++) {
+      let ord = kept[i - head]
+      if (ord === undefined) {
+        ord = previous + 1
+        if (ord >= bound[i - head]!) return replaceAll()
+        rows.push(row(pool, i, ord))
+        if (rows.length > total / 2) return replaceAll()
+      } else {
+        keptOrds.add(ord)
+      }
+      if (first === -1) first = ord
+      ords.set(lots[i]!, ord)
+      previous = ord
+    }
+    if (old !== undefined) { for (const ord of old.ords.values()) if (!keptOrds.has(ord)) deletes.push(ord) }
+    next.set(pool.queue, { ...stampOf(pool), ords, first, final: first === -1 ? -1 : previous })
+  }
+  for (const [queue, old] of stored) if (!next.has(queue)) { for (const ord of old.ords.values()) deletes.push(ord) }
+  return { writes: { replace: false, deletes, rows }, stored: next }
+}
