@@ -1,5 +1,6 @@
+import { EdgarReads } from "@scaledger/db/market/EdgarReads"
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { EdgarReads } from "./EdgarReads.js"
+import { EdgarConfig, EdgarReadsLive } from "./EdgarHttp.js"
 
 /** How often the worker looks for cached EDGAR documents past the refresh interval (EDGAR_REFRESH_HOURS, 24). */
 export const EDGAR_REFRESH_CHECK = Duration.hours(1)
@@ -20,4 +21,4 @@ export const EdgarRefreshLive = Layer.scopedDiscard(Effect.gen(function*() {
     Effect.catchAllCause((cause) => Effect.logWarning("edgar: refresh pass failed", cause))
   )
   yield* pass.pipe(Effect.repeat(Schedule.spaced(EDGAR_REFRESH_CHECK)), Effect.forkScoped)
-})).pipe(Layer.provide(EdgarReads.Live))
+})).pipe(Layer.provide(Layer.unwrapEffect(Effect.map(EdgarConfig, EdgarReadsLive))))
