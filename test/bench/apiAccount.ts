@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { AccountsRepo, LedgerStore, requestReplay, WalletsRepo } from "@scaledger/db"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
-import { LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
+import { LedgerBuilderSettings, LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
 import { ConfigProvider, Effect } from "effect"
 
 export const BENCH_CHAIN = 31337
@@ -71,7 +71,8 @@ export const seedApiAccount = (name: string, events: number) =>
     yield* requestReplay(account.id)
     const table = prices(events)
     const builder = yield* makeLedgerBuilder.pipe(
-      Effect.provideService(LedgerPrices, { pricesFor: () => Effect.succeed(table) })
+      Effect.provideService(LedgerPrices, { pricesFor: () => Effect.succeed(table) }),
+      Effect.provide(LedgerBuilderSettings.Live)
     )
     yield* builder.poll.pipe(Effect.provideService(LedgerPrices, { pricesFor: () => Effect.succeed(table) }))
     const positions = yield* (yield* LedgerStore).positions(account.id)

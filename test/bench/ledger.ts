@@ -20,7 +20,12 @@ import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
-import { buildLedger, LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
+import {
+  buildLedger,
+  LedgerBuilderSettings,
+  LedgerPrices,
+  makeLedgerBuilder
+} from "@scaledger/workers/ledger/LedgerBuilder"
 import { Chunk, ConfigProvider, Effect, Layer, Logger, LogLevel, Redacted, Stream } from "effect"
 import { performance } from "node:perf_hooks"
 
@@ -181,7 +186,7 @@ const bench = Effect.gen(function*() {
     yield* Effect.asVoid(buildLedger(accountId, CHAIN, asOf).pipe(withPrices))
     const computeMs = performance.now() - computeStart
     // The due build (the wallets' creation asked for one), made and stored by the ledger worker's own step.
-    const builder = yield* makeLedgerBuilder.pipe(withPrices)
+    const builder = yield* makeLedgerBuilder.pipe(withPrices, Effect.provide(LedgerBuilderSettings.Live))
     const rebuildCpu = process.cpuUsage()
     const rebuildStart = performance.now()
     yield* builder.poll.pipe(withPrices)

@@ -12,7 +12,7 @@ import {
 } from "@scaledger/domain/classification/ClassifierPort"
 import { mergeContractLists } from "@scaledger/domain/classification/ContractList"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
-import { makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
+import { ClassificationSettings, makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
 import { NoClassifier as ClassifierNone } from "@scaledger/workers/classify/ClassifierProviders"
 import { ContractList } from "@scaledger/workers/classify/ContractListLive"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
@@ -81,7 +81,9 @@ const Common = Layer.mergeAll(
     chainId: CHAIN,
     index: mergeContractLists(CHAIN, [{ chainId: CHAIN, address: ROUTER, kind: "dex", name: "Router" }])
   }),
-  Layer.setConfigProvider(ConfigProvider.fromJson({ CLASSIFY_LEASE_SECONDS: 1 }))
+  ClassificationSettings.Live.pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ CLASSIFY_LEASE_SECONDS: 1 })))
+  )
 )
 
 let tx = 0

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { makeFxWorker } from "@scaledger/workers/fx/FxWorker"
+import { FxWorkerSettings, makeFxWorker } from "@scaledger/workers/fx/FxWorker"
 import type { RefreshResult } from "@scaledger/workers/fx/index"
 import { ConfigProvider, Effect, Exit, Layer, Option, Queue, Scope, TestClock } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -14,7 +14,7 @@ import { bundledCsv, startFakeEcb } from "./fakeFxServers.js"
 const config = (entries: Record<string, string>) => ConfigProvider.fromMap(new Map(Object.entries(entries)))
 
 const worker = (options: Parameters<typeof makeFxWorker>[0] = {}) =>
-  makeFxWorker(options).pipe(Layer.provide([FxRates.Default, FetchHttpClient.layer]))
+  makeFxWorker(options).pipe(Layer.provide([FxRates.Default, FetchHttpClient.layer, FxWorkerSettings.Live]))
 
 /** Starts the worker in a scope of its own, as a process start does; returns the wall-clock time the start took. */
 const start = (layer: Layer.Layer<never, unknown, SqlClient.SqlClient>, scope: Scope.Scope) =>

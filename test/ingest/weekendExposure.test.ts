@@ -3,11 +3,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { AccountsRepo, LedgerStore } from "@scaledger/db"
 import { FxRates } from "@scaledger/db/FxRates"
 import { MarketReads } from "@scaledger/db/market/MarketReads"
+import { makeWeekendExposure } from "@scaledger/db/market/WeekendExposure"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger, type LedgerInput } from "@scaledger/domain/ledger/index"
 import { makePriceRecorder } from "@scaledger/workers/ingest/PriceRecorder"
-import { makeWeekendExposure } from "@scaledger/workers/market/WeekendExposure"
-import { ConfigProvider, Effect, Either, Layer, TestClock, TestContext } from "effect"
+import { Effect, Either, Layer, TestClock, TestContext } from "effect"
 import { encodeFunctionData, type Hex, parseUnits } from "viem"
 import { loadArtifact } from "../chain/artifacts.js"
 import type { TestNode } from "../chain/node.js"
@@ -94,13 +94,7 @@ describe("weekend exposure on the local chain", () => {
             yield* recordToHead
             yield* Effect.flatMap(makePriceRecorder, (recorder) => recorder.catchUp)
             const accountId = yield* seedBuild(chain, "exposure-chain")
-            const reads = yield* makeWeekendExposure.pipe(
-              Effect.withConfigProvider(
-                ConfigProvider.fromMap(new Map([["CHAIN_ID", String(node.chainId)]])).pipe(
-                  ConfigProvider.orElse(() => ConfigProvider.fromEnv())
-                )
-              )
-            )
+            const reads = yield* makeWeekendExposure({ chainId: node.chainId })
             const at = (iso: string) =>
               Effect.gen(function*() {
                 yield* TestClock.setTime(Date.parse(iso))

@@ -5,7 +5,12 @@ import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
-import { buildLedger, LedgerPrices, makeLedgerBuilder } from "@scaledger/workers/ledger/LedgerBuilder"
+import {
+  buildLedger,
+  LedgerBuilderSettings,
+  LedgerPrices,
+  makeLedgerBuilder
+} from "@scaledger/workers/ledger/LedgerBuilder"
 import { Clock, ConfigProvider, Effect, Layer } from "effect"
 
 const CHAIN = 31337
@@ -131,7 +136,7 @@ const harness = (n: number) =>
     prices = PRICES
     const accountId = yield* setup(n)
     yield* requestReplay(accountId)
-    const builder = yield* makeLedgerBuilder
+    const builder = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
     return { accountId, builder }
   })
 
@@ -175,7 +180,7 @@ for (
         expect(JSON.parse(first).status).toBe("ready")
 
         const fullOf = Effect.gen(function*() {
-          const fresh = yield* makeLedgerBuilder
+          const fresh = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
           // A replay forces a full build by a builder with no checkpoint.
           const sql = yield* SqlClient.SqlClient
           yield* sql`UPDATE ledger_builds SET requested_version = requested_version + 1,
@@ -259,7 +264,7 @@ for (
         yield* seed(2_001, 2_500)
         yield* builder.poll
         const fullOf = Effect.gen(function*() {
-          const fresh = yield* makeLedgerBuilder
+          const fresh = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
           yield* sql`UPDATE ledger_builds SET requested_version = requested_version + 1,
                        replay_version = requested_version + 1 WHERE account_id = ${accountId}`
           yield* fresh.poll

@@ -5,8 +5,9 @@ import { McpConfig } from "@scaledger/mcp"
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { checkContractList } from "@scaledger/workers/classify/ContractListLive"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
-import { WorkersLive } from "@scaledger/workers/WorkersLive"
-import { Cause, Console, Effect, Exit, Layer } from "effect"
+import { WorkersConfig } from "@scaledger/workers/WorkersConfig"
+import { layer as WorkersLayer } from "@scaledger/workers/WorkersLive"
+import { Cause, Console, Effect, Exit, Layer, Option } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { KeyHashSecretLive } from "./auth/KeyHashSecret.js"
@@ -50,6 +51,7 @@ const program = Effect.gen(function*() {
     })`
   )
   if (run.workers) yield* checkContractList
+  const workers = run.workers ? Option.some(yield* WorkersConfig) : Option.none()
   const mcp = yield* McpConfig(ROBINHOOD_CHAIN_ID)
   const app = Layer.mergeAll(
     run.api
@@ -60,7 +62,7 @@ const program = Effect.gen(function*() {
       })
       : Layer.empty,
     run.mcp ? McpServerLive(mcp, { port: http.mcpPort, host: http.host }) : Layer.empty,
-    run.workers ? WorkersLive : Layer.empty,
+    Option.match(workers, { onNone: () => Layer.empty, onSome: WorkersLayer }),
     // The embedded database is this process's alone: the CLI reaches the keys through a loopback admin endpoint.
     target._tag === "Pglite" ? AdminServerLive : Layer.empty,
     FirstStartKey

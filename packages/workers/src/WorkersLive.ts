@@ -1,21 +1,39 @@
-import { Layer } from "effect"
-import { AlertsLive } from "./alerts/AlertsLive.js"
+import { Effect, Layer } from "effect"
+import { AlertWorkers } from "./alerts/AlertsLive.js"
 import { ChainConfig } from "./chain/ChainConfig.js"
-import { ClassificationLive } from "./classify/ClassificationLive.js"
-import { FxWorkerLive } from "./fx/FxWorker.js"
-import { IngestLive } from "./ingest/IngestLive.js"
-import { LedgerBuilderLive, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
-import { EdgarRefreshLive } from "./market/EdgarRefresh.js"
+import { ClassificationWorkers } from "./classify/ClassificationLive.js"
+import { ClassificationSettings } from "./classify/ClassificationWorker.js"
+import { FxWorkerLayer, FxWorkerSettings } from "./fx/FxWorker.js"
+import { IngestConfig } from "./ingest/IngestConfig.js"
+import { IngestFromChainConfig } from "./ingest/IngestLive.js"
+import { LedgerBuilderLayer, LedgerBuilderSettings, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
+import { EdgarRefreshWith } from "./market/EdgarRefresh.js"
+import { WebhookSender } from "./webhooks/Sender.js"
+import { WebhookConfig } from "./webhooks/WebhookConfig.js"
+import { WorkersConfig } from "./WorkersConfig.js"
 
 /**
- * Every background worker, each a fiber owned by this layer's scope: releasing the layer (shutdown) interrupts
- * them. Workers keep their progress in tables, so a restart resumes where they stopped.
+ * Every background worker over one settings record, each a fiber owned by this layer's scope: releasing the layer
+ * (shutdown) interrupts them. Workers keep their progress in tables, so a restart resumes where they stopped.
  */
-export const WorkersLive = Layer.mergeAll(
-  IngestLive,
-  FxWorkerLive,
-  LedgerBuilderLive.pipe(Layer.provide(LedgerPricesLive), Layer.provide(ChainConfig.Live)),
-  EdgarRefreshLive,
-  AlertsLive,
-  ClassificationLive
-)
+export const layer = (config: WorkersConfig) =>
+  Layer.mergeAll(
+    IngestFromChainConfig,
+    FxWorkerLayer,
+    LedgerBuilderLayer.pipe(Layer.provide(LedgerPricesLive)),
+    EdgarRefreshWith(config.edgar),
+    AlertWorkers.pipe(Layer.provide(WebhookSender.Live)),
+    ClassificationWorkers
+  ).pipe(
+    Layer.provide(Layer.mergeAll(
+      Layer.succeed(ChainConfig, config.chain),
+      Layer.succeed(IngestConfig, config.ingest),
+      Layer.succeed(LedgerBuilderSettings, config.ledger),
+      Layer.succeed(ClassificationSettings, config.classification),
+      Layer.succeed(FxWorkerSettings, config.fx),
+      Layer.succeed(WebhookConfig, config.webhooks)
+    ))
+  )
+
+/** `layer` with the settings read from the environment (`WorkersConfig`), once. */
+export const WorkersLive = Layer.unwrapEffect(Effect.map(WorkersConfig, layer))

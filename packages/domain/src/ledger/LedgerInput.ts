@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { IsoDate, PositiveDecimal } from "../Basic.js"
 import { ReportingCurrency } from "../Currency.js"
 import { LedgerCountry } from "./CountryRule.js"
 
@@ -15,8 +16,6 @@ export const RawInteger = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotation
 
 const UnixSeconds = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 const Block = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
-const CalendarDate = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}$/))
-const Decimal = Schema.String.pipe(Schema.pattern(/^\d+(\.\d+)?$/))
 
 export const Wallet = Schema.Struct({
   address: HexAddress,
@@ -113,10 +112,10 @@ export type PriceTable = typeof PriceTable.Type
 
 /** Units of the reporting currency per USD on `date`, as the rate service quoted it. */
 export const RateEntry = Schema.Struct({
-  date: CalendarDate,
-  rate: Decimal,
+  date: IsoDate,
+  rate: PositiveDecimal,
   source: Schema.String,
-  rateDate: CalendarDate,
+  rateDate: IsoDate,
   carriedForward: Schema.Boolean
 })
 export type RateEntry = typeof RateEntry.Type

@@ -1,7 +1,7 @@
-import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
-import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"
-import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
-import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
+import { EdgarReads } from "@scaledger/db/market/EdgarReads"
+import { PortfolioSummaryReads } from "@scaledger/db/market/PortfolioSummary"
+import { SaleEstimator } from "@scaledger/db/market/SaleEstimator"
+import { WeekendExposureReads } from "@scaledger/db/market/WeekendExposure"
 import { Effect, Schema } from "effect"
 import { tool } from "../McpTool.js"
 

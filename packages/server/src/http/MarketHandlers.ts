@@ -1,10 +1,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { EdgarReads } from "@scaledger/db/market/EdgarReads"
+import { PortfolioSummaryReads } from "@scaledger/db/market/PortfolioSummary"
+import { SaleEstimator } from "@scaledger/db/market/SaleEstimator"
+import { WeekendExposureReads } from "@scaledger/db/market/WeekendExposure"
 import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
-import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
-import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"
-import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
-import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
 import { Effect, Layer } from "effect"
+import { MarketReadsLive } from "../MarketReadsLive.js"
 import { orUnavailable } from "./Unavailable.js"
 
 /** The market reads: thin, each calls one service (the same one the MCP tools call). */
@@ -62,10 +63,10 @@ export const SummaryHandlersWith = HttpApiBuilder.group(ScaledgerApi, "summary",
       }).pipe(orUnavailable))
   }))
 
-/** The market groups with their services built from configuration (`EDGAR_USER_AGENT`, `EDGAR_BASE_URL`). */
+/** The market groups with their services built from configuration (`EDGAR_*`, `CHAIN_ID`). */
 export const MarketHandlers = Layer.mergeAll(
-  MarketHandlersWith.pipe(Layer.provide(EdgarReads.Live)),
-  EstimatesHandlersWith.pipe(Layer.provide(SaleEstimator.Live)),
-  ExposureHandlersWith.pipe(Layer.provide(WeekendExposureReads.Live)),
-  SummaryHandlersWith.pipe(Layer.provide(PortfolioSummaryReads.Live))
-)
+  MarketHandlersWith,
+  EstimatesHandlersWith,
+  ExposureHandlersWith,
+  SummaryHandlersWith
+).pipe(Layer.provide(MarketReadsLive))

@@ -4,14 +4,11 @@ import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { McpKeys, type McpSettings, McpToolkitLive } from "@scaledger/mcp"
 import { McpRoutesLive } from "@scaledger/mcp"
-import { EdgarReads } from "@scaledger/workers/market/EdgarReads"
-import { PortfolioSummaryReads } from "@scaledger/workers/market/PortfolioSummary"
-import { SaleEstimator } from "@scaledger/workers/market/SaleEstimator"
-import { WeekendExposureReads } from "@scaledger/workers/market/WeekendExposure"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { serveWithOwnRouter } from "../http/OwnRouter.js"
+import { MarketReadsLive } from "../MarketReadsLive.js"
 
 /** The MCP server checks the same API keys as the REST API. */
 export const McpKeysLive = Layer.effect(McpKeys, Effect.map(ApiKeys, (keys) => ({ authenticate: keys.authenticate })))
@@ -26,10 +23,7 @@ export const McpApp = (settings: McpSettings) =>
       AlertsStore.Default,
       MultiplierReads.Default,
       LedgerQueries.Default,
-      EdgarReads.Live,
-      PortfolioSummaryReads.Live,
-      SaleEstimator.Live,
-      WeekendExposureReads.Live,
+      MarketReadsLive,
       CounterpartyReads.Default
     ])
   )

@@ -8,24 +8,34 @@ import {
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"
 import { classifyByRules, type RuleOutcome, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
-import { Clock, Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { ContractList } from "./ContractListLive.js"
 
 export const ClassificationConfig = Config.all({
-  pollMs: Config.integer("CLASSIFY_POLL_MS").pipe(Config.withDefault(1_000)),
-  batch: Config.integer("CLASSIFY_BATCH").pipe(Config.withDefault(200)),
-  leaseSeconds: Config.integer("CLASSIFY_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  poll: durationSetting("CLASSIFY_POLL_MS", "millis", 1_000, { positive: true }),
+  batch: positiveInteger("CLASSIFY_BATCH", 200),
+  leaseSeconds: positiveInteger("CLASSIFY_LEASE_SECONDS", 120),
   /** The longest the worker waits for one model answer; past it the movement stays `unknown`, needing review. */
-  modelTimeoutMs: Config.integer("CLASSIFY_MODEL_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  modelTimeout: durationSetting("CLASSIFY_MODEL_TIMEOUT_MS", "millis", 30_000, { positive: true }),
   /** How often the chain record is scanned for transfers not queued yet (at once again while a scan finds some). */
-  scanMs: Config.integer("CLASSIFY_SCAN_MS").pipe(Config.withDefault(2_000)),
+  scan: durationSetting("CLASSIFY_SCAN_MS", "millis", 2_000, { positive: true }),
   /** A movement the model could not answer is asked again after this long, up to `modelAttempts` times. */
-  modelRetrySeconds: Config.integer("CLASSIFY_MODEL_RETRY_SECONDS").pipe(Config.withDefault(300)),
-  modelAttempts: Config.integer("CLASSIFY_MODEL_ATTEMPTS").pipe(Config.withDefault(5))
+  modelRetrySeconds: nonNegativeInteger("CLASSIFY_MODEL_RETRY_SECONDS", 300),
+  modelAttempts: positiveInteger("CLASSIFY_MODEL_ATTEMPTS", 5)
 })
+export type ClassificationConfig = Config.Config.Success<typeof ClassificationConfig>
+
+/** The classification worker's settings as a plain record (`WorkersLive.layer` hands it over; `Live` reads them). */
+export class ClassificationSettings extends Context.Tag("@scaledger/workers/classify/ClassificationSettings")<
+  ClassificationSettings,
+  ClassificationConfig
+>() {
+  static readonly Live = Layer.effect(ClassificationSettings, ClassificationConfig)
+}
 
 const WAD = 10n ** 18n
 
@@ -49,7 +59,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
   const classifier = yield* Classifier
   const { index: contracts } = yield* ContractList
   const { chainId } = yield* ChainConfig
-  const config = yield* ClassificationConfig
+  const config = yield* ClassificationSettings
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
   /**
@@ -229,7 +239,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
             }) satisfies ClassificationResult
           const answer = yield* classifier.classify(features).pipe(
             Effect.timeoutFail({
-              duration: Duration.millis(config.modelTimeoutMs),
+              duration: config.modelTimeout,
               onTimeout: () => ({ _tag: "ClassifierUnavailable" as const, model: classifier.name, reason: "timed out" })
             }),
             Effect.either
@@ -271,7 +281,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
   const poll = Effect.gen(function*() {
     yield* learn
     const now = yield* Clock.currentTimeMillis
-    if (scan.found || now - scan.at >= config.scanMs) {
+    if (scan.found || now - scan.at >= Duration.toMillis(config.scan)) {
       scan.found = (yield* store.enqueue(chainId, config.batch * 5)) > 0
       scan.at = now
       yield* store.retryModelFailures(chainId, config.modelRetrySeconds, config.modelAttempts)
@@ -332,12 +342,15 @@ export const makeClassificationWorker = Effect.gen(function*() {
 
   const run = poll.pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("classification worker: poll failed", cause)),
-    Effect.repeat(Schedule.spaced(Duration.millis(config.pollMs)))
+    Effect.repeat(Schedule.spaced(config.poll))
   )
   return { run, poll, owner } as const
 })
 
 /** The worker as a fiber of the layer's scope; needs the chain client, the contract list and a `Classifier`. */
-export const ClassificationWorkerLive = Layer.scopedDiscard(
+export const ClassificationWorkerLayer = Layer.scopedDiscard(
   Effect.flatMap(makeClassificationWorker, (worker) => Effect.forkScoped(worker.run))
 ).pipe(Layer.provide(ClassificationStore.Default))
+
+/** `ClassificationWorkerLayer` with its settings read from the environment (tests, embedders). */
+export const ClassificationWorkerLive = ClassificationWorkerLayer.pipe(Layer.provide(ClassificationSettings.Live))

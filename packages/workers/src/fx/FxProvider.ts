@@ -278,9 +278,11 @@ export const FxProviderConfig = Config.all({
   baseUrl: optionalHttpUrl("FX_BASE_URL")
 })
 
-export const makeFxProviderFromConfig = (http?: Partial<HttpPolicy>) =>
+export type FxProviderConfig = Config.Config.Success<typeof FxProviderConfig>
+
+/** The provider a `FxProviderConfig` record names. Needs an `HttpClient`. */
+export const makeFxProviderWith = ({ baseUrl, provider }: FxProviderConfig, http?: Partial<HttpPolicy>) =>
   Effect.gen(function*() {
-    const { baseUrl, provider } = yield* FxProviderConfig
     const options = (fallback: string) => ({
       baseUrl: Option.getOrElse(baseUrl, () => fallback),
       ...(http === undefined ? {} : { http })
@@ -289,6 +291,9 @@ export const makeFxProviderFromConfig = (http?: Partial<HttpPolicy>) =>
       ? yield* makeEcbProvider(options(ECB_DEFAULT_BASE_URL))
       : yield* makeFrankfurterProvider(options(FRANKFURTER_DEFAULT_BASE_URL))
   })
+
+export const makeFxProviderFromConfig = (http?: Partial<HttpPolicy>) =>
+  Effect.flatMap(FxProviderConfig, (config) => makeFxProviderWith(config, http))
 
 /** The provider chosen by `FX_PROVIDER` / `FX_BASE_URL`. Needs an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */
 export const FxProviderLive = Layer.effect(FxProvider, makeFxProviderFromConfig())

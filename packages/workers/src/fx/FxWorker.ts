@@ -4,16 +4,26 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { FxRates } from "@scaledger/db/FxRates"
 import { FxStore } from "@scaledger/domain/fx/FxStore"
 import type { FxStoreError } from "@scaledger/domain/fx/QuoteErrors"
-import { Cause, Clock, Config, type ConfigError, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Clock, Config, type ConfigError, Context, Effect, Exit, Layer, Option } from "effect"
 import { bundledHistoryPath, loadBundledHistory } from "./BundledHistory.js"
-import { FxProvider, makeFxProviderFromConfig } from "./FxProvider.js"
+import { FxProvider, FxProviderConfig, makeFxProviderWith } from "./FxProvider.js"
 import type { FxParseError, FxProviderError } from "./ProviderErrors.js"
 import { type DailyRefreshOptions, type RefreshResult, runDailyRefresh } from "./Refresh.js"
 
 /** `FX_REFRESH` (default on): `off` keeps the rates as loaded, with no network access (offline use, tests). */
 export const FxWorkerConfig = Config.all({
-  refresh: Config.boolean("FX_REFRESH").pipe(Config.withDefault(true))
+  refresh: Config.boolean("FX_REFRESH").pipe(Config.withDefault(true)),
+  provider: FxProviderConfig
 })
+export type FxWorkerConfig = Config.Config.Success<typeof FxWorkerConfig>
+
+/** The FX worker's settings as a plain record (`WorkersLive.layer` hands it over; `Live` reads them). */
+export class FxWorkerSettings extends Context.Tag("@scaledger/workers/fx/FxWorkerSettings")<
+  FxWorkerSettings,
+  FxWorkerConfig
+>() {
+  static readonly Live = Layer.effect(FxWorkerSettings, FxWorkerConfig)
+}
 
 export interface BundledHistoryLoad {
   /** Days in the bundled file. */
@@ -92,10 +102,14 @@ export interface FxWorkerOptions {
  */
 export const makeFxWorker = (
   options: FxWorkerOptions = {}
-): Layer.Layer<never, ConfigError.ConfigError | FxParseError | SqlError, FxRates | HttpClient.HttpClient> =>
+): Layer.Layer<
+  never,
+  ConfigError.ConfigError | FxParseError | SqlError,
+  FxRates | FxWorkerSettings | HttpClient.HttpClient
+> =>
   Layer.scopedDiscard(Effect.gen(function*() {
-    const { refresh } = yield* FxWorkerConfig
-    const provider = refresh ? Option.some(yield* makeFxProviderFromConfig()) : Option.none()
+    const settings = yield* FxWorkerSettings
+    const provider = settings.refresh ? Option.some(yield* makeFxProviderWith(settings.provider)) : Option.none()
     const rates = yield* FxRates
     yield* ensureBundledHistory(options.bundledPath)
     if (Option.isNone(provider)) {
@@ -118,4 +132,7 @@ export const makeFxWorker = (
   }))
 
 /** The FX worker with the database repository and a fetch-based HTTP client; needs only the `SqlClient`. */
-export const FxWorkerLive = makeFxWorker().pipe(Layer.provide([FxRates.Default, FetchHttpClient.layer]))
+export const FxWorkerLayer = makeFxWorker().pipe(Layer.provide([FxRates.Default, FetchHttpClient.layer]))
+
+/** `FxWorkerLayer` with its settings read from the environment (tests, embedders). */
+export const FxWorkerLive = FxWorkerLayer.pipe(Layer.provide(FxWorkerSettings.Live))

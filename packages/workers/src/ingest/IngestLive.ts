@@ -34,8 +34,10 @@ export const IngestWorkers = Layer.mergeAll(RecorderLive, BackfillRunnerLive, Pr
   )
 )
 
+/** Chain ingestion over the viem client; needs the `ChainConfig` and `IngestConfig` records. */
+export const IngestFromChainConfig = IngestWorkers.pipe(Layer.provide(ViemChainClientLayer))
+
 /** Chain ingestion configured from the environment (`RPC_URL`, `CHAIN_ID`, …). */
-export const IngestLive = IngestWorkers.pipe(
-  Layer.provide(ViemChainClientLayer),
+export const IngestLive = IngestFromChainConfig.pipe(
   Layer.provide(Layer.mergeAll(ChainConfig.Live, IngestConfig.Live))
 )

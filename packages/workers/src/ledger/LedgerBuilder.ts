@@ -45,6 +45,15 @@ export const LedgerBuilderConfig = Config.all({
   /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
   checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000)
 })
+export type LedgerBuilderConfig = Config.Config.Success<typeof LedgerBuilderConfig>
+
+/** The ledger worker's settings as a plain record (`WorkersLive.layer` hands it over; `Live` reads them). */
+export class LedgerBuilderSettings extends Context.Tag("@scaledger/workers/ledger/LedgerBuilderSettings")<
+  LedgerBuilderSettings,
+  LedgerBuilderConfig
+>() {
+  static readonly Live = Layer.effect(LedgerBuilderSettings, LedgerBuilderConfig)
+}
 
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
 const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
@@ -223,7 +232,7 @@ export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
  */
 export const makeLedgerBuilder = Effect.gen(function*() {
   const store = yield* LedgerStore
-  const config = yield* LedgerBuilderConfig
+  const config = yield* LedgerBuilderSettings
   const { chainId } = yield* ChainConfig
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
@@ -337,9 +346,12 @@ export const makeLedgerBuilder = Effect.gen(function*() {
   return { run, poll, buildOne, stats } as const
 })
 
-export const LedgerBuilderLive = Layer.scopedDiscard(
+export const LedgerBuilderLayer = Layer.scopedDiscard(
   Effect.flatMap(makeLedgerBuilder, (builder) => Effect.forkScoped(builder.run))
 ).pipe(Layer.provide(Layer.mergeAll(LedgerStore.Default, LedgerInputs.Default, FxRates.Default)))
+
+/** `LedgerBuilderLayer` with its settings read from the environment (tests, embedders). */
+export const LedgerBuilderLive = LedgerBuilderLayer.pipe(Layer.provide(LedgerBuilderSettings.Live))
 
 /** Prices from the feed rounds the price recorder stores. */
 export const LedgerPricesLive = Layer.effect(

@@ -1,4 +1,6 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
+import { EdgarReads } from "@scaledger/db/market/EdgarReads"
 import { nonNegativeInteger, optionalHttpUrl } from "@scaledger/domain/ConfigValues"
 import { EdgarError, EdgarNotFound, EdgarSource, type EdgarSourceShape, padCik } from "@scaledger/domain/market/Edgar"
 import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -184,3 +186,24 @@ export const edgarSourceFromConfig = (config: EdgarConfig) =>
   })
 
 export const EdgarSourceLayer = (options: EdgarHttpOptions) => Layer.effect(EdgarSource, makeEdgarHttp(options))
+
+/**
+ * The `EdgarSource` port over HTTP when `EDGAR_USER_AGENT` is set, and nothing when it is not: the EDGAR reads look
+ * for the port with `Effect.serviceOption` and answer `edgar_not_configured` without it. (So the type names no
+ * output: it is optional by design.)
+ */
+export const EdgarSourceFromConfig = (config: EdgarConfig): Layer.Layer<never, never, HttpClient.HttpClient> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      edgarSourceFromConfig(config),
+      (source): Layer.Layer<never> =>
+        Option.match(source, { onNone: () => Layer.empty, onSome: (edgar) => Layer.succeed(EdgarSource, edgar) })
+    )
+  )
+
+/** The EDGAR reads (in db) over the HTTP adapter, from `EDGAR_*` settings. */
+export const EdgarReadsLive = (config: EdgarConfig) =>
+  EdgarReads.layer({ refreshInterval: Duration.hours(config.refreshHours) }).pipe(
+    Layer.provide(EdgarSourceFromConfig(config)),
+    Layer.provide(FetchHttpClient.layer)
+  )

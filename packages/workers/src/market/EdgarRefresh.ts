@@ -1,5 +1,6 @@
+import { EdgarReads } from "@scaledger/db/market/EdgarReads"
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { EdgarReads } from "./EdgarReads.js"
+import { type EdgarConfig, EdgarReadsLive } from "./EdgarHttp.js"
 
 /** How often the worker looks for cached EDGAR documents past the refresh interval (EDGAR_REFRESH_HOURS, 24). */
 export const EDGAR_REFRESH_CHECK = Duration.hours(1)
@@ -9,7 +10,7 @@ export const EDGAR_REFRESH_CHECK = Duration.hours(1)
  * (ticker map, filings, dividend facts of the issuers someone asked about) older than the refresh interval. With
  * no `EDGAR_USER_AGENT` it does nothing at all (no request). A failed pass is logged and tried again next time.
  */
-export const EdgarRefreshLive = Layer.scopedDiscard(Effect.gen(function*() {
+export const EdgarRefreshLayer = Layer.scopedDiscard(Effect.gen(function*() {
   const reads = yield* EdgarReads
   if (!reads.configured) {
     yield* Effect.logInfo("edgar: EDGAR_USER_AGENT is not set: filings and dividends answer edgar_not_configured")
@@ -20,4 +21,7 @@ export const EdgarRefreshLive = Layer.scopedDiscard(Effect.gen(function*() {
     Effect.catchAllCause((cause) => Effect.logWarning("edgar: refresh pass failed", cause))
   )
   yield* pass.pipe(Effect.repeat(Schedule.spaced(EDGAR_REFRESH_CHECK)), Effect.forkScoped)
-})).pipe(Layer.provide(EdgarReads.Live))
+}))
+
+/** The refresh over the HTTP adapter, from the workers' `EDGAR_*` settings record. */
+export const EdgarRefreshWith = (config: EdgarConfig) => EdgarRefreshLayer.pipe(Layer.provide(EdgarReadsLive(config)))

@@ -1,10 +1,8 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { LedgerStore } from "@scaledger/db"
-import { EdgarCache, type EdgarDocument, type EdgarDocumentKind } from "@scaledger/db/market/EdgarCache"
 import {
   type DeclaredDividend,
   EdgarError,
   type EdgarNotFound,
+  EdgarSource,
   type EdgarSourceShape,
   edgarTicker,
   type Filing,
@@ -16,8 +14,9 @@ import {
 } from "@scaledger/domain/market/Edgar"
 import type { Dividends, Filings } from "@scaledger/domain/MarketApi"
 import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { LedgerStore } from "../ledger/LedgerStore.js"
 import { incomeEventsOf, positionsOf, settledLedger } from "./AccountLedger.js"
-import { EdgarConfig, edgarSourceFromConfig } from "./EdgarHttp.js"
+import { EdgarCache, type EdgarDocument, type EdgarDocumentKind } from "./EdgarCache.js"
 
 type EdgarSourceOption = Option.Option<EdgarSourceShape>
 
@@ -35,37 +34,40 @@ const FILINGS_KEPT = 200
 const oldest = (dates: ReadonlyArray<Date>): Date | null =>
   dates.length === 0 ? null : new Date(Math.min(...dates.map((d) => d.getTime())))
 
+/** What the EDGAR reads are handed by the composition root (from the workers' `EDGAR_REFRESH_HOURS`). */
+export interface EdgarReadsOptions {
+  /** Cached documents older than this are fetched again. */
+  readonly refreshInterval: Duration.DurationInput
+}
+
 /**
  * The EDGAR reads (`GET /v1/filings`, `GET /v1/dividends`, and the MCP tools `get_recent_filings`,
- * `get_dividend_history`): the cache first, EDGAR when the cached document is missing or older than the refresh
- * interval, the stale copy when EDGAR fails. Without `EDGAR_USER_AGENT` nothing is requested and every answer says
- * `edgar_not_configured`.
+ * `get_dividend_history`): the cache first, EDGAR (the domain's `EdgarSource` port) when the cached document is
+ * missing or older than the refresh interval, the stale copy when EDGAR fails. Without an `EdgarSource` in the
+ * context (no `EDGAR_USER_AGENT`) nothing is requested and every answer says `edgar_not_configured`.
  */
 export type EdgarReadsShape = Effect.Effect.Success<ReturnType<typeof makeEdgarReads>>
 
-export class EdgarReads extends Context.Tag("@scaledger/workers/market/EdgarReads")<EdgarReads, EdgarReadsShape>() {
-  /** From `EDGAR_USER_AGENT` / `EDGAR_BASE_URL`; needs the database. */
-  static readonly Live = Layer.effect(
-    EdgarReads,
-    Effect.gen(function*() {
-      const config = yield* EdgarConfig
-      const source: EdgarSourceOption = yield* edgarSourceFromConfig(config)
-      return yield* makeEdgarReads(source, config.refreshHours)
-    })
-  ).pipe(Layer.provide([EdgarCache.Default, LedgerStore.Default, FetchHttpClient.layer]))
+export class EdgarReads extends Context.Tag("@scaledger/db/market/EdgarReads")<EdgarReads, EdgarReadsShape>() {
+  /** Reads through the `EdgarSource` in the context, if there is one; needs the database. */
+  static readonly layer = (options: EdgarReadsOptions) =>
+    Layer.effect(
+      EdgarReads,
+      Effect.flatMap(Effect.serviceOption(EdgarSource), (source) => makeEdgarReads(source, options.refreshInterval))
+    ).pipe(Layer.provide([EdgarCache.Default, LedgerStore.Default]))
 
   /** With a given source (tests, embedders); `Option.none()` = not configured. */
-  static readonly withSource = (source: EdgarSourceOption, refreshHours = 24) =>
-    Layer.effect(EdgarReads, makeEdgarReads(source, refreshHours)).pipe(
+  static readonly withSource = (source: EdgarSourceOption, refreshInterval: Duration.DurationInput = "24 hours") =>
+    Layer.effect(EdgarReads, makeEdgarReads(source, refreshInterval)).pipe(
       Layer.provide([EdgarCache.Default, LedgerStore.Default])
     )
 }
 
-export const makeEdgarReads = (source: EdgarSourceOption, refreshHours: number) =>
+export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Duration.DurationInput) =>
   Effect.gen(function*() {
     const cache = yield* EdgarCache
     const store = yield* LedgerStore
-    const maxAgeMs = Duration.toMillis(Duration.hours(refreshHours))
+    const maxAgeMs = Duration.toMillis(refreshInterval)
 
     /** A cached document, fetched (and stored) when missing or due; the stale copy when EDGAR fails. */
     const document = <A>(

@@ -1,7 +1,7 @@
-import type { LedgerStore } from "@scaledger/db"
-import { settledBuild } from "@scaledger/db/reads/SettledBuild"
 import type { IncomeEvent, Lot, Position } from "@scaledger/domain/ledger/LedgerReport"
 import { Effect, Option } from "effect"
+import type { LedgerStore } from "../ledger/LedgerStore.js"
+import { settledBuild } from "../reads/SettledBuild.js"
 
 /** True when the account has a stored build, under the ledger reads' replay rule (409 while a replay runs). */
 export const settledLedger = (store: LedgerStore, accountId: string) =>

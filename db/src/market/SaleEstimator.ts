@@ -1,5 +1,3 @@
-import { LedgerStore } from "@scaledger/db"
-import { FxRates } from "@scaledger/db/FxRates"
 import {
   Address,
   InvalidAddress,
@@ -15,6 +13,8 @@ import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
 import type { SaleEstimateView } from "@scaledger/domain/MarketApi"
 import { BigNumber } from "bignumber.js"
 import { Clock, Context, Effect, Either, Layer, Option } from "effect"
+import { FxRates } from "../FxRates.js"
+import { LedgerStore } from "../ledger/LedgerStore.js"
 import { openLotsOf, positionsOf, settledLedger } from "./AccountLedger.js"
 
 export interface SaleParams {
@@ -185,11 +185,11 @@ export const makeSaleEstimator = Effect.gen(function*() {
 })
 
 /** estimate_sale (`GET /v1/estimates/sale` and the MCP tool): read-only, from the stored ledger build. */
-export class SaleEstimator extends Context.Tag("@scaledger/workers/market/SaleEstimator")<
+export class SaleEstimator extends Context.Tag("@scaledger/db/market/SaleEstimator")<
   SaleEstimator,
   Effect.Effect.Success<typeof makeSaleEstimator>
 >() {
-  static readonly Live = Layer.effect(SaleEstimator, makeSaleEstimator).pipe(
+  static readonly Default = Layer.effect(SaleEstimator, makeSaleEstimator).pipe(
     Layer.provide([LedgerStore.Default, FxRates.Default])
   )
 }

@@ -1,0 +1,118 @@
+import { formatMoney, type ReportingCurrency } from "@scaledger/domain"
+import type { LedgerReport, Total } from "@scaledger/domain/ledger/LedgerReport"
+import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
+import type { PortfolioSummary } from "@scaledger/domain/MarketApi"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { LedgerStore } from "../ledger/LedgerStore.js"
+import { positionsOf, settledLedger } from "./AccountLedger.js"
+import { MarketReads } from "./MarketReads.js"
+import type { MarketReadOptions } from "./WeekendExposure.js"
+
+type StoredTotals = LedgerReport["totals"]
+
+const zero: Total = {
+  usd: "0",
+  knownUsd: "0",
+  converted: "0",
+  knownConverted: "0",
+  count: 0,
+  unknownCount: 0,
+  unconvertedCount: 0
+}
+
+const totalView = (total: Total, currency: ReportingCurrency) => ({
+  amount: total.converted,
+  formatted: total.converted === null ? null : formatMoney(total.converted, currency),
+  usd: total.usd,
+  knownAmount: total.knownConverted,
+  unknownCount: total.unknownCount
+})
+
+export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
+  Effect.gen(function*() {
+    const store = yield* LedgerStore
+    const reads = yield* MarketReads
+
+    const summary = Effect.fn("PortfolioSummaryReads.summary")((accountId: string) =>
+      Effect.gen(function*() {
+        const built = yield* settledLedger(store, accountId)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const report = built
+          ? Option.map(yield* store.report(accountId), (r) => r as Pick<LedgerReport, "asOf" | "currency" | "totals">)
+          : Option.none()
+        const positions = (yield* positionsOf(store, accountId)).filter((p) => BigInt(p.raw) > 0n)
+        const currency = Option.match(report, { onNone: () => "USD" as const, onSome: (r) => r.currency })
+        const totals: StoredTotals | undefined = Option.getOrUndefined(report)?.totals
+        const valued = positions.find((p) => p.value.converted !== null)
+        const converted = valued?.value.converted ?? null
+        const paused: Array<PortfolioSummary["pausedTokens"][number]> = []
+        for (const address of [...new Set(positions.map((p) => p.tokenAddress.toLowerCase()))]) {
+          const state = yield* reads.pauses(chainId, address, now)
+          if (state.token.paused) {
+            paused.push({
+              symbol: positions.find((p) => p.tokenAddress.toLowerCase() === address)!.token,
+              since: state.token.since === null ? null : state.token.since.toISOString(),
+              block: state.token.block
+            })
+          }
+        }
+        const answer: PortfolioSummary = {
+          asOf: Option.match(report, {
+            onNone: () => now.toISOString(),
+            onSome: (r) => new Date(r.asOf * 1000).toISOString()
+          }),
+          currency,
+          value: totalView(totals?.value ?? zero, currency),
+          costBasis: totalView(totals?.costBasis ?? zero, currency),
+          unrealisedGain: totalView(totals?.unrealisedGain ?? zero, currency),
+          accruedDividendIncome: totalView(totals?.incomeInYear ?? zero, currency),
+          rate: converted === null
+            ? (currency === "USD"
+              ? {
+                currency,
+                rate: "1",
+                source: "identity",
+                rateDate: now.toISOString().slice(0, 10),
+                carriedForward: false
+              }
+              : null)
+            : {
+              currency: converted.currency,
+              rate: converted.rate,
+              source: converted.source,
+              rateDate: converted.rateDate,
+              carriedForward: converted.carriedForward
+            },
+          marketOpen: isOpen(now),
+          lastClose: lastCloseBefore(now).toISOString(),
+          nextOpen: nextOpen(now).toISOString(),
+          positionCount: positions.length,
+          pausedTokens: paused,
+          evidence: {
+            rounds: [
+              ...new Set(
+                positions.flatMap((
+                  p
+                ) => (p.value.price === null ? [] : [`${p.value.price.feed}:${p.value.price.roundId}`]))
+              )
+            ],
+            incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds))]
+          }
+        }
+        return answer
+      })
+    )
+
+    return { summary } as const
+  })
+
+/** get_portfolio_summary (`GET /v1/portfolio/summary` and the MCP tool). */
+export class PortfolioSummaryReads extends Context.Tag("@scaledger/db/market/PortfolioSummaryReads")<
+  PortfolioSummaryReads,
+  Effect.Effect.Success<ReturnType<typeof makePortfolioSummary>>
+>() {
+  static readonly layer = (options: MarketReadOptions) =>
+    Layer.effect(PortfolioSummaryReads, makePortfolioSummary(options)).pipe(
+      Layer.provide([LedgerStore.Default, MarketReads.Default])
+    )
+}
