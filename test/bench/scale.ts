@@ -12,7 +12,8 @@
  * Each phase prints its wall time, the service's CPU time, its RSS at the end and its peak, as it goes.
  */
 import { SqlClient } from "@effect/sql"
-import { AccountsRepo, Database } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import * as Database from "@scaledger/db/Database"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"

@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ClassificationStore } from "@scaledger/db/classification/ClassificationStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { ChainClient, type ChainClientService } from "@scaledger/domain/chain/ChainClient"
 import { AllEndpointsFailed, RpcTimeout } from "@scaledger/domain/chain/ChainErrors"
 import {

@@ -1,8 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { AccountsRepo, LedgerInputs, LedgerStore, requestReplay, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { FxRates } from "@scaledger/db/FxRates"
+import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
+import { LedgerInputs } from "@scaledger/db/ledger/LedgerInputs"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { AccountsRepo, Database } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import * as Database from "@scaledger/db/Database"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"

@@ -1,7 +1,8 @@
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ErrorCatalog, ScaledgerApi } from "@scaledger/domain"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { ErrorCatalog } from "@scaledger/domain/Errors"
 import { Effect, Layer } from "effect"
 
 const escapeHtml = (text: string) =>

@@ -1,6 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { FxReads } from "@scaledger/db"
-import { ScaledgerApi } from "@scaledger/domain"
+import { FxReads } from "@scaledger/db/reads/FxReads"
+import { ScaledgerApi } from "@scaledger/domain/Api"
 import { Effect } from "effect"
 import { orUnavailable } from "./Unavailable.js"
 

@@ -1,7 +1,7 @@
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SqlClient } from "@effect/sql"
-import { Database } from "@scaledger/db"
+import * as Database from "@scaledger/db/Database"
 import { Effect, Layer } from "effect"
 
 /** `/healthz`: the process answers. `/readyz`: the database answers and every migration has run. No auth. */

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
-import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { CurrentAccount } from "@scaledger/domain/Auth"
 import { Portfolio, PositionList } from "@scaledger/domain/LedgerApi"
 import { Effect, Option } from "effect"
 import { makeAnswerCache } from "./AnswerCache.js"

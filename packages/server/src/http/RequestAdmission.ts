@@ -1,7 +1,8 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { type ErrorCode, hasControlCharacter } from "@scaledger/domain"
+import { hasControlCharacter } from "@scaledger/domain/Basic"
+import type { ErrorCode } from "@scaledger/domain/Errors"
 import { Data, Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 

@@ -1,6 +1,6 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { type ConfigError, Effect, Layer, Option } from "effect"
 import { type ClassifierSettings, ClassifierSettingsFromEnv } from "./ClassifierConfig.js"
 import { EmbeddedClassifierLayer } from "./EmbeddedClassifier.js"

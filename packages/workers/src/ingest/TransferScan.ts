@@ -1,4 +1,4 @@
-import type { BlockRow, TransferRow } from "@scaledger/db"
+import type { BlockRow, TransferRow } from "@scaledger/db/chain/ChainRows"
 import {
   ChainClient,
   type ChainClientService,

@@ -1,5 +1,5 @@
 /** The order a build applies and stores events in: chain order, multiplier changes before a block's transfers. */
-import type { EventRecord } from "@scaledger/db"
+import type { EventRecord } from "@scaledger/db/ledger/LedgerStore"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, MultiplierEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"

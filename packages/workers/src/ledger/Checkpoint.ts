@@ -2,7 +2,7 @@
  * What a worker keeps of an account's build to make the next one from it, and the keys that tell whether it still
  * holds (settings, multiplier changes, the price and rate history its figures used).
  */
-import type { AccountLedgerInputs } from "@scaledger/db"
+import type { AccountLedgerInputs } from "@scaledger/db/ledger/LedgerInputs"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { Ledger } from "@scaledger/domain/ledger/index"
 import type { MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"

@@ -1,16 +1,16 @@
 import type { SqlError } from "@effect/sql/SqlError"
+import { PriceRounds } from "@scaledger/db/chain/PriceRounds"
+import { FxRates } from "@scaledger/db/FxRates"
 import {
   type AccountLedgerInputs,
   LedgerInputs,
-  LedgerStore,
   type LedgerToken,
-  type LoadSince,
-  PriceRounds
-} from "@scaledger/db"
-import { FxRates } from "@scaledger/db/FxRates"
-import type { ReportingCurrency } from "@scaledger/domain"
+  type LoadSince
+} from "@scaledger/db/ledger/LedgerInputs"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
+import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"

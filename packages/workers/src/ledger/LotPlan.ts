@@ -3,7 +3,7 @@
  * a lot of a token whose income index grew), each with an `ord` between its unchanged neighbours so the read order
  * stays the ledger's; every row again (with room between them) when that is not possible.
  */
-import type { LotWrites } from "@scaledger/db"
+import type { LotWrites } from "@scaledger/db/ledger/LedgerStore"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 
