@@ -5,7 +5,7 @@
  * selector it carries, which Stock-token flows the transaction shows. Sources are listed in the README.md beside
  * the file. Deterministic: a fixed seed, so the file is the same on every run.
  */
-import type { Classification } from "@scaledger/domain"
+import type * as Classification from "@scaledger/domain/classification/index"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { toFunctionSelector } from "viem"

@@ -2,7 +2,7 @@
  * The embedded classifier's labelled examples (packages/workers/assets/classifier/examples.json) and how a model is
  * scored on them; shared by the training script, the benchmark and the tests.
  */
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"

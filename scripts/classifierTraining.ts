@@ -3,7 +3,7 @@
  * Adam from zero weights over a fixed number of steps, then a softmax temperature fitted on a validation slice of
  * the training split (every sixth example). No randomness: the same examples give the same weights, byte for byte.
  */
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { classKey, evaluate, type Example } from "./classifierData.js"
 
 const MODEL = "scaledger-embedded"

@@ -4,7 +4,7 @@
  * with Redocly's `recommended` rules. Offline: no telemetry, no update check, no remote config.
  */
 import { OpenApi } from "@effect/platform"
-import { ScaledgerApi } from "@scaledger/domain"
+import { ScaledgerApi } from "@scaledger/domain/Api"
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"

@@ -1,7 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { IsoDate, ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
+import { IsoDate } from "@scaledger/domain/Basic"
+import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain/Errors"
 import {
   activityLine,
   type EventRow,

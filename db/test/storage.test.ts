@@ -1,7 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { AccountsRepo, SettingsRepo, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { SettingsRepo } from "@scaledger/db/Settings"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 
 const repos = Layer.mergeAll(AccountsRepo.Default, WalletsRepo.Default, SettingsRepo.Default)

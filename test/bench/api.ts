@@ -7,9 +7,13 @@
  * `BENCH_EVENTS` (default 2,000) the wallet's history; `BENCH_PROFILE=1` starts the service with `--cpu-prof`
  * (profiles in ./profiles).
  */
-import { AccountsRepo, Database, LedgerInputs, LedgerStore, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import * as Database from "@scaledger/db/Database"
 import { FxRates } from "@scaledger/db/FxRates"
+import { LedgerInputs } from "@scaledger/db/ledger/LedgerInputs"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"

@@ -10,7 +10,7 @@
  * the node as geth 1.16+ is (times in the logs).
  */
 import { SqlClient } from "@effect/sql"
-import { Database } from "@scaledger/db"
+import * as Database from "@scaledger/db/Database"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import * as Fs from "node:fs"

@@ -3,7 +3,7 @@
  * packages/workers/assets/classifier/examples.json (accuracy overall, per class, on protocols it saw in training and
  * on protocols it never saw; calibration), and how many labels per second it gives on one core.
  */
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { Option } from "effect"
 import { evaluate, loadExamples, loadWeights } from "../../scripts/classifierData.js"
 

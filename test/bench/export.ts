@@ -7,7 +7,7 @@
  * size, `BENCH_DB=pglite` runs on the embedded database instead.
  */
 import { HttpServer } from "@effect/platform"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { createHash } from "node:crypto"

@@ -6,17 +6,14 @@
  * (`DATABASE_URL`, default the local server). Sizes can be chosen: `npm run bench:ledger -- 10000 100000`.
  */
 import { SqlClient } from "@effect/sql"
-import {
-  AccountsRepo,
-  Database,
-  invalidateLedgers,
-  LedgerInputs,
-  LedgerStore,
-  requestReplay,
-  WalletsRepo
-} from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import * as Database from "@scaledger/db/Database"
 import { FxRates } from "@scaledger/db/FxRates"
+import { invalidateLedgers, requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
+import { LedgerInputs } from "@scaledger/db/ledger/LedgerInputs"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"

@@ -9,8 +9,11 @@
  * are the reads themselves.
  */
 import { SqlClient } from "@effect/sql"
-import { AccountsRepo, Database, LedgerStore, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import * as Database from "@scaledger/db/Database"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"

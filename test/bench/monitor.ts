@@ -5,11 +5,13 @@
  * (the one watermark query that finds nothing moved). Prints the median of `BENCH_ROUNDS` (default 5) of each.
  */
 import { SqlClient } from "@effect/sql"
-import { AccountsRepo, Database, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import * as Database from "@scaledger/db/Database"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { causesOf, monitorPass, passDue } from "@scaledger/workers/alerts/AlertMonitor"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"

@@ -6,9 +6,10 @@
  * worker running. `BENCH_ALERTS` changes the count.
  */
 import type { SqlClient } from "@effect/sql"
-import { AccountsRepo, Database } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
+import * as Database from "@scaledger/db/Database"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { DeliveryWorkerLive } from "@scaledger/workers/webhooks/DeliveryWorker"
 import { newWebhookSecret, WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"

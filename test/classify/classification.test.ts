@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { AccountsRepo, LedgerStore } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { CounterpartyReads } from "@scaledger/db/reads/CounterpartyReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"

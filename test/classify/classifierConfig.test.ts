@@ -1,6 +1,6 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { ClassifierSettingsFromEnv } from "@scaledger/workers/classify/ClassifierConfig"
 import { ClassifierFromConfig } from "@scaledger/workers/classify/ClassifierProviders"
 import { ConfigProvider, Duration, Effect, Exit, Layer, Option, Redacted } from "effect"

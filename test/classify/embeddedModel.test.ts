@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { makeEmbeddedClassifier, shippedWeights } from "@scaledger/workers/classify/EmbeddedClassifier"
 import { Effect, Option } from "effect"
 import { classKey, evaluate, loadExamples, loadWeights } from "../../scripts/classifierData.js"

@@ -1,6 +1,6 @@
 import { FetchHttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { ClassifierFromConfig } from "@scaledger/workers/classify/ClassifierProviders"
 import { ConfigProvider, Effect, Exit, Layer, Option } from "effect"
 import { type Reply, startChatServer } from "./ChatCompletionsServer.js"

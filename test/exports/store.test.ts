@@ -1,7 +1,7 @@
 import { HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { parse } from "csv-parse/sync"
 import { Effect, Option } from "effect"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { ChainStore } from "@scaledger/db"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Option } from "effect"
 import { startFaultProxy } from "../chain/faultProxy.js"

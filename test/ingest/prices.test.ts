@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { PriceRounds } from "@scaledger/db"
+import { PriceRounds } from "@scaledger/db/chain/PriceRounds"
 import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ChainClient, type ChainClientService, type RoundData } from "@scaledger/domain/chain/ChainClient"

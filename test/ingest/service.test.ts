@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ChainStore } from "@scaledger/db"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
 import { RecorderLive } from "@scaledger/workers/ingest/Recorder"

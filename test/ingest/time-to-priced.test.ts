@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { ChainStore } from "@scaledger/db"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
 import { PriceRecorderLive } from "@scaledger/workers/ingest/PriceRecorder"

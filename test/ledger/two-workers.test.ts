@@ -1,7 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { AccountsRepo, Backfills, LedgerStore, requestReplay, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { Backfills } from "@scaledger/db/chain/Backfills"
+import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Effect, Layer } from "effect"
 
 const CHAIN = 31337

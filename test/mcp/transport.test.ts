@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { ChainStore } from "@scaledger/db"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"

@@ -1,7 +1,7 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { adminServer } from "@scaledger/server/admin/AdminServer"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo, LedgerStore } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger, type LedgerInput } from "@scaledger/domain/ledger/index"
 import { Effect, Either, Layer, Option } from "effect"

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { AccountsRepo, SettledLedger } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { SettledLedger } from "@scaledger/db/ledger/SettledLedger"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ApiKeys, KEY_CACHE_MS } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"

@@ -1,7 +1,7 @@
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { makeNodeServer } from "@scaledger/server/http/NodeServer"

@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest, HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { RestRoutes } from "@scaledger/server/http/RestApi"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Option } from "effect"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo, WalletsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
@@ -8,6 +8,7 @@ import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import { FxRates } from "@scaledger/db/FxRates"
 import { MarketReads } from "@scaledger/db/market/MarketReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { WalletsRepo } from "@scaledger/db/Wallets"
 import {
   AllEndpointsFailed,
   ContractReverted,

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { NotFound, NotReviewable, type ReviewEvent } from "@scaledger/domain"
+import { NotFound, NotReviewable } from "@scaledger/domain/Errors"
+import type { ReviewEvent } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
 

@@ -1,4 +1,4 @@
-import { formatMoney, type ReportingCurrency } from "@scaledger/domain"
+import { formatMoney, type ReportingCurrency } from "@scaledger/domain/Currency"
 import type { LedgerReport, Total } from "@scaledger/domain/ledger/LedgerReport"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
 import type { PortfolioSummary } from "@scaledger/domain/MarketApi"

@@ -1,12 +1,7 @@
-import {
-  Address,
-  InvalidAddress,
-  InvalidDate,
-  InvalidRequest,
-  NotFound,
-  type ReportingCurrency
-} from "@scaledger/domain"
+import * as Address from "@scaledger/domain/Address"
 import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
+import type { ReportingCurrency } from "@scaledger/domain/Currency"
+import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"

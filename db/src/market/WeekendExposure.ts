@@ -1,5 +1,6 @@
-import { NotFound, type ReportingCurrency } from "@scaledger/domain"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
+import type { ReportingCurrency } from "@scaledger/domain/Currency"
+import { NotFound } from "@scaledger/domain/Errors"
 import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
 import type { WeekendExposure } from "@scaledger/domain/MarketApi"

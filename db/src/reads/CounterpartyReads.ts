@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { ReplayInProgress, type UnlabeledCounterparties } from "@scaledger/domain"
+import { ReplayInProgress } from "@scaledger/domain/Errors"
+import type { UnlabeledCounterparties } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 
 /**

@@ -1,5 +1,5 @@
-import type { EventView } from "@scaledger/domain"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
+import type { EventView } from "@scaledger/domain/LedgerApi"
 import type { ClassificationDetail } from "../classification/EventClassifications.js"
 
 /**

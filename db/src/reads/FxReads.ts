@@ -1,5 +1,5 @@
-import { InvalidDate, NotFound, ServiceUnavailable, UnsupportedCurrency } from "@scaledger/domain"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
+import { InvalidDate, NotFound, ServiceUnavailable, UnsupportedCurrency } from "@scaledger/domain/Errors"
 import { quoteFromDay, staleness, validateQuoteRequest } from "@scaledger/domain/fx/Quote"
 import type { FxRequestError } from "@scaledger/domain/fx/QuoteErrors"
 import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"

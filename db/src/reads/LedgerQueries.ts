@@ -1,13 +1,8 @@
-import {
-  Address,
-  DEFAULT_PAGE_LIMIT,
-  InvalidAddress,
-  InvalidDate,
-  InvalidRequest,
-  NotFound,
-  type ReportingCurrency
-} from "@scaledger/domain"
+import * as Address from "@scaledger/domain/Address"
 import { isCalendarDate } from "@scaledger/domain/CalendarDates"
+import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
+import type { ReportingCurrency } from "@scaledger/domain/Currency"
+import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"

@@ -1,4 +1,4 @@
-import { formatMoney, type ReportingCurrency } from "@scaledger/domain"
+import { formatMoney, type ReportingCurrency } from "@scaledger/domain/Currency"
 import type { Converted } from "@scaledger/domain/ledger/Convert"
 import type {
   Disposal,

@@ -1,5 +1,5 @@
-import { InvalidDate, NotFound } from "@scaledger/domain"
 import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
+import { InvalidDate, NotFound } from "@scaledger/domain/Errors"
 import { formatWad } from "@scaledger/domain/ledger/Fixed"
 import type { MultiplierHistory } from "@scaledger/domain/MultiplierApi"
 import { Effect, Option } from "effect"

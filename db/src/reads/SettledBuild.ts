@@ -1,4 +1,4 @@
-import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain"
+import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Effect, Option } from "effect"
 import type { BuildState, LedgerStore } from "../ledger/LedgerStore.js"
 

@@ -1,4 +1,4 @@
-import type { Account } from "@scaledger/domain"
+import type { Account } from "@scaledger/domain/Auth"
 import { Context, Effect, Option } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
 import type { McpSettings } from "./McpConfig.js"

@@ -1,4 +1,5 @@
-import type { Account, ErrorCode } from "@scaledger/domain"
+import type { Account } from "@scaledger/domain/Auth"
+import type { ErrorCode } from "@scaledger/domain/Errors"
 import type { Effect } from "effect"
 import { JSONSchema, Schema } from "effect"
 

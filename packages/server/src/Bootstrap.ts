@@ -1,4 +1,4 @@
-import { AccountsRepo } from "@scaledger/db"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import { Effect, Layer } from "effect"
 import { ApiKeys } from "./auth/ApiKeys.js"
 

@@ -1,5 +1,5 @@
 import { AlertsStore, alertView } from "@scaledger/db/alerts/AlertsStore"
-import { ALERT_SEVERITIES } from "@scaledger/domain"
+import { ALERT_SEVERITIES } from "@scaledger/domain/alerts/Alert"
 import { Effect, Schema } from "effect"
 import { tool } from "../McpTool.js"
 

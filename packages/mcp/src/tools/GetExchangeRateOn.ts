@@ -1,4 +1,4 @@
-import { FxReads } from "@scaledger/db"
+import { FxReads } from "@scaledger/db/reads/FxReads"
 import { Effect, Schema } from "effect"
 import { tool } from "../McpTool.js"
 

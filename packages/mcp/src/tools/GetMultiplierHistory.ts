@@ -1,4 +1,4 @@
-import { MultiplierReads } from "@scaledger/db"
+import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
 import { Effect, Schema } from "effect"
 import { tool } from "../McpTool.js"
 

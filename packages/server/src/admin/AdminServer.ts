@@ -1,7 +1,7 @@
 import { HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Ids } from "@scaledger/db"
+import * as Ids from "@scaledger/db/Ids"
 import { SafeTextMax } from "@scaledger/domain/Basic"
 import { Effect, Layer, Option, Schema } from "effect"
 import { timingSafeEqual } from "node:crypto"

@@ -1,5 +1,6 @@
-import { AccountsRepo, Ids } from "@scaledger/db"
-import type { Account } from "@scaledger/domain"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import * as Ids from "@scaledger/db/Ids"
+import type { Account } from "@scaledger/domain/Auth"
 import { Effect, Option, Redacted } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { KeyHashSecret } from "./KeyHashSecret.js"

@@ -1,5 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Authentication, RateLimited, Unauthorized } from "@scaledger/domain"
+import { Authentication, Unauthorized } from "@scaledger/domain/Auth"
+import { RateLimited } from "@scaledger/domain/Errors"
 import { Effect, Layer, Option } from "effect"
 import { mapDatabaseError } from "../http/DatabaseErrors.js"
 import { optionalRateLimiter } from "../http/RateLimit.js"

@@ -1,16 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { AlertsStore, alertView } from "@scaledger/db/alerts/AlertsStore"
-import {
-  ALERT_KINDS,
-  ALERT_SEVERITIES,
-  CurrentAccount,
-  DEFAULT_PAGE_LIMIT,
-  InvalidRequest,
-  isAlertKind,
-  ScaledgerApi,
-  UnknownAlertKind
-} from "@scaledger/domain"
+import { ALERT_KINDS, ALERT_SEVERITIES, isAlertKind } from "@scaledger/domain/alerts/Alert"
 import type { AlertSeverity } from "@scaledger/domain/alerts/Alert"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { CurrentAccount } from "@scaledger/domain/Auth"
+import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
+import { InvalidRequest, UnknownAlertKind } from "@scaledger/domain/Errors"
 import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Effect } from "effect"
 import { decodeCursor, encodeCursor } from "./Cursor.js"

@@ -1,4 +1,5 @@
-import { decodePageCursor, encodePageCursor, InvalidRequest } from "@scaledger/domain"
+import { decodePageCursor, encodePageCursor } from "@scaledger/domain/Basic"
+import { InvalidRequest } from "@scaledger/domain/Errors"
 import { Effect, Either } from "effect"
 
 /** Opaque page cursors: base64url of `<kind>:<position>`, so a cursor of one list is refused by another. */

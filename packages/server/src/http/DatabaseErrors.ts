@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { type ErrorCode, InvalidRequest, ServiceUnavailable } from "@scaledger/domain"
+import { type ErrorCode, InvalidRequest, ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Data, Effect } from "effect"
 
 /**

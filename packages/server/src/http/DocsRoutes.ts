@@ -1,5 +1,6 @@
 import { HttpApiScalar, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
-import { ErrorCatalog, ScaledgerApi } from "@scaledger/domain"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { ErrorCatalog } from "@scaledger/domain/Errors"
 import { Effect, Layer } from "effect"
 
 const escapeHtml = (text: string) =>

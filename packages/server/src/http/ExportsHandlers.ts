@@ -1,18 +1,14 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { type ExportRecord, ExportStore, WalletsRepo } from "@scaledger/db"
-import {
-  Address,
-  CurrentAccount,
-  DEFAULT_PAGE_LIMIT,
-  type ExportView,
-  InvalidAddress,
-  InvalidDate,
-  NotFound,
-  ScaledgerApi,
-  UnsupportedFormat
-} from "@scaledger/domain"
+import { type ExportRecord, ExportStore } from "@scaledger/db/Exports"
+import { WalletsRepo } from "@scaledger/db/Wallets"
+import * as Address from "@scaledger/domain/Address"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { CurrentAccount } from "@scaledger/domain/Auth"
 import { isCalendarDate } from "@scaledger/domain/CalendarDates"
+import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
+import { InvalidAddress, InvalidDate, NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
 import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
+import type { ExportView } from "@scaledger/domain/ExportsApi"
 import { Effect, Either, Option } from "effect"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"

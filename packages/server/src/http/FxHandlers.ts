@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { FxReads } from "@scaledger/db"
-import { ScaledgerApi } from "@scaledger/domain"
+import { FxReads } from "@scaledger/db/reads/FxReads"
+import { ScaledgerApi } from "@scaledger/domain/Api"
 import { Effect } from "effect"
 import { orUnavailable } from "./Unavailable.js"
 

@@ -1,6 +1,6 @@
 import { HttpLayerRouter, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Database } from "@scaledger/db"
+import * as Database from "@scaledger/db/Database"
 import { Effect, Layer } from "effect"
 
 /** `/healthz`: the process answers. `/readyz`: the database answers and every migration has run. No auth. */

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
-import { CurrentAccount, ScaledgerApi } from "@scaledger/domain"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { CurrentAccount } from "@scaledger/domain/Auth"
 import { Effect } from "effect"
 import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { MultiplierReads } from "@scaledger/db"
-import { ScaledgerApi } from "@scaledger/domain"
+import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
+import { ScaledgerApi } from "@scaledger/domain/Api"
 import { Effect } from "effect"
 import { ChainId } from "../Config.js"
 import { orUnavailable } from "./Unavailable.js"

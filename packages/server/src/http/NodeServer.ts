@@ -1,5 +1,5 @@
-import { Ids } from "@scaledger/db"
-import { ErrorCatalog, type ErrorCode } from "@scaledger/domain"
+import * as Ids from "@scaledger/db/Ids"
+import { ErrorCatalog, type ErrorCode } from "@scaledger/domain/Errors"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 

@@ -1,4 +1,5 @@
-import { Database, RateLimitsRepo } from "@scaledger/db"
+import * as Database from "@scaledger/db/Database"
+import { RateLimitsRepo } from "@scaledger/db/RateLimits"
 import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { RateLimitConfig } from "../Config.js"
 import { logDatabaseError } from "./DatabaseErrors.js"

@@ -1,14 +1,10 @@
 import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Ids } from "@scaledger/db"
-import {
-  CurrentRequest,
-  errorBody,
-  ErrorCatalog,
-  type ErrorCode,
-  hasControlCharacter,
-  ScaledgerApi
-} from "@scaledger/domain"
+import * as Ids from "@scaledger/db/Ids"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { hasControlCharacter } from "@scaledger/domain/Basic"
+import { errorBody, ErrorCatalog, type ErrorCode } from "@scaledger/domain/Errors"
+import { CurrentRequest } from "@scaledger/domain/RequestContext"
 import { Cause, Chunk, Data, Effect, Option, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { bearerToken } from "../auth/AuthenticationLive.js"

@@ -1,19 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { requestReplay, SettingsRepo, type SettingsRow } from "@scaledger/db"
-import {
-  Countries,
-  type Country,
-  CurrentAccount,
-  InvalidRequest,
-  isReportingCurrency,
-  lotScopeOf,
-  ReportingCurrencies,
-  type ReportingCurrency,
-  ScaledgerApi,
-  type Settings,
-  UnsupportedCurrency
-} from "@scaledger/domain"
+import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
+import { SettingsRepo, type SettingsRow } from "@scaledger/db/Settings"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { CurrentAccount } from "@scaledger/domain/Auth"
+import { isReportingCurrency, ReportingCurrencies, type ReportingCurrency } from "@scaledger/domain/Currency"
+import { InvalidRequest, UnsupportedCurrency } from "@scaledger/domain/Errors"
+import { Countries, type Country, lotScopeOf, type Settings } from "@scaledger/domain/Settings"
 import { Effect } from "effect"
 import { orUnavailable } from "./Unavailable.js"
 

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import type { InvalidRequest, ServiceUnavailable } from "@scaledger/domain"
+import type { InvalidRequest, ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Effect } from "effect"
 import { mapDatabaseError } from "./DatabaseErrors.js"
 

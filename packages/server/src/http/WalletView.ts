@@ -1,5 +1,5 @@
-import type { WalletRow } from "@scaledger/db"
-import type { Wallet } from "@scaledger/domain"
+import type { WalletRow } from "@scaledger/db/Wallets"
+import type { Wallet } from "@scaledger/domain/Wallet"
 
 const toInt = (value: string | null): number | null => (value === null ? null : Number(value))
 

@@ -1,15 +1,14 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { ChainStore, requestReplay, type WalletRow, WalletsRepo } from "@scaledger/db"
-import {
-  Address,
-  CurrentAccount,
-  DEFAULT_PAGE_LIMIT,
-  InvalidAddress,
-  NotFound,
-  ScaledgerApi,
-  Wallet
-} from "@scaledger/domain"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
+import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
+import { type WalletRow, WalletsRepo } from "@scaledger/db/Wallets"
+import * as Address from "@scaledger/domain/Address"
+import { ScaledgerApi } from "@scaledger/domain/Api"
+import { CurrentAccount } from "@scaledger/domain/Auth"
+import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
+import { InvalidAddress, NotFound } from "@scaledger/domain/Errors"
+import { Wallet } from "@scaledger/domain/Wallet"
 import { Effect, Either, Option, Schema } from "effect"
 import { ChainId } from "../Config.js"
 import { decodeCursor, encodeCursor } from "./Cursor.js"

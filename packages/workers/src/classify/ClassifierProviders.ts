@@ -1,5 +1,5 @@
 import { FetchHttpClient, type HttpClient } from "@effect/platform"
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { type ConfigError, Effect, Layer, Option } from "effect"
 import { type ClassifierSettings, ClassifierSettingsFromEnv } from "./ClassifierConfig.js"
 import { EmbeddedClassifierLayer } from "./EmbeddedClassifier.js"

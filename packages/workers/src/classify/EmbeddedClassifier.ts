@@ -1,4 +1,4 @@
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { Effect, Layer, Ref, Schema } from "effect"
 import weightsJson from "./embedded-model.json" with { type: "json" }
 

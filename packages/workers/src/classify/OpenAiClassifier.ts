@@ -1,6 +1,6 @@
 import { OpenAiClient } from "@effect/ai-openai"
 import { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
-import { Classification } from "@scaledger/domain"
+import * as Classification from "@scaledger/domain/classification/index"
 import { MovementType, Relationship } from "@scaledger/domain/ledger/LedgerInput"
 import { Duration, Effect, JSONSchema, Layer, Option, Schedule, Schema } from "effect"
 import type { ClassifierSettings } from "./ClassifierConfig.js"

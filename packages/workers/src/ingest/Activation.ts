@@ -1,4 +1,4 @@
-import type { AnnouncementRow, ChangeRow, GapRow } from "@scaledger/db"
+import type { AnnouncementRow, ChangeRow, GapRow } from "@scaledger/db/chain/ChainRows"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { ChainClient, type MultiplierAnnouncement } from "@scaledger/domain/chain/ChainClient"
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"

@@ -1,13 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import {
-  type AnnouncementRow,
-  type BackfillJob,
-  Backfills,
-  ChainStore,
-  type ChangeRow,
-  type GapRow,
-  type PauseRow
-} from "@scaledger/db"
+import { type BackfillJob, Backfills } from "@scaledger/db/chain/Backfills"
+import type { AnnouncementRow, ChangeRow, GapRow, PauseRow } from "@scaledger/db/chain/ChainRows"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
 import { Chunk, Data, Effect, Option, Stream } from "effect"

@@ -1,4 +1,4 @@
-import { Backfills } from "@scaledger/db"
+import { Backfills } from "@scaledger/db/chain/Backfills"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Duration, Effect, FiberMap, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"

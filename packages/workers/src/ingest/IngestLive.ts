@@ -1,5 +1,7 @@
-import { Backfills, ChainStore, PriceRounds } from "@scaledger/db"
+import { Backfills } from "@scaledger/db/chain/Backfills"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
+import { PriceRounds } from "@scaledger/db/chain/PriceRounds"
 import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import { Layer } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"

@@ -1,4 +1,4 @@
-import { ChainStore } from "@scaledger/db"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { type PauseRead, PauseReads } from "@scaledger/db/chain/PauseReads"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Duration, Effect, Layer, Option, Schedule } from "effect"

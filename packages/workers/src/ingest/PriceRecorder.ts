@@ -1,4 +1,4 @@
-import { type FeedProgress, type PriceRoundRow, PriceRounds } from "@scaledger/db"
+import { type FeedProgress, type PriceRoundRow, PriceRounds } from "@scaledger/db/chain/PriceRounds"
 import { ChainClient, type RoundData } from "@scaledger/domain/chain/ChainClient"
 import { Cause, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"

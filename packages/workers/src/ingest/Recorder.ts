@@ -1,12 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import {
-  type AnnouncementRow,
-  type BlockRow,
-  ChainStore,
-  type ChangeRow,
-  type GapRow,
-  type PauseRow
-} from "@scaledger/db"
+import type { AnnouncementRow, BlockRow, ChangeRow, GapRow, PauseRow } from "@scaledger/db/chain/ChainRows"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
 import {
   type BlockHeader,

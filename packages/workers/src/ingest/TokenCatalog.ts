@@ -1,4 +1,4 @@
-import { ChainStore } from "@scaledger/db"
+import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Effect, Option, Ref } from "effect"
 import { TokenRegistry } from "../chain/TokenRegistry.js"

@@ -1,4 +1,4 @@
-import type { BlockRow, ReceiptRow, TransferRow } from "@scaledger/db"
+import type { BlockRow, ReceiptRow, TransferRow } from "@scaledger/db/chain/ChainRows"
 import { ChainClient, StockTopics, type TransferEvent } from "@scaledger/domain/chain/ChainClient"
 import { Array as Arr, Chunk, Effect, Option, Stream } from "effect"
 import { TokenCatalog } from "./TokenCatalog.js"

@@ -1,17 +1,11 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  type AccountLedgerInputs,
-  type EventRecord,
-  LedgerInputs,
-  LedgerStore,
-  type LedgerToken,
-  type LotWrites,
-  PriceRounds
-} from "@scaledger/db"
+import { PriceRounds } from "@scaledger/db/chain/PriceRounds"
 import { FxRates } from "@scaledger/db/FxRates"
-import type { ReportingCurrency } from "@scaledger/domain"
+import { type AccountLedgerInputs, LedgerInputs, type LedgerToken } from "@scaledger/db/ledger/LedgerInputs"
+import { type EventRecord, LedgerStore, type LotWrites } from "@scaledger/db/ledger/LedgerStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
+import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
