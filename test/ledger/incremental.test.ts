@@ -15,7 +15,7 @@ import {
   LedgerPrices,
   makeLedgerBuilder
 } from "@scaledger/workers/ledger/LedgerBuilder"
-import { Clock, ConfigProvider, Effect, Layer } from "effect"
+import { Chunk, Clock, ConfigProvider, Effect, Layer, Stream } from "effect"
 
 const CHAIN = 31337
 const TOKENS = ["AAPL", "CRWD", "SGOV"]
@@ -230,6 +230,42 @@ for (
         expect(builder.stats).toEqual({ full: 4, incremental: 1 })
         expect(latePrice).not.toBe(afterOther)
         expect(yield* fullOf).toBe(latePrice)
+      }))
+
+    it.effect("an account whose first build had no transfer resumes from that empty checkpoint", () =>
+      Effect.gen(function*() {
+        const { accountId, builder } = yield* harness(1)
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 1, incremental: 0 })
+        // The checkpoint's cursor is on nothing yet (block -1, log index -Infinity): the next build reads the
+        // transfers after it, and the bound reaches the database as a number it takes.
+        yield* seed(1, 300)
+        yield* bump(accountId)
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 1, incremental: 1 })
+        const incremental = yield* snapshot(accountId)
+        expect(JSON.parse(incremental).status).toBe("ready")
+        expect(JSON.parse(incremental).events.length).toBeGreaterThan(0)
+        const fresh = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE ledger_builds SET requested_version = requested_version + 1,
+                     replay_version = requested_version + 1 WHERE account_id = ${accountId}`
+        yield* fresh.poll
+        expect(yield* snapshot(accountId)).toBe(incremental)
+      }))
+
+    it.effect("a transfer of a token the build did not read ends its transfer stream before it", () =>
+      Effect.gen(function*() {
+        const { accountId } = yield* harness(1)
+        // Blocks 1-9 move the first token, 10-19 the second: a build that read only the first token's inputs
+        // (the second's transfers recorded after it read them) takes the transfers before block 10 and no other.
+        yield* seed(1, 30)
+        const inputs = yield* LedgerInputs
+        const first = { key: tokenKey(0), address: tokenKey(0), symbol: TOKENS[0]! }
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(inputs.transfers(accountId, CHAIN, [first])))
+        expect(events.map((event) => event.block)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
+        const all = [0, 1, 2].map((t) => ({ key: tokenKey(t), address: tokenKey(t), symbol: TOKENS[t]! }))
+        expect(Chunk.size(yield* Stream.runCollect(inputs.transfers(accountId, CHAIN, all)))).toBe(30)
       }))
 
     it.effect("a replay gives way to a newer replay asked for while it runs: nothing stored, then the newer one", () =>

@@ -235,7 +235,11 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         after as readonly [number, number] | undefined,
         (after) =>
           Effect.map(page(after), (rows) => {
-            const events = rows.map((row): TransferEvent => {
+            // A transfer of a token `tokens` does not hold was recorded after the build read its inputs: the stream
+            // ends before it, and the build its recording asked for takes it with its token, day and rates.
+            const unknown = rows.findIndex((row) => !byKey.has(row.token_key))
+            const known = unknown === -1 ? rows : rows.slice(0, unknown)
+            const events = known.map((row): TransferEvent => {
               const token = byKey.get(row.token_key)!
               const classification = classificationOf(row)
               return {
@@ -256,7 +260,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             const last = events[events.length - 1]
             return [
               Chunk.unsafeFromArray(events),
-              rows.length < PAGE || last === undefined
+              unknown !== -1 || rows.length < PAGE || last === undefined
                 ? Option.none()
                 : Option.some([last.block, last.logIndex] as const)
             ] as const

@@ -55,6 +55,12 @@ export class LedgerBuilderSettings extends Context.Tag("@scaledger/workers/ledge
   static readonly Live = Layer.effect(LedgerBuilderSettings, LedgerBuilderConfig)
 }
 
+/**
+ * A ledger cursor's log index as a query bound: a cursor on a multiplier event (or on nothing yet) sorts before
+ * every transfer of its block with `-Infinity`, which is `-1` to the database.
+ */
+const sqlLogIndex = (logIndex: number) => Number.isFinite(logIndex) ? logIndex : -1
+
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
 const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -109,7 +115,7 @@ export const buildLedgerFrom = <E = never, R = never>(
     let { inputs, prices, rates } = yield* loadInputs(
       checkpoint === undefined ? undefined : {
         block: checkpoint.state.cursor.block,
-        logIndex: checkpoint.state.cursor.logIndex,
+        logIndex: sqlLogIndex(checkpoint.state.cursor.logIndex),
         tokenKeys: checkpoint.tokenKeys,
         dates: checkpoint.dates
       }
@@ -120,7 +126,13 @@ export const buildLedgerFrom = <E = never, R = never>(
       if (
         multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
         historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history &&
-        !(yield* ledgerInputs.recordedSince(accountId, chainId, checkpoint.watermark, cursor.block, cursor.logIndex)) &&
+        !(yield* ledgerInputs.recordedSince(
+          accountId,
+          chainId,
+          checkpoint.watermark,
+          cursor.block,
+          sqlLogIndex(cursor.logIndex)
+        )) &&
         (checkpoint.lastTransfer === null || (checkpoint.lastTransfer.blockHash !== null &&
           (yield* ledgerInputs.blockHashOf(
               chainId,
@@ -176,7 +188,7 @@ export const buildLedgerFrom = <E = never, R = never>(
       accountId,
       chainId,
       inputs.tokens,
-      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, cursor.logIndex]
+      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, sqlLogIndex(cursor.logIndex)]
     ).pipe(
       Stream.chunks,
       Stream.runForEach((chunk) =>
