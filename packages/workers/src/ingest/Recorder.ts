@@ -99,6 +99,9 @@ export const makeRecorder = Effect.gen(function*() {
       const fromTime = new Date(head.timestamp * 1000)
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* backfills.lockRanges
+        // Backfills that ended below the head would leave the blocks up to it to nobody. (Their rows are locked
+        // before any block row, as a backfill's checkpoint does.)
+        yield* backfills.extendTo(chainId, head.number)
         yield* store.writeBatch(chainId, {
           blocks: [headerRow(head)],
           changes: scheduled,
@@ -108,8 +111,6 @@ export const makeRecorder = Effect.gen(function*() {
           })
         })
         yield* store.setCursor(chainId, RECORDER, headerRow(head))
-        // Backfills that ended below the head would leave the blocks up to it to nobody.
-        yield* backfills.extendTo(chainId, head.number)
       }))
       yield* Effect.logInfo(`recorder: watching chain ${chainId} from block ${head.number + 1}`)
       yield* readAllPauses(tokens, head.number, fromTime)
