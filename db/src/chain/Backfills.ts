@@ -116,6 +116,42 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
         }
       })
 
-    return { claim, renew, release, find, start, advance, enterPhase, finish, attemptFailed } as const
+    /**
+     * Serialises fixing a job's range against the recorder's first start (in the caller's transaction): a range
+     * fixed before it is extended by it, one fixed after it reads its cursor.
+     */
+    const lockRanges = sql`SELECT pg_advisory_xact_lock(hashtext('scaledger:backfill-ranges'))`.pipe(Effect.asVoid)
+
+    /**
+     * Extends every job of the chain whose range ends below `block` to end there (the recorder's first cursor: the
+     * blocks between are recorded by neither otherwise). A job past its transfers re-opens at the block after its
+     * old end; a failed one stays failed.
+     */
+    const extendTo = (chainId: number, block: number) =>
+      sql`WITH extended AS (
+            UPDATE wallet_backfills b SET
+              phase = 'transfers',
+              next_block = CASE WHEN b.phase = 'transfers' THEN b.next_block ELSE b.target_block + 1 END,
+              retry_at = CASE WHEN b.phase = 'done' THEN now() ELSE b.retry_at END,
+              target_block = ${block}, updated_at = now()
+            WHERE b.chain_id = ${chainId} AND b.target_block < ${block}
+              AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = b.wallet_id AND w.backfill_status = 'failed')
+            RETURNING b.wallet_id, b.from_block, b.target_block)
+          UPDATE wallets w SET backfill_status = 'running', backfill_blocks_total = e.target_block - e.from_block + 1
+          FROM extended e WHERE w.id = e.wallet_id`.pipe(Effect.asVoid)
+
+    return {
+      claim,
+      renew,
+      release,
+      find,
+      start,
+      advance,
+      enterPhase,
+      finish,
+      attemptFailed,
+      lockRanges,
+      extendTo
+    } as const
   })
 }) {}

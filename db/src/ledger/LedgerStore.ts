@@ -243,6 +243,14 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             error = ${error}, lease_owner = NULL, lease_until = NULL
           WHERE account_id = ${accountId} AND lease_owner = ${owner}`.pipe(Effect.asVoid)
 
+    /** Extends a build's lease while it runs; false when another worker holds it now. */
+    const renew = (accountId: string, owner: string, leaseSeconds: number) =>
+      Effect.map(
+        sql`UPDATE ledger_builds SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE account_id = ${accountId} AND lease_owner = ${owner} RETURNING account_id`,
+        (rows) => rows.length > 0
+      )
+
     const release = (accountId: string, owner: string) =>
       sql`UPDATE ledger_builds SET lease_owner = NULL, lease_until = NULL WHERE account_id = ${accountId} AND lease_owner = ${owner}`
         .pipe(Effect.asVoid)
@@ -315,6 +323,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       expireOlderThan,
       store,
       fail,
+      renew,
       release,
       report,
       positions,

@@ -9,6 +9,7 @@ import { ChainConfig } from "../chain/ChainConfig.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
 import { IngestConfig } from "./IngestConfig.js"
 import { PauseChecks } from "./PauseChecks.js"
+import { RECORDER } from "./Recorder.js"
 import { scanTransfers } from "./TransferScan.js"
 
 /** The job's row is gone (the wallet was deleted) or another worker holds it: stop without writing. */
@@ -36,51 +37,76 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     const chainId = job.chainId
     const leaseSeconds = config.backfillLeaseSeconds
 
+    /** The range's end as last read under the row lock: the recorder's first start may extend it (`extendTo`). */
+    let storedTarget: number | null = job.targetBlock
     /** Runs `write` in a transaction after checking, under a row lock, that the job is still ours. */
     const checkpoint = <A, E, R>(write: Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows =
-          yield* sql`SELECT 1 FROM wallet_backfills WHERE wallet_id = ${job.walletId} AND lease_owner = ${owner} FOR UPDATE`
+        const rows = yield* sql<{ target_block: string | null }>`SELECT target_block FROM wallet_backfills
+          WHERE wallet_id = ${job.walletId} AND lease_owner = ${owner} FOR UPDATE`
         if (rows.length === 0) return yield* new BackfillAbandoned({ walletId: job.walletId })
+        storedTarget = rows[0]!.target_block === null ? null : Number(rows[0]!.target_block)
         return yield* write
       }))
 
     const renew = Effect.flatMap(backfills.renew(job.walletId, owner, leaseSeconds), (held) =>
       held ? Effect.void : Effect.fail(new BackfillAbandoned({ walletId: job.walletId })))
 
-    let target = job.targetBlock
+    let target: number
     let fromBlock = job.fromBlock
     let next = job.nextBlock
-    if (target === null) {
-      target = yield* chain.headNumber
-      fromBlock = Math.min(config.backfillFromBlock, target)
+    if (job.targetBlock !== null) {
+      target = job.targetBlock
+    } else {
+      const head = yield* chain.headNumber
+      // Up to the recorder's cursor at least: it records from the block after it.
+      target = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* backfills.lockRanges
+        const cursor = yield* store.cursor(chainId, RECORDER)
+        const end = Option.isSome(cursor) ? Math.max(head, cursor.value.block) : head
+        fromBlock = Math.min(config.backfillFromBlock, end)
+        yield* checkpoint(backfills.start(job.walletId, fromBlock, end))
+        return end
+      }))
       next = fromBlock
-      yield* checkpoint(backfills.start(job.walletId, fromBlock, target))
       yield* Effect.logInfo(`backfill ${job.address}: blocks ${fromBlock} to ${target}`)
     }
     const finalThrough = () =>
       Effect.map(chain.headNumber, (head) => head - finalityDepth)
 
+    /** Whether the range still ends at `target` (read under the row lock of the checkpoint it runs in). */
+    const sameRange = (end: number) => Effect.sync(() => storedTarget === end)
+
     if (job.phase === "transfers") {
       yield* Effect.gen(function*() {
-        while (next <= target) {
-          yield* renew
-          const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
-          const scan = yield* scanTransfers([job.address], next, spanEnd)
-          const finalizedThrough = yield* finalThrough()
-          yield* checkpoint(Effect.gen(function*() {
-            yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
-            yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
-          })).pipe(Effect.withSpan("Backfill.storeTransfers"))
-          next = spanEnd + 1
+        for (;;) {
+          while (next <= target) {
+            yield* renew
+            const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
+            const scan = yield* scanTransfers([job.address], next, spanEnd)
+            const finalizedThrough = yield* finalThrough()
+            yield* checkpoint(Effect.gen(function*() {
+              yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
+              yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
+            })).pipe(Effect.withSpan("Backfill.storeTransfers"))
+            next = spanEnd + 1
+            target = Math.max(target, storedTarget ?? target)
+          }
+          const entered = yield* checkpoint(Effect.flatMap(sameRange(target), (same) =>
+            same ? Effect.as(backfills.enterPhase(job.walletId, "multipliers"), true) : Effect.succeed(false)))
+          if (entered) {
+            break
+          }
+          target = Math.max(target, storedTarget ?? target)
         }
       }).pipe(Effect.withSpan("Backfill.transfers"))
-      yield* checkpoint(backfills.enterPhase(job.walletId, "multipliers"))
     }
 
     yield* renew
     const touched = yield* store.tokensOfWallet(chainId, job.address)
-    const tokens = touched.map((t) => t.token)
+    const tokens = touched.map((t) =>
+      t.token
+    )
     const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
       .stockEvents({ tokens, fromBlock, toBlock: target, topics: StockLifecycleTopics })
       .pipe(
@@ -155,7 +181,9 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
 
     const finalizedThrough = yield* finalThrough()
     const fromTime = new Date((yield* chain.blockTimestamp(fromBlock)) * 1000)
-    yield* checkpoint(Effect.gen(function*() {
+    const finished = yield* checkpoint(Effect.gen(function*() {
+      // Extended meanwhile (and re-opened at the block after `target`): the next claim goes on from there.
+      if (!(yield* sameRange(target))) return false
       yield* sql`DELETE FROM coverage_gaps WHERE wallet_id = ${job.walletId}`
       yield* store.writeBatch(chainId, {
         announcements,
@@ -167,7 +195,11 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
         finalizedThrough
       })
       yield* backfills.finish(job.walletId)
+      return true
     }))
+    if (!finished) {
+      return yield* Effect.logInfo(`backfill ${job.address}: range extended to block ${storedTarget}; continues`)
+    }
     yield* Effect.logInfo(`backfill ${job.address}: done (${touched.length} tokens, ${gaps.length} coverage gaps)`)
     // Whether the tokens it touched are paused now, whatever their (possibly unscanned) events said.
     yield* Effect.flatMap(chain.blockTimestamp(target), (time) =>

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { Backfills } from "@scaledger/db/chain/Backfills"
 import type { AnnouncementRow, BlockRow, ChangeRow, GapRow, PauseRow } from "@scaledger/db/chain/ChainRows"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
@@ -31,7 +32,8 @@ const headerRow = (header: BlockHeader): BlockRow => ({
  * The live recorder: from the block after its persisted cursor to the head, every multiplier announcement and
  * pause of every known stock token, every stock-token transfer of every watched address, and the silent
  * activation of announced changes (read from chain storage at the first block at or after `effectiveAt`). It
- * starts, on its first run, at the head ("from the next block"), and on every later start catches up from its
+ * starts, on its first run, at the head ("from the next block"), extending every backfill that ended below that head
+ * to it (`Backfills.extendTo`: the blocks between would be nobody's), and on every later start catches up from its
  * cursor, so a change that activated while the service was down is still read where the node keeps that state.
  * A re-org below the cursor (its block hash changed) rolls the record back to the common ancestor first.
  * `paused()` of every token is read at the first block it reaches after each start and after each outage (until
@@ -48,6 +50,7 @@ export const makeRecorder = Effect.gen(function*() {
   const pauseChecks = yield* PauseChecks
   const pauseReads = yield* PauseReads
   const health = yield* ReadHealth
+  const backfills = yield* Backfills
   const chainId = chain.chainId
   /** Whether this process has read every token's `paused()` yet (since its start or the last outage). */
   let pausesReadSinceStart = false
@@ -95,6 +98,10 @@ export const makeRecorder = Effect.gen(function*() {
       const inForce = new Map(known.map((state) => [state.token, state.inForce]))
       const fromTime = new Date(head.timestamp * 1000)
       yield* sql.withTransaction(Effect.gen(function*() {
+        yield* backfills.lockRanges
+        // Backfills that ended below the head would leave the blocks up to it to nobody. (Their rows are locked
+        // before any block row, as a backfill's checkpoint does.)
+        yield* backfills.extendTo(chainId, head.number)
         yield* store.writeBatch(chainId, {
           blocks: [headerRow(head)],
           changes: scheduled,

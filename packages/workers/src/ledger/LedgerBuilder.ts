@@ -18,6 +18,7 @@ import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
+import { keepingLease } from "../LeaseKeeper.js"
 import { chainOrdered, mergeInto } from "./ChainOrder.js"
 import { cursorTime, historyKey, type LedgerCheckpoint, multiplierIds, settingsKey } from "./Checkpoint.js"
 import { planLotRows } from "./LotPlan.js"
@@ -240,7 +241,8 @@ export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
 /**
  * The ledger worker: keeps every account's derived records current. Each poll it asks again for builds that
  * have grown old, leases due builds (replays first) and makes them; a build is stored whole in one transaction,
- * and a build that cannot be made is recorded as failed with its reason. Leases make a crashed build due again.
+ * and a build that cannot be made is recorded as failed with its reason. Leases make a crashed build due again;
+ * a running build's lease is extended every third of it (`keepingLease`), and the build stops if it was lost.
  */
 export const makeLedgerBuilder = Effect.gen(function*() {
   const store = yield* LedgerStore
@@ -319,7 +321,14 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       }
       return { incremental: since !== undefined }
     }).pipe(
+      // A build may outlast its lease: extended while it runs, so no other worker is given it meanwhile.
+      keepingLease(
+        `ledger build of ${accountId}`,
+        config.lease,
+        store.renew(accountId, owner, Duration.toSeconds(config.lease))
+      ),
       Effect.catchTags({
+        LeaseLost: () => Effect.logWarning(`ledger build of ${accountId}: lease lost to another worker; stopped`),
         LedgerBuildSuperseded: () =>
           Effect.zipRight(
             Effect.logInfo(`ledger build of ${accountId} (version ${version}) gave way to a newer replay`),
