@@ -378,6 +378,11 @@ for (
           sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`,
           (rows) => rows.map((r) => r.row)
         )
+        const positionWriters = Effect.map(
+          sql<{ xmin: string }>`SELECT xmin::text AS xmin FROM ledger_positions WHERE account_id = ${accountId}`,
+          (rows) => rows.map((r) => r.xmin)
+        )
+        let positionsKept = 0
         // Small steps (new lots, partial and whole sales, moves), then one crossing a dividend step (block 3,200),
         // then small steps again: each incremental, each storing the lots and positions a rebuild reports.
         const steps: Array<readonly [number, number, "few" | "step"]> = [
@@ -389,6 +394,7 @@ for (
         ]
         for (const [from, to, rewritten] of steps) {
           const before = yield* storedLots
+          const positionsBefore = new Set(yield* positionWriters)
           yield* seed(from, to)
           const incremental = builder.stats.incremental
           yield* bump(accountId)
@@ -398,6 +404,19 @@ for (
           const expected = yield* buildLedger(accountId, CHAIN, Math.floor((yield* Clock.currentTimeMillis) / 1000))
           expect(after.rows).toEqual(JSON.parse(JSON.stringify(expected.report.lots)))
           expect(yield* storedPositions).toEqual(JSON.parse(JSON.stringify(expected.report.positions)))
+          positionsKept += (yield* positionWriters).filter((writer) => positionsBefore.has(writer)).length
+          // The summary leaves out tokens' lot ids: they are the token's lot rows' ids, in order.
+          const [build] = yield* sql<{ report: { tokens: ReadonlyArray<object> } }>`
+            SELECT report FROM ledger_builds WHERE account_id = ${accountId}`
+          expect(build!.report.tokens).toEqual(
+            JSON.parse(JSON.stringify(expected.report.tokens.map(({ lotIds: _ids, ...token }) => token)))
+          )
+          for (const token of expected.report.tokens) {
+            expect(token.lotIds).toEqual(
+              (after.rows as ReadonlyArray<{ token: string; id: string }>).filter((row) => row.token === token.token)
+                .map((row) => row.id)
+            )
+          }
           const kept = new Set(before.writers)
           const written = after.writers.filter((writer) => !kept.has(writer)).length
           if (rewritten === "few") {
@@ -409,6 +428,8 @@ for (
             expect(written).toBeGreaterThanOrEqual(stepped)
           }
         }
+        // Positions whose lots and figures did not change keep their stored rows.
+        expect(positionsKept).toBeGreaterThan(0)
       }))
   })
 }

@@ -157,6 +157,11 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
          * the rows to insert (JSON already written), or every row with its `ord` (`replace`).
          */
         readonly lotWrites?: LotWrites
+        /**
+         * The `ord` of each row of `positions` when only those changed since the stored build (the others are kept
+         * as stored); without it every position row is replaced.
+         */
+        readonly positionOrds?: ReadonlyArray<number> | undefined
         readonly disposals: Iterable<{ readonly token: string; readonly day: string; readonly row: unknown }>
         readonly events: Iterable<EventRecord>
       },
@@ -166,7 +171,12 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         const held =
           yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
         if (held.length === 0) return false
-        yield* sql`DELETE FROM ledger_positions WHERE account_id = ${accountId}`
+        const positionOrds = build.positionOrds
+        if (positionOrds === undefined) {
+          yield* sql`DELETE FROM ledger_positions WHERE account_id = ${accountId}`
+        } else if (positionOrds.length > 0) {
+          yield* sql`DELETE FROM ledger_positions WHERE account_id = ${accountId} AND ord IN ${sql.in(positionOrds)}`
+        }
         const lotWrites = build.lotWrites
         if (lotWrites === undefined || lotWrites.replace) {
           yield* sql`DELETE FROM ledger_lots WHERE account_id = ${accountId}`
@@ -182,7 +192,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           sql`INSERT INTO ledger_positions ${
             sql.insert(chunk.map((p) => ({
               account_id: accountId,
-              ord: ord++,
+              ord: positionOrds === undefined ? ord++ : positionOrds[ord++]!,
               token: p.token,
               wallet_key: p.wallet?.toLowerCase() ?? null,
               row: JSON.stringify(p.row)

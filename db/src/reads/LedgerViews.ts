@@ -14,8 +14,10 @@ import type {
 import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
 import { BigNumber } from "bignumber.js"
 
-/** The stored summary of a build: the report without the rows kept in their own tables. */
-export type StoredReport = Omit<LedgerReport, "disposals" | "income" | "lots" | "movements" | "positions" | "splits">
+/** The stored summary of a build: the report without the rows kept in their own tables (nor tokens' lot ids). */
+export type StoredReport =
+  & Omit<LedgerReport, "disposals" | "income" | "lots" | "movements" | "positions" | "splits" | "tokens">
+  & { readonly tokens: ReadonlyArray<Omit<LedgerReport["tokens"][number], "lotIds">> }
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
 

@@ -300,7 +300,8 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       unrealisedGainUsd: formatUsd(unrealisedUsd),
       unrealisedGainConverted: formatUsd(unrealisedConverted),
       openLots: pool.lotIds.length,
-      lotIds: [...pool.lotIds],
+      // Shared with the kept sums: an unchanged queue gives the same array (the worker writes its row only if not).
+      lotIds: pool.lotIds,
       nullReasons: [...positionReasons(pool, valueUsd !== null && valueConverted === null)],
       issues
     })

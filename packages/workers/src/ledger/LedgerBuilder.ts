@@ -22,6 +22,7 @@ import { keepingLease } from "../LeaseKeeper.js"
 import { chainOrdered, mergeInto } from "./ChainOrder.js"
 import { cursorTime, historyKey, type LedgerCheckpoint, multiplierIds, settingsKey } from "./Checkpoint.js"
 import { planLotRows } from "./LotPlan.js"
+import { planPositionRows } from "./PositionPlan.js"
 
 export type { LedgerCheckpoint } from "./Checkpoint.js"
 
@@ -78,10 +79,13 @@ const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
     return { currency: currency as ReportingCurrency, rates } satisfies RateTable
   })
 
-/** The report without the per-event lists and the rows stored in their own tables. */
+/**
+ * The report without the per-event lists and the rows stored in their own tables. A token's lot ids are left out:
+ * they are its lot rows' ids (`ledger_lots`, in `ord` order), and no reader takes them from the summary.
+ */
 const summaryOf = (report: LedgerReport) => {
   const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
-  return summary
+  return { ...summary, tokens: summary.tokens.map(({ lotIds: _ids, ...token }) => token) }
 }
 
 /**
@@ -280,13 +284,15 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       // Without the lots: rows are made only for the lots that changed (`planLotRows`).
       const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })
       const lotPlan = planLotRows(state, usable?.lots, checkpoint.figures)
+      const positionPlan = planPositionRows(report.positions, usable?.positions)
       const written = yield* store.store(
         accountId,
         owner,
         version,
         {
           report: summaryOf(report),
-          positions: report.positions.map((row) => ({ token: row.token, wallet: row.wallet, row })),
+          positions: positionPlan.rows.map((row) => ({ token: row.token, wallet: row.wallet, row })),
+          positionOrds: positionPlan.ords,
           lots: [],
           lotWrites: lotPlan.writes,
           disposals: (function*() {
@@ -307,7 +313,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
             ...checkpoint,
             state: Ledger.release(checkpoint.state),
             version: built.value.builtVersion,
-            lots: lotPlan.stored
+            lots: lotPlan.stored,
+            positions: positionPlan.stored
           })
           // Least recently built first out, until both the count and the events held are within bounds.
           let events = 0
