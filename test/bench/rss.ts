@@ -61,6 +61,12 @@ const residentByKind = (pid: number) => {
   return { anonymous, files, largest }
 }
 
+/** User and system CPU time of a process so far, in seconds (`/proc/<pid>/stat`, clock ticks of 10 ms). */
+const cpuSecondsOf = (pid: number) => {
+  const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -106,11 +112,28 @@ const main = async () => {
     }
   )
   let output = ""
+  // The sampler below names each reading by the bench's phase and the service's last log line, so the peak can be
+  // placed (PGlite opening, migrations, the backfill, the first build, a request burst...).
+  let phase = "starting"
+  let lastLine = ""
   service.stdout.on("data", (chunk) => {
     if (output.length < 100_000) output += chunk
+    const lines = String(chunk).trim().split("\n")
+    lastLine = lines[lines.length - 1]!.slice(0, 160)
   })
+  let highest = { rss: 0, at: 0, phase: "", lastLine: "" }
+  const startedAt = Date.now()
+  const sampler = setInterval(() => {
+    try {
+      const { rss } = memoryOf(service.pid!)
+      if (rss > highest.rss) highest = { rss, at: Date.now() - startedAt, phase, lastLine }
+    } catch {
+      // the process has exited
+    }
+  }, 100)
   service.stderr.on("data", (chunk) => process.stderr.write(chunk))
   const stop = async () => {
+    clearInterval(sampler)
     const exited = new Promise((resolve) => service.once("exit", resolve))
     service.kill("SIGTERM")
     await exited
@@ -124,6 +147,8 @@ const main = async () => {
       180_000
     )
     const started = memoryOf(service.pid!)
+    const cpuReady = cpuSecondsOf(service.pid!)
+    phase = "adding the wallet and its backfill"
     const key = /API key (sk_live_[0-9A-Za-z]{32})/.exec(output)?.[1]
     if (key === undefined) throw new Error("the service printed no first-start key")
     const headers = { authorization: `Bearer ${key}` }
@@ -139,20 +164,25 @@ const main = async () => {
       const body = await (await fetch(`${base}/v1/wallets/${wallet.address}`, { headers })).json() as any
       return body?.backfill?.status === "complete" || undefined
     }, 120_000)
+    phase = "waiting for the first ledger build (positions)"
     const positions = await waitFor("the positions", async () => {
       const response = await fetch(`${base}/v1/positions`, { headers })
       const body = await response.json() as any
       return response.status === 200 && body.positions.length > 0 ? body.positions.length as number : undefined
     }, 120_000)
     const afterBackfill = memoryOf(service.pid!)
+    phase = "idle"
     await sleep(IDLE_SECONDS * 1000)
     const idle = memoryOf(service.pid!)
     const idleKinds = residentByKind(service.pid!)
     const loads = []
+    const cpuBeforeLoad = cpuSecondsOf(service.pid!)
     for (const path of ["/v1/positions", "/v1/portfolio"]) {
+      phase = `light load on ${path}`
       loads.push(await autocannon({ url: `${base}${path}`, connections: 4, duration: 10, headers }))
     }
     const loaded = memoryOf(service.pid!)
+    const cpuAfterLoad = cpuSecondsOf(service.pid!)
     console.log(
       `service with PGlite, one wallet (${positions} positions), Node ${process.version}` +
         (flags.length > 0 ? `, flags ${flags.join(" ")}` : "") +
@@ -170,6 +200,14 @@ const main = async () => {
       `RSS after light load (4 connections, 10 s each on positions and portfolio, ${
         loads.map((l) => `${Math.round(l.requests.average)} req/s`).join(" and ")
       }): ${mb(loaded.rss)}; peak over the whole run ${mb(loaded.peak)}`
+    )
+    console.log(
+      `highest 100 ms sample: ${mb(highest.rss)} at ${(highest.at / 1000).toFixed(1)} s, during ${highest.phase}` +
+        (highest.lastLine === "" ? "" : `; the service's last output line then: ${highest.lastLine}`)
+    )
+    console.log(
+      `service CPU: ${cpuReady.toFixed(1)} s until ready, ${cpuBeforeLoad.toFixed(1)} s before the load, ` +
+        `${(cpuAfterLoad - cpuBeforeLoad).toFixed(1)} s during it`
     )
   } finally {
     await stop()
