@@ -81,7 +81,7 @@ const main = async () => {
   execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" })
   const start = (JSON.parse(Fs.readFileSync(Path.join(ROOT, "package.json"), "utf8")) as {
     readonly scripts: Record<string, string>
-  }).scripts.start!.split(" ").filter((word) => word !== "")
+  }).scripts.start!.split(" ").filter((word) => word !== "" && word !== "exec")
   if (start[0] !== "node") throw new Error(`the start script does not run node: ${start.join(" ")}`)
   const entry = start[start.length - 1]!
   const startFlags = start.slice(1, -1)
