@@ -23,7 +23,7 @@ const autocannon = createRequire(import.meta.url)("autocannon") as (options: {
   readonly connections: number
   readonly duration: number
   readonly headers?: Record<string, string>
-}) => Promise<{ readonly requests: { readonly average: number }; readonly non2xx: number }>
+}) => Promise<{ readonly requests: { readonly average: number; readonly total: number }; readonly non2xx: number }>
 
 /** Resident and peak resident memory of a process, in bytes, from /proc. */
 const memoryOf = (pid: number) => {
@@ -106,7 +106,9 @@ const main = async () => {
         TOKEN_LIST: tokenListPath,
         FINALITY_DEPTH: "5",
         FX_REFRESH: "off",
-        BACKFILL_POLL_MS: "250"
+        BACKFILL_POLL_MS: "250",
+        // The load is to reach the handlers (600 a minute would answer nearly all of it with 429).
+        RATE_LIMIT_PER_MINUTE: "0"
       },
       stdio: ["ignore", "pipe", "pipe"]
     }
@@ -182,7 +184,11 @@ const main = async () => {
       loads.push(await autocannon({ url: `${base}${path}`, connections: 4, duration: 10, headers }))
     }
     const loaded = memoryOf(service.pid!)
+    const loadedKinds = residentByKind(service.pid!)
     const cpuAfterLoad = cpuSecondsOf(service.pid!)
+    phase = "idle after the load"
+    await sleep(IDLE_SECONDS * 1000)
+    const settled = memoryOf(service.pid!)
     console.log(
       `service with PGlite, one wallet (${positions} positions), Node ${process.version}` +
         (flags.length > 0 ? `, flags ${flags.join(" ")}` : "") +
@@ -192,15 +198,16 @@ const main = async () => {
     console.log(
       `RSS idle (${IDLE_SECONDS} s later): ${mb(idle.rss)} (target <= 250 MB: ${idle.rss <= 250 * MB ? "OK" : "OVER"})`
     )
-    console.log(
-      `  of which anonymous ${mb(idleKinds.anonymous)} (largest mapping ${mb(idleKinds.largest)}: PGlite's ` +
-        `WebAssembly memory), file-backed ${mb(idleKinds.files)}`
-    )
+    const kinds = (k: ReturnType<typeof residentByKind>) =>
+      `  of which anonymous ${mb(k.anonymous)} (largest mapping ${mb(k.largest)}: PGlite's WebAssembly memory), ` +
+      `file-backed ${mb(k.files)}`
+    console.log(kinds(idleKinds))
     console.log(
       `RSS after light load (4 connections, 10 s each on positions and portfolio, ${
-        loads.map((l) => `${Math.round(l.requests.average)} req/s`).join(" and ")
-      }): ${mb(loaded.rss)}; peak over the whole run ${mb(loaded.peak)}`
+        loads.map((l) => `${Math.round(l.requests.average)} req/s, ${l.non2xx} not 2xx`).join(" and ")
+      }): ${mb(loaded.rss)}; ${IDLE_SECONDS} s later ${mb(settled.rss)}; peak over the whole run ${mb(loaded.peak)}`
     )
+    console.log(kinds(loadedKinds))
     console.log(
       `highest 100 ms sample: ${mb(highest.rss)} at ${(highest.at / 1000).toFixed(1)} s, during ${highest.phase}` +
         (highest.lastLine === "" ? "" : `; the service's last output line then: ${highest.lastLine}`)
