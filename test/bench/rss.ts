@@ -23,7 +23,7 @@ const autocannon = createRequire(import.meta.url)("autocannon") as (options: {
   readonly connections: number
   readonly duration: number
   readonly headers?: Record<string, string>
-}) => Promise<{ readonly requests: { readonly average: number }; readonly non2xx: number }>
+}) => Promise<{ readonly requests: { readonly average: number; readonly total: number }; readonly non2xx: number }>
 
 /** Resident and peak resident memory of a process, in bytes, from /proc. */
 const memoryOf = (pid: number) => {
@@ -61,6 +61,12 @@ const residentByKind = (pid: number) => {
   return { anonymous, files, largest }
 }
 
+/** User and system CPU time of a process so far, in seconds (`/proc/<pid>/stat`, clock ticks of 10 ms). */
+const cpuSecondsOf = (pid: number) => {
+  const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -75,7 +81,7 @@ const main = async () => {
   execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" })
   const start = (JSON.parse(Fs.readFileSync(Path.join(ROOT, "package.json"), "utf8")) as {
     readonly scripts: Record<string, string>
-  }).scripts.start!.split(" ").filter((word) => word !== "")
+  }).scripts.start!.split(" ").filter((word) => word !== "" && word !== "exec")
   if (start[0] !== "node") throw new Error(`the start script does not run node: ${start.join(" ")}`)
   const entry = start[start.length - 1]!
   const startFlags = start.slice(1, -1)
@@ -100,17 +106,36 @@ const main = async () => {
         TOKEN_LIST: tokenListPath,
         FINALITY_DEPTH: "5",
         FX_REFRESH: "off",
-        BACKFILL_POLL_MS: "250"
+        BACKFILL_POLL_MS: "250",
+        // The load is to reach the handlers (600 a minute would answer nearly all of it with 429).
+        RATE_LIMIT_PER_MINUTE: "0"
       },
       stdio: ["ignore", "pipe", "pipe"]
     }
   )
   let output = ""
+  // The sampler below names each reading by the bench's phase and the service's last log line, so the peak can be
+  // placed (PGlite opening, migrations, the backfill, the first build, a request burst...).
+  let phase = "starting"
+  let lastLine = ""
   service.stdout.on("data", (chunk) => {
     if (output.length < 100_000) output += chunk
+    const lines = String(chunk).trim().split("\n")
+    lastLine = lines[lines.length - 1]!.slice(0, 160)
   })
+  let highest = { rss: 0, at: 0, phase: "", lastLine: "" }
+  const startedAt = Date.now()
+  const sampler = setInterval(() => {
+    try {
+      const { rss } = memoryOf(service.pid!)
+      if (rss > highest.rss) highest = { rss, at: Date.now() - startedAt, phase, lastLine }
+    } catch {
+      // the process has exited
+    }
+  }, 100)
   service.stderr.on("data", (chunk) => process.stderr.write(chunk))
   const stop = async () => {
+    clearInterval(sampler)
     const exited = new Promise((resolve) => service.once("exit", resolve))
     service.kill("SIGTERM")
     await exited
@@ -124,6 +149,8 @@ const main = async () => {
       180_000
     )
     const started = memoryOf(service.pid!)
+    const cpuReady = cpuSecondsOf(service.pid!)
+    phase = "adding the wallet and its backfill"
     const key = /API key (sk_live_[0-9A-Za-z]{32})/.exec(output)?.[1]
     if (key === undefined) throw new Error("the service printed no first-start key")
     const headers = { authorization: `Bearer ${key}` }
@@ -139,20 +166,29 @@ const main = async () => {
       const body = await (await fetch(`${base}/v1/wallets/${wallet.address}`, { headers })).json() as any
       return body?.backfill?.status === "complete" || undefined
     }, 120_000)
+    phase = "waiting for the first ledger build (positions)"
     const positions = await waitFor("the positions", async () => {
       const response = await fetch(`${base}/v1/positions`, { headers })
       const body = await response.json() as any
       return response.status === 200 && body.positions.length > 0 ? body.positions.length as number : undefined
     }, 120_000)
     const afterBackfill = memoryOf(service.pid!)
+    phase = "idle"
     await sleep(IDLE_SECONDS * 1000)
     const idle = memoryOf(service.pid!)
     const idleKinds = residentByKind(service.pid!)
     const loads = []
+    const cpuBeforeLoad = cpuSecondsOf(service.pid!)
     for (const path of ["/v1/positions", "/v1/portfolio"]) {
+      phase = `light load on ${path}`
       loads.push(await autocannon({ url: `${base}${path}`, connections: 4, duration: 10, headers }))
     }
     const loaded = memoryOf(service.pid!)
+    const loadedKinds = residentByKind(service.pid!)
+    const cpuAfterLoad = cpuSecondsOf(service.pid!)
+    phase = "idle after the load"
+    await sleep(IDLE_SECONDS * 1000)
+    const settled = memoryOf(service.pid!)
     console.log(
       `service with PGlite, one wallet (${positions} positions), Node ${process.version}` +
         (flags.length > 0 ? `, flags ${flags.join(" ")}` : "") +
@@ -162,14 +198,23 @@ const main = async () => {
     console.log(
       `RSS idle (${IDLE_SECONDS} s later): ${mb(idle.rss)} (target <= 250 MB: ${idle.rss <= 250 * MB ? "OK" : "OVER"})`
     )
-    console.log(
-      `  of which anonymous ${mb(idleKinds.anonymous)} (largest mapping ${mb(idleKinds.largest)}: PGlite's ` +
-        `WebAssembly memory), file-backed ${mb(idleKinds.files)}`
-    )
+    const kinds = (k: ReturnType<typeof residentByKind>) =>
+      `  of which anonymous ${mb(k.anonymous)} (largest mapping ${mb(k.largest)}: PGlite's WebAssembly memory), ` +
+      `file-backed ${mb(k.files)}`
+    console.log(kinds(idleKinds))
     console.log(
       `RSS after light load (4 connections, 10 s each on positions and portfolio, ${
-        loads.map((l) => `${Math.round(l.requests.average)} req/s`).join(" and ")
-      }): ${mb(loaded.rss)}; peak over the whole run ${mb(loaded.peak)}`
+        loads.map((l) => `${Math.round(l.requests.average)} req/s, ${l.non2xx} not 2xx`).join(" and ")
+      }): ${mb(loaded.rss)}; ${IDLE_SECONDS} s later ${mb(settled.rss)}; peak over the whole run ${mb(loaded.peak)}`
+    )
+    console.log(kinds(loadedKinds))
+    console.log(
+      `highest 100 ms sample: ${mb(highest.rss)} at ${(highest.at / 1000).toFixed(1)} s, during ${highest.phase}` +
+        (highest.lastLine === "" ? "" : `; the service's last output line then: ${highest.lastLine}`)
+    )
+    console.log(
+      `service CPU: ${cpuReady.toFixed(1)} s until ready, ${cpuBeforeLoad.toFixed(1)} s before the load, ` +
+        `${(cpuAfterLoad - cpuBeforeLoad).toFixed(1)} s during it`
     )
   } finally {
     await stop()

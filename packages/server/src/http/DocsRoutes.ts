@@ -1,9 +1,8 @@
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { ErrorCatalog } from "@scaledger/domain/Errors"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
 
 const escapeHtml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
@@ -29,8 +28,30 @@ ${sections}
 </body></html>`
 }
 
+/**
+ * `/docs`: Scalar's API reference page, its script served by the service itself. The module holds that script as a
+ * 3.4 MB string and the page repeats it, so it is imported on the first request, not at start (about 15 MB of heap
+ * that a service nobody reads the reference of does not keep). The page is then served by a router of its own, built
+ * once with a memo map of its own: with the enclosing build's (which request fibers inherit), `HttpLayerRouter.layer`
+ * would be the memoized outer router, where `GET /docs` is already taken.
+ */
+const ScalarRoute = Layer.scopedDiscard(Effect.gen(function*() {
+  const router = yield* HttpLayerRouter.HttpRouter
+  const scope = yield* Effect.scope
+  const page = yield* Effect.cached(
+    Effect.promise(() => import("@effect/platform/HttpApiScalar")).pipe(
+      Effect.flatMap((Scalar) =>
+        HttpLayerRouter.toHttpEffect(Scalar.layerHttpLayerRouter({ api: ScaledgerApi, path: "/docs" }))
+      ),
+      Effect.provideServiceEffect(Layer.CurrentMemoMap, Layer.makeMemoMap),
+      Scope.extend(scope)
+    )
+  )
+  yield* router.add("GET", "/docs", Effect.flatten(page))
+}))
+
 /** `/docs` (the API reference, assets served by the service itself) and `/docs/errors` (one anchor per error code). */
 export const DocsRoutes = Layer.mergeAll(
-  HttpApiScalar.layerHttpLayerRouter({ api: ScaledgerApi, path: "/docs" }),
+  ScalarRoute,
   HttpLayerRouter.add("GET", "/docs/errors", Effect.succeed(HttpServerResponse.html(errorsPage())))
 )
