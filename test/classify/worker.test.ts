@@ -87,6 +87,22 @@ const Common = Layer.mergeAll(
   )
 )
 
+/** An account of its own with one own wallet at `address`. */
+const accountWith = (name: string, address: string) =>
+  Effect.gen(function*() {
+    const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate(name))
+    yield* Effect.orDie((yield* WalletsRepo).insert({
+      accountId: account.id,
+      address,
+      label: "",
+      self: true,
+      watchingFromBlock: null,
+      watchingFromAt: null,
+      chainId: CHAIN
+    }))
+    return account
+  })
+
 let tx = 0
 const transfer = (from: string, to: string) =>
   Effect.gen(function*() {
@@ -138,16 +154,7 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
     describe("rules, the model's outage, the queue", () => {
       it.effect("an outage leaves the unlisted contract's movement unknown, needing review; the rules still decide", () =>
         Effect.gen(function*() {
-          const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-a"))
-          yield* Effect.orDie((yield* WalletsRepo).insert({
-            accountId: account.id,
-            address: W,
-            label: "",
-            self: true,
-            watchingFromBlock: null,
-            watchingFromAt: null,
-            chainId: CHAIN
-          }))
+          const account = yield* accountWith("worker-a", W)
           codeReads.length = 0
           const toUnlisted = yield* transfer(W, UNLISTED)
           const fromPlain = yield* transfer(PLAIN, W)
@@ -216,17 +223,8 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
         "reads the transactions' facts in one batch, only for what goes to the model; a failed read waits",
         () =>
           Effect.gen(function*() {
-            const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-c"))
             const address = "0x00000000000000000000000000000000000000cc"
-            yield* Effect.orDie((yield* WalletsRepo).insert({
-              accountId: account.id,
-              address,
-              label: "",
-              self: true,
-              watchingFromBlock: null,
-              watchingFromAt: null,
-              chainId: CHAIN
-            }))
+            yield* accountWith("worker-c", address)
             const first = yield* transfer(address, UNLISTED)
             const second = yield* transfer(address, UNLISTED)
             const plain = yield* transfer(PLAIN, address)
@@ -266,17 +264,8 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
         "a crashed worker's lease expires: the transfer is classified once, by the next worker",
         () =>
           Effect.gen(function*() {
-            const { account } = yield* Effect.orDie((yield* AccountsRepo).findOrCreate("worker-b"))
             const address = "0x00000000000000000000000000000000000000bb"
-            yield* Effect.orDie((yield* WalletsRepo).insert({
-              accountId: account.id,
-              address,
-              label: "",
-              self: true,
-              watchingFromBlock: null,
-              watchingFromAt: null,
-              chainId: CHAIN
-            }))
+            const account = yield* accountWith("worker-b", address)
             const hash = yield* transfer(PLAIN, address)
             const store = yield* ClassificationStore
             yield* Effect.orDie(store.enqueue(CHAIN, 100))
