@@ -10,6 +10,7 @@ import { migrations } from "./migrations/index.js"
 import * as PgliteClient from "./PgliteClient.js"
 import { pgTypes } from "./PgTypes.js"
 import * as ReadChanges from "./ReadChanges.js"
+import * as RoleLocks from "./RoleLocks.js"
 
 export const DatabaseConfig = Config.all({
   /** Unset or empty: the embedded database. */
@@ -31,22 +32,26 @@ export const targetOf = (config: DatabaseConfig): DatabaseTarget =>
   })
 
 /**
- * A `SqlClient` for the target, with `ReadChanges` (what changed, for the read caches): PostgreSQL through
- * node-postgres, or PGlite persisted under the data folder.
+ * A `SqlClient` for the target, with `ReadChanges` (what changed, for the read caches) and `RoleLocks` (roles one
+ * process plays at a time): PostgreSQL through node-postgres, or PGlite persisted under the data folder.
  */
 export const clientLayer = (
   target: DatabaseTarget
-): Layer.Layer<SqlClient.SqlClient | ReadChanges.ReadChanges, SqlError | DataDirLocked> => {
+): Layer.Layer<SqlClient.SqlClient | ReadChanges.ReadChanges | RoleLocks.RoleLocks, SqlError | DataDirLocked> => {
   if (target._tag === "Postgres") {
-    return Layer.merge(
+    return Layer.mergeAll(
       PgClient.layer({ url: target.url, types: pgTypes, applicationName: "scaledger" }),
-      ReadChanges.postgres(target.url)
+      ReadChanges.postgres(target.url),
+      RoleLocks.postgres(target.url)
     )
   }
-  if (target.dataDir === undefined) return PgliteClient.layer({})
+  if (target.dataDir === undefined) return Layer.merge(PgliteClient.layer({}), RoleLocks.singleProcess)
   const dataDir = target.dataDir
-  return Layer.unwrapScoped(
-    Effect.as(acquireDataDirLock(dataDir), PgliteClient.layer({ dataDir: Path.join(dataDir, "pglite") }))
+  return Layer.merge(
+    Layer.unwrapScoped(
+      Effect.as(acquireDataDirLock(dataDir), PgliteClient.layer({ dataDir: Path.join(dataDir, "pglite") }))
+    ),
+    RoleLocks.singleProcess
   )
 }
 

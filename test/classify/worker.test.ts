@@ -16,7 +16,7 @@ import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import { ClassificationSettings, makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
 import { NoClassifier as ClassifierNone } from "@scaledger/workers/classify/ClassifierProviders"
 import { ContractList } from "@scaledger/workers/classify/ContractListLive"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer, Option } from "effect"
 
 const CHAIN = 31337
 const W = "0x00000000000000000000000000000000000000aa"
@@ -259,6 +259,32 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           }),
         { timeout: 20_000 }
       )
+
+      it.effect("a full batch is followed at once by the next round, not after the poll interval", () =>
+        Effect.gen(function*() {
+          const address = "0x00000000000000000000000000000000000000bc"
+          yield* accountWith("worker-drain", address)
+          const hashes = yield* Effect.forEach([1, 2, 3, 4, 5], () => transfer(PLAIN, address))
+          // Batches of two, a round every ten minutes when idle.
+          const settings = ClassificationSettings.Live.pipe(
+            Layer.provide(
+              Layer.setConfigProvider(ConfigProvider.fromJson({ CLASSIFY_BATCH: 2, CLASSIFY_POLL_MS: 600_000 }))
+            )
+          )
+          const worker = yield* makeClassificationWorker.pipe(
+            Effect.provide(Layer.mergeAll(Common, ClassifierNone, settings))
+          )
+          const running = yield* Effect.fork(worker.run)
+          let statuses: Array<string | undefined> = []
+          for (let tries = 0; tries < 50; tries++) {
+            statuses = yield* Effect.forEach(hashes, (hash) => Effect.map(rowOf(hash), (row) => row?.status))
+            if (statuses.every((status) => status === "done")) break
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+          }
+          yield* Fiber.interrupt(running)
+          // Three rounds (2 + 2 + 1) within seconds: the two full ones did not wait ten minutes.
+          expect(statuses).toEqual(["done", "done", "done", "done", "done"])
+        }))
 
       it.effect(
         "a crashed worker's lease expires: the transfer is classified once, by the next worker",

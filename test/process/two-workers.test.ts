@@ -124,7 +124,7 @@ describe("two worker processes on one PostgreSQL", () => {
           )
             .catch((error) => Promise.reject(new Error(`${error}\n${api.output()}`)))
         )
-        // Both recorders begin at the first new head they see: the idle test chain is given heads until one has.
+        // The recorder begins at the first new head it sees: the idle test chain is given heads until it has.
         yield* Effect.promise(() =>
           waitFor("the recorder's first head", async () => {
             const [row] = await Effect.runPromise(sql<{ n: string }>`SELECT count(*) AS n FROM chain_cursors`)
@@ -161,6 +161,15 @@ describe("two worker processes on one PostgreSQL", () => {
             )
           )
         )
+
+        // One process records the chain and polls prices; the other stands by (each block is read once).
+        for (const role of ["recorder", "price recorder"]) {
+          const standing = workers.filter((w) =>
+            w.output().includes(`message="${role}: another worker process plays this role`)
+          )
+          expect(standing).toHaveLength(1)
+        }
+        expect(workers.filter((w) => w.output().includes(`message="recorder: watching chain`))).toHaveLength(1)
 
         // Each wallet's backfill ran once, in one of the two processes, and both took some.
         const started = workers.map((w) => backfillLines(w.output(), "blocks"))

@@ -5,6 +5,7 @@ import { Config, Effect, Layer, Redacted } from "effect"
 import * as Database from "../Database.js"
 import { randomBase62 } from "../Ids.js"
 import { pgTypes } from "../PgTypes.js"
+import type * as RoleLocks from "../RoleLocks.js"
 
 /** Where tests find PostgreSQL: `DATABASE_URL`, else the project machines' local server. */
 export const AdminUrl = Config.string("DATABASE_URL").pipe(
@@ -44,11 +45,14 @@ export const postgresUrl: Effect.Effect<string, never, Scope.Scope> = Effect.gen
   return withDatabase(adminUrl, name)
 })
 
-export const postgres: Layer.Layer<SqlClient.SqlClient> = Layer.unwrapScoped(
+export const postgres: Layer.Layer<SqlClient.SqlClient | RoleLocks.RoleLocks> = Layer.unwrapScoped(
   Effect.map(postgresUrl, (url) => Database.layerWith({ _tag: "Postgres", url: Redacted.make(url) }).pipe(Layer.orDie))
 )
 
 /** An in-memory PGlite database, migrated. */
-export const pglite: Layer.Layer<SqlClient.SqlClient> = Database.layerWith({ _tag: "Pglite", dataDir: undefined }).pipe(
+export const pglite: Layer.Layer<SqlClient.SqlClient | RoleLocks.RoleLocks> = Database.layerWith({
+  _tag: "Pglite",
+  dataDir: undefined
+}).pipe(
   Layer.orDie
 )

@@ -9,7 +9,7 @@ import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"
 import { classifyByRules, type RuleOutcome, type TxLeg, ZERO_ADDRESS } from "@scaledger/domain/classification/Rules"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
-import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
@@ -340,9 +340,11 @@ export const makeClassificationWorker = Effect.gen(function*() {
     }).pipe(Effect.tapErrorCause(() => Effect.ignore(store.release(owner, claimed))))
   })
 
+  // A full batch means more are waiting: the next round starts at once, not after the poll interval.
   const run = poll.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("classification worker: poll failed", cause)),
-    Effect.repeat(Schedule.spaced(config.poll))
+    Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("classification worker: poll failed", cause), 0)),
+    Effect.flatMap((stored) => stored >= config.batch ? Effect.yieldNow() : Effect.sleep(config.poll)),
+    Effect.forever
   )
   return { run, poll, owner } as const
 })

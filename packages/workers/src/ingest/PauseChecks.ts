@@ -3,6 +3,7 @@ import { type PauseRead, PauseReads } from "@scaledger/db/chain/PauseReads"
 import { ChainClient } from "@scaledger/domain/chain/ChainClient"
 import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ReadHealth } from "../chain/ReadHealth.js"
+import { asSingleton } from "../Singleton.js"
 import { IngestConfig } from "./IngestConfig.js"
 import { TokenCatalog } from "./TokenCatalog.js"
 
@@ -74,7 +75,7 @@ export class PauseChecks extends Effect.Service<PauseChecks>()("@scaledger/worke
   })
 }) {}
 
-/** `checkAll` every `PAUSE_CHECK_MINUTES`, as a fiber owned by the layer's scope. */
+/** `checkAll` every `PAUSE_CHECK_MINUTES`, as a fiber owned by the layer's scope, in one worker process at a time. */
 export const PauseChecksLive = Layer.scopedDiscard(Effect.gen(function*() {
   const checks = yield* PauseChecks
   const config = yield* IngestConfig
@@ -82,7 +83,8 @@ export const PauseChecksLive = Layer.scopedDiscard(Effect.gen(function*() {
     checks.checkAll.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("pauses: periodic check failed", cause)),
       Effect.repeat(Schedule.spaced(Duration.minutes(config.pauseCheckMinutes))),
-      Effect.delay(Duration.minutes(config.pauseCheckMinutes))
+      Effect.delay(Duration.minutes(config.pauseCheckMinutes)),
+      asSingleton("pause checks")
     )
   )
 }))

@@ -4,6 +4,7 @@ import { Cause, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { ReadHealth } from "../chain/ReadHealth.js"
 import { TokenRegistry } from "../chain/TokenRegistry.js"
+import { asSingleton } from "../Singleton.js"
 import { IngestConfig } from "./IngestConfig.js"
 import { PriceWake } from "./PriceWake.js"
 
@@ -366,11 +367,26 @@ export const makePriceRecorder = Effect.gen(function*() {
     onNone: () => Effect.repeat(pass, Schedule.spaced(Duration.millis(config.pricePollMs))),
     onSome: (signal) => Effect.forever(Effect.zipRight(pass, signal.sleep(Duration.millis(config.pricePollMs))))
   })
+  /**
+   * What a worker process does while another one polls prices: a pass when a backfill of its own ends (the poller
+   * would only see those transfers at its next poll), else nothing.
+   */
+  const standBy = (wait: Duration.Duration) =>
+    Option.match(wake, {
+      onNone: () => Effect.sleep(wait),
+      onSome: (signal) => Effect.flatMap(signal.sleep(wait), (woken) => woken ? pass : Effect.void)
+    })
 
-  return { targets, tick, catchUp, run } as const
+  return { targets, tick, catchUp, run, standBy } as const
 })
 
-/** The price recorder as a fiber owned by the layer's scope: shutdown interrupts it. */
+/**
+ * The price recorder as a fiber owned by the layer's scope (shutdown interrupts it): one worker process of the
+ * deployment polls; the others only make the pass their own ended backfills ask for.
+ */
 export const PriceRecorderLive = Layer.scopedDiscard(
-  Effect.flatMap(makePriceRecorder, (recorder) => Effect.forkScoped(recorder.run))
+  Effect.flatMap(
+    makePriceRecorder,
+    (recorder) => Effect.forkScoped(asSingleton("price recorder", recorder.standBy)(recorder.run))
+  )
 )

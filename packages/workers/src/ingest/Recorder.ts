@@ -13,6 +13,7 @@ import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
 import { Cause, Chunk, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { ReadHealth } from "../chain/ReadHealth.js"
+import { asSingleton } from "../Singleton.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
 import { IngestConfig } from "./IngestConfig.js"
 import { PauseChecks } from "./PauseChecks.js"
@@ -290,7 +291,10 @@ export const makeRecorder = Effect.gen(function*() {
   return { step, run } as const
 })
 
-/** The recorder as a fiber owned by the layer's scope: shutdown interrupts it. */
+/**
+ * The recorder as a fiber owned by the layer's scope (shutdown interrupts it), run by one worker process of the
+ * deployment at a time.
+ */
 export const RecorderLive = Layer.scopedDiscard(
-  Effect.flatMap(makeRecorder, (recorder) => Effect.forkScoped(recorder.run))
+  Effect.flatMap(makeRecorder, (recorder) => Effect.forkScoped(asSingleton(RECORDER)(recorder.run)))
 )
