@@ -16,6 +16,7 @@ import * as Database from "@scaledger/db/Database"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import * as Fs from "node:fs"
+import * as Inspector from "node:inspector"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
@@ -29,8 +30,20 @@ const TOTAL = Number(process.env.BENCH_TOTAL ?? (process.argv.includes("--big") 
 const WALLET_SHARE = Math.floor(TOTAL / 10)
 /** `--mints`: every wallet transfer a mint (the composition of the figures before issue 14): no receipts needed. */
 const MINTS_ONLY = process.argv.includes("--mints")
+/** `--timestamps`: only the case of a node that gives log timestamps (no raw receipt or header reads). */
+const TIMESTAMPS_ONLY = process.argv.includes("--timestamps")
+/** Backfills per case, each into a fresh database (`BENCH_ROUNDS`, default 1). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
 const PER_TX = 250
 const WALLET = "0x00000000000000000000000000000000000beef1"
+
+let profiles = 0
+/** `getconf CLK_TCK` on Linux. */
+const CLOCK_TICKS = 100
+const post = (session: Inspector.Session, method: string, params?: object) =>
+  new Promise<unknown>((resolve, reject) =>
+    session.post(method, params ?? {}, (error, result) => (error === null ? resolve(result) : reject(error)))
+  )
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
@@ -135,25 +148,68 @@ const main = async () => {
 
   // (c) The receipts of the wallet's transfers that are not mints, and (d) the headers of the wallet's blocks, read
   // raw: what the node itself costs for them (the backfill reads block headers where logs carry no times).
-  const rawReceiptsMs = await rawBatched("eth_getTransactionReceipt", walletTransfers.map((hash) => [hash]))
-  console.log(
-    `(c) raw batched eth_getTransactionReceipt for the ${walletTransfers.length.toLocaleString("en")} ` +
-      `transactions that are not mints: ${seconds(rawReceiptsMs)}`
-  )
-  const rawBlocksMs = await rawBatched("eth_getBlockByNumber", [...walletBlocks].map((n) => [n, false]))
-  console.log(
-    `(d) raw batched eth_getBlockByNumber for the wallet's ${walletBlocks.size.toLocaleString("en")} blocks: ${
-      seconds(rawBlocksMs)
-    }`
-  )
+  let rawBlocksMs = 0
+  if (!TIMESTAMPS_ONLY) {
+    const rawReceiptsMs = await rawBatched("eth_getTransactionReceipt", walletTransfers.map((hash) => [hash]))
+    console.log(
+      `(c) raw batched eth_getTransactionReceipt for the ${walletTransfers.length.toLocaleString("en")} ` +
+        `transactions that are not mints: ${seconds(rawReceiptsMs)}`
+    )
+    rawBlocksMs = await rawBatched("eth_getBlockByNumber", [...walletBlocks].map((n) => [n, false]))
+    console.log(
+      `(d) raw batched eth_getBlockByNumber for the wallet's ${walletBlocks.size.toLocaleString("en")} blocks: ${
+        seconds(rawBlocksMs)
+      }`
+    )
+  }
+
+  /**
+   * CPU milliseconds of each PostgreSQL backend serving this database (from `/proc`, so a local server only; none
+   * for PGlite, whose work is this process's).
+   */
+  const serverCpu = (database: "PostgreSQL" | "PGlite") =>
+    Effect.gen(function*() {
+      if (database === "PGlite") return new Map<number, number>()
+      const sql = yield* SqlClient.SqlClient
+      const byPid = new Map<number, number>()
+      const rows = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`
+        .pipe(
+          Effect.orElseSucceed(() => [])
+        )
+      for (const { pid } of rows) {
+        try {
+          const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+          byPid.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS)
+        } catch {
+          // Not a local server, or the backend ended.
+        }
+      }
+      return byPid
+    })
 
   const backfill = (name: string, database: Layer.Layer<any>, withBlockReads: boolean) =>
     Effect.gen(function*() {
-      const spans = makeSpanTimes()
+      const spans = makeSpanTimes({ statements: process.env.BENCH_SPANS !== undefined })
+      const profiling = process.env.BENCH_CPU_PROFILE
+      const session = profiling === undefined ? undefined : new Inspector.Session()
+      if (session !== undefined) {
+        session.connect()
+        yield* Effect.promise(() => post(session, "Profiler.enable"))
+        yield* Effect.promise(() => post(session, "Profiler.setSamplingInterval", { interval: 200 }))
+        yield* Effect.promise(() => post(session, "Profiler.start"))
+      }
+      const server = name.startsWith("PGlite") ? "PGlite" : "PostgreSQL"
+      const serverBefore = yield* serverCpu(server)
       const cpuStart = process.cpuUsage()
       const start = performance.now()
       const wallet = yield* spans.measure(addAndBackfill(WALLET, node.chainId))
       const ms = performance.now() - start
+      const serverAfter = yield* serverCpu(server)
+      if (session !== undefined) {
+        const { profile } = (yield* Effect.promise(() => post(session, "Profiler.stop"))) as { profile: unknown }
+        Fs.writeFileSync(`${profiling}-${++profiles}.cpuprofile`, JSON.stringify(profile))
+        session.disconnect()
+      }
       const cpu = process.cpuUsage(cpuStart)
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM token_transfers`
@@ -176,6 +232,11 @@ const main = async () => {
         }; multiplier history and the rest ${seconds(ms - phase("Backfill.transfers"))} (of which the tokens' own ` +
           `logs over the whole range ${seconds(phase("Backfill.lifecycleLogs"))})`
       )
+      if (process.env.BENCH_SPANS !== undefined) {
+        for (const [span, total] of [...spans.totals].sort((a, b) => b[1].ms - a[1].ms)) {
+          console.log(`      ${span}: ${total.count} × ${seconds(total.ms)}`)
+        }
+      }
       const cpuMs = (cpu.user + cpu.system) / 1000
       console.log(
         `    process CPU (the in-process node included, the database server not): ${seconds(cpuMs)} (user ${
@@ -184,6 +245,15 @@ const main = async () => {
           seconds(rawCpuMs)
         }); load average ${Os.loadavg()[0]!.toFixed(1)} on ${Os.cpus().length} cores`
       )
+      if (serverAfter.size > 0) {
+        let serverMs = 0
+        for (const [pid, after] of serverAfter) serverMs += after - (serverBefore.get(pid) ?? 0)
+        console.log(
+          `    PostgreSQL server CPU (its backends for this database): ${seconds(serverMs)}; with the process: ${
+            seconds(cpuMs + serverMs)
+          } = ${((cpuMs + serverMs) / rawCpuMs).toFixed(1)}× the CPU of the raw getLogs`
+        )
+      }
     }).pipe(
       Effect.provide(
         ingestServices({
@@ -208,13 +278,22 @@ const main = async () => {
       )
     })))
 
-  console.log(`(b) raw eth_getLogs for the same filters: ${seconds(rawMs)} for ${rawLogs.toLocaleString("en")} logs`)
-  await onPostgres("PostgreSQL, node without log timestamps", true)
-  await Effect.runPromise(backfill("PGlite (in memory), node without log timestamps", TestDatabase.pglite, true))
+  const rounds = async (run: () => Promise<void>) => {
+    for (let round = 0; round < ROUNDS; round++) await run()
+  }
+  if (!TIMESTAMPS_ONLY) {
+    console.log(`(b) raw eth_getLogs for the same filters: ${seconds(rawMs)} for ${rawLogs.toLocaleString("en")} logs`)
+    await rounds(() => onPostgres("PostgreSQL, node without log timestamps", true))
+    await rounds(() =>
+      Effect.runPromise(backfill("PGlite (in memory), node without log timestamps", TestDatabase.pglite, true))
+    )
+  }
   node.setLogTimestamps(true)
   rawMs = await rawGetLogs()
-  console.log(`(b) raw eth_getLogs, node with log timestamps: ${seconds(rawMs)}`)
-  await onPostgres("PostgreSQL, node with log timestamps (geth 1.16+)", false)
+  console.log(
+    `(b) raw eth_getLogs, node with log timestamps: ${seconds(rawMs)} for ${rawLogs.toLocaleString("en")} logs`
+  )
+  await rounds(() => onPostgres("PostgreSQL, node with log timestamps (geth 1.16+)", false))
 
   Fs.rmSync(dir, { recursive: true, force: true })
   await node.close()

@@ -11,7 +11,8 @@ export interface SpanTimes {
   readonly measure: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
-export const makeSpanTimes = (): SpanTimes => {
+/** `statements`: also a total per SQL statement (its first words), under `sql: ...`. */
+export const makeSpanTimes = (settings: { readonly statements?: boolean } = {}): SpanTimes => {
   const totals = new Map<string, { ms: number; count: number }>()
   const measure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     Effect.tracerWith((base) =>
@@ -27,6 +28,14 @@ export const makeSpanTimes = (): SpanTimes => {
               total.ms += Number(endTime - startTime) / 1e6
               total.count++
               totals.set(name, total)
+              const text = span.attributes.get("db.query.text")
+              if (settings.statements === true && typeof text === "string") {
+                const statement = `sql: ${text.replace(/\s+/g, " ").slice(0, 90)}`
+                const own = totals.get(statement) ?? { ms: 0, count: 0 }
+                own.ms += Number(endTime - startTime) / 1e6
+                own.count++
+                totals.set(statement, own)
+              }
               end(endTime, exit)
             }
             return span

@@ -60,6 +60,10 @@ describe("chain ingestion", () => {
             expect(snapshot.transfers.map((t: any) => [t.tx_hash, t.log_index, Number(t.block), t.raw])).toEqual(
               expected.map((t) => [t.txHash, t.logIndex, t.block, t.value.toString()])
             )
+            // Each with its block's time, to the second.
+            expect(snapshot.transfers.map((t: any) => new Date(t.block_time).getTime())).toEqual(
+              expected.map((t) => t.timestamp * 1000)
+            )
             // No receipts: the classification worker reads what it needs of a transaction itself, and only for
             // the movements the rules leave to the model (test/classify/classification.test.ts).
             expect(snapshot.receipts).toEqual([])

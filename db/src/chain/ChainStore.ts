@@ -216,18 +216,14 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
           )
         })
         if (final !== undefined) {
-          for (
-            const table of [
-              "token_transfers",
-              "tx_receipts",
-              "multiplier_announcements",
-              "token_pause_events",
-              "multiplier_changes"
-            ]
-          ) {
-            yield* sql`UPDATE ${sql(table)} SET provisional = false
-                       WHERE chain_id = ${chainId} AND provisional AND block <= ${final}`
-          }
+          // One statement (one round trip) for the five tables.
+          const settle = (table: string) =>
+            sql`UPDATE ${sql(table)} SET provisional = false
+                WHERE chain_id = ${chainId} AND provisional AND block <= ${final}`
+          yield* sql`WITH transfers AS (${settle("token_transfers")}), receipts AS (${settle("tx_receipts")}),
+                       announcements AS (${settle("multiplier_announcements")}),
+                       pauses AS (${settle("token_pause_events")})
+                     ${settle("multiplier_changes")}`
         }
       })
 

@@ -104,11 +104,16 @@ export const make = Effect.gen(function*() {
   const blockByHash = (hash: string) =>
     header(transport.send("eth_getBlockByHash", [hash, false]), hash, decodeBlockByHash)
 
-  const remember = (h: BlockHeader) => {
-    if (h.number + config.finalityDepth <= transport.knownHead()) {
+  /** Keeps a final block's time (from its header, or from a log that carries it). */
+  const rememberTime = (number: number, timestamp: number) => {
+    if (number + config.finalityDepth <= transport.knownHead() && !timestamps.has(number)) {
       if (timestamps.size >= MAX_CACHED_TIMESTAMPS) timestamps.delete(timestamps.keys().next().value!)
-      timestamps.set(h.number, h.timestamp)
+      timestamps.set(number, timestamp)
     }
+  }
+
+  const remember = (h: BlockHeader) => {
+    rememberTime(h.number, h.timestamp)
     return h.timestamp
   }
 
@@ -155,6 +160,9 @@ export const make = Effect.gen(function*() {
       Effect.withSpan("ChainClient.getLogs"),
       Effect.flatMap((answer) => Effect.withSpan(Effect.suspend(() => decodeLogs(answer)), "ChainClient.decodeLogs")),
       Effect.map((logs) => {
+        for (const log of logs) {
+          if (log.blockTimestamp !== undefined) rememberTime(log.blockNumber, log.blockTimestamp)
+        }
         const sorted = [...logs].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
         const grown = Math.min(span * 2, logsCeiling, config.logsMaxChunk)
         return [{ fromBlock: from, toBlock: to, logs: sorted }, Math.max(grown, 1)] as const

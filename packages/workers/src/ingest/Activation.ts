@@ -4,20 +4,41 @@ import { ChainClient, type MultiplierAnnouncement } from "@scaledger/domain/chai
 import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
 import { Effect, Option } from "effect"
 
+/** Blocks read per round of the search: one batched request a round instead of one round trip per halving. */
+const PROBES = 8
+
+/** Up to `PROBES` blocks spread evenly over `[low, high - 1]`, ascending. */
+const probesBetween = (low: number, high: number): ReadonlyArray<number> => {
+  const probes = new Set<number>()
+  for (let i = 1; i <= PROBES; i++) probes.add(low + Math.floor((i * (high - low)) / (PROBES + 1)))
+  return [...probes]
+}
+
 /**
- * The first block in `[lo, hi]` whose timestamp is at or after `time` (unix seconds), by binary search over block
- * timestamps; none when even `hi` is earlier.
+ * The first block in `[lo, hi]` whose timestamp is at or after `time` (unix seconds), by a search over block
+ * timestamps that narrows the range ninefold a round; none when even `hi` is earlier.
  */
 export const firstBlockAtOrAfter = (time: number, lo: number, hi: number) =>
   Effect.gen(function*() {
     const chain = yield* ChainClient
-    if (lo > hi || (yield* chain.blockTimestamp(hi)) < time) return Option.none<number>()
+    if (lo > hi) return Option.none<number>()
+    let probes = lo < hi ? probesBetween(lo, hi) : []
+    let times = yield* chain.blockTimestamps([hi, ...probes])
+    if (times.get(hi)! < time) return Option.none<number>()
     let low = lo
     let high = hi
     while (low < high) {
-      const mid = low + Math.floor((high - low) / 2)
-      if ((yield* chain.blockTimestamp(mid)) >= time) high = mid
-      else low = mid + 1
+      // The answer lies after every probe earlier than `time`, and at or before the first one that is not.
+      for (const probe of probes) {
+        if (times.get(probe)! >= time) {
+          high = probe
+          break
+        }
+        low = probe + 1
+      }
+      if (low >= high) break
+      probes = probesBetween(low, high)
+      times = yield* chain.blockTimestamps(probes)
     }
     return Option.some(low)
   })

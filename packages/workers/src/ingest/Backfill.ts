@@ -76,24 +76,32 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
 
     /** Whether the range still ends at `target` (read under the row lock of the checkpoint it runs in). */
     const sameRange = (end: number) => Effect.sync(() => storedTarget === end)
+    /** Moves on to the multiplier phase unless the range was extended past `end` (inside a checkpoint). */
+    const enterMultipliers = (end: number) =>
+      Effect.flatMap(sameRange(end), (same) =>
+        same ? Effect.as(backfills.enterPhase(job.walletId, "multipliers"), true) : Effect.succeed(false))
 
     if (job.phase === "transfers") {
       yield* Effect.gen(function*() {
         for (;;) {
+          let entered = false
           while (next <= target) {
             yield* renew
             const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
             const scan = yield* scanTransfers([job.address], next, spanEnd)
             const finalizedThrough = yield* finalThrough()
-            yield* checkpoint(Effect.gen(function*() {
+            entered = yield* checkpoint(Effect.gen(function*() {
               yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
               yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
+              // The last span's transaction also enters the next phase: one transaction fewer.
+              return spanEnd === target ? yield* enterMultipliers(target) : false
             })).pipe(Effect.withSpan("Backfill.storeTransfers"))
             next = spanEnd + 1
             target = Math.max(target, storedTarget ?? target)
           }
-          const entered = yield* checkpoint(Effect.flatMap(sameRange(target), (same) =>
-            same ? Effect.as(backfills.enterPhase(job.walletId, "multipliers"), true) : Effect.succeed(false)))
+          if (!entered) {
+            entered = yield* checkpoint(enterMultipliers(target))
+          }
           if (entered) {
             break
           }
