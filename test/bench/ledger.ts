@@ -132,7 +132,7 @@ const newBlock = (
       VALUES (${CHAIN}, ${`0x${(seed * 10_000_000 + block).toString(16).padStart(64, "0")}`}, 0, ${block},
               ${`0x${block.toString(16).padStart(64, "0")}`}, to_timestamp(${BASE_TIME + block}), ${tokenAddress(0)},
               ${exchange}, ${w1}, ${exchange}, ${w1}, 1000000000000000000)`
-    yield* invalidateLedgers({ addresses: [w1] })
+    yield* invalidateLedgers({ chainId: CHAIN, addresses: [w1] })
     const incrementalBefore = builder.stats.incremental
     const cpuStart = process.cpuUsage()
     const start = performance.now()

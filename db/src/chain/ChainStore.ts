@@ -210,6 +210,7 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
           discard: true
         })
         yield* invalidateLedgers({
+          chainId,
           addresses: (batch.transfers ?? []).flatMap((t) => [t.from, t.to]),
           tokens: (batch.activations ?? []).map((c) =>
             c.token

@@ -127,7 +127,7 @@ export class PriceRounds extends Effect.Service<PriceRounds>()("@scaledger/db/Pr
       sql.withTransaction(Effect.gen(function*() {
         const tokens = yield* insertRounds(chainId, rounds)
         if (progress !== undefined) yield* saveProgress(chainId, progress)
-        yield* invalidateLedgers({ tokens })
+        yield* invalidateLedgers({ chainId, tokens })
         return tokens.length
       }))
 

@@ -7,6 +7,7 @@ import { Effect } from "effect"
  * having held one of `tokens`.
  */
 export const invalidateLedgers = (input: {
+  readonly chainId: number
   readonly addresses?: ReadonlyArray<string>
   readonly tokens?: ReadonlyArray<string>
 }) =>
@@ -16,9 +17,12 @@ export const invalidateLedgers = (input: {
     const tokens = [...new Set((input.tokens ?? []).map((t) => t.toLowerCase()))]
     if (addresses.length === 0 && tokens.length === 0) return
     const byAddress = addresses.length === 0 ? sql`false` : sql`w.address_key IN ${sql.in(addresses)}`
-    const byToken = tokens.length === 0 ? sql`false` : sql`EXISTS (
-      SELECT 1 FROM token_transfers t
-      WHERE t.token_key IN ${sql.in(tokens)} AND (t.from_key = w.address_key OR t.to_key = w.address_key))`
+    // One lookup per side, each along its (chain, address) index.
+    const byToken = tokens.length === 0 ? sql`false` : sql`
+      EXISTS (SELECT 1 FROM token_transfers t
+              WHERE t.chain_id = ${input.chainId} AND t.from_key = w.address_key AND t.token_key IN ${sql.in(tokens)})
+      OR EXISTS (SELECT 1 FROM token_transfers t
+                 WHERE t.chain_id = ${input.chainId} AND t.to_key = w.address_key AND t.token_key IN ${sql.in(tokens)})`
     yield* sql`
       INSERT INTO ledger_builds (account_id)
       SELECT DISTINCT w.account_id FROM wallets w WHERE ${byAddress} OR ${byToken}
