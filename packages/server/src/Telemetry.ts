@@ -1,7 +1,8 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { Config, Effect, Layer, Option } from "effect"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import { Config, Effect, Function, Layer, Option } from "effect"
 
 /**
  * The standard OpenTelemetry variables: `OTEL_EXPORTER_OTLP_ENDPOINT` (the collector's base URL; spans go to
@@ -27,10 +28,13 @@ export const tracesUrl = (endpoint: URL): string => {
   return url.href
 }
 
-/** Spans exported over OTLP/HTTP when an endpoint is configured; the default (no-op) tracer otherwise. */
+/**
+ * Spans exported over OTLP/HTTP when an endpoint is configured. Otherwise the default tracer, and no server span per
+ * HTTP request (its URL parsing, header copies and attributes would go nowhere).
+ */
 export const telemetryLayer = (config: TelemetryConfig): Layer.Layer<never> =>
   Option.match(config.endpoint, {
-    onNone: () => Layer.empty,
+    onNone: () => Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, Function.constTrue),
     onSome: (endpoint) =>
       OtlpTracer.layer({ url: tracesUrl(endpoint), resource: { serviceName: config.serviceName } }).pipe(
         Layer.provide(

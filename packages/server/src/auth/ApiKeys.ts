@@ -2,7 +2,7 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as Ids from "@scaledger/db/Ids"
 import type { Account } from "@scaledger/domain/Auth"
 import { Effect, Option, Redacted } from "effect"
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
 import { KeyHashSecret } from "./KeyHashSecret.js"
 
 const KEY_PREFIX = "sk_live_"
@@ -40,7 +40,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
   effect: Effect.gen(function*() {
     const accounts = yield* AccountsRepo
     const secret = yield* KeyHashSecret
-    const hash = (key: string) => createHmac("sha256", Redacted.value(secret)).update(key).digest("hex")
+    // A key object made once: a string secret would be converted to one on every request.
+    const hmacKey = createSecretKey(Buffer.from(Redacted.value(secret), "utf8"))
+    const hash = (key: string) => createHmac("sha256", hmacKey).update(key).digest("hex")
     // Keys recently found valid, by their HMAC (never the key itself): a request then needs no query to authenticate.
     const verified = new Map<string, { readonly keyId: string; readonly account: Account; readonly until: number }>()
     const remember = (digest: string, keyId: string, account: Account) => {
@@ -100,11 +102,17 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
 
     /** The account of a valid, unrevoked key. */
     const authenticate = (key: string) =>
-      Effect.gen(function*() {
-        if (!KEY_BODY.test(key)) return Option.none<Account>()
+      Effect.suspend(() => {
+        if (!KEY_BODY.test(key)) return Effect.succeed(Option.none<Account>())
         const digest = hash(key)
         const known = verified.get(digest)
-        if (known !== undefined && known.until > Date.now()) return Option.some(known.account)
+        if (known !== undefined && known.until > Date.now()) return Effect.succeed(Option.some(known.account))
+        return lookUp(key, digest)
+      })
+
+    /** A key not trusted from memory: its row, checked and remembered. */
+    const lookUp = (key: string, digest: string) =>
+      Effect.gen(function*() {
         const row = yield* accounts.findKeyByLookup(lookupOf(key))
         if (Option.isNone(row)) return Option.none<Account>()
         const expected = Buffer.from(row.value.hash, "hex")

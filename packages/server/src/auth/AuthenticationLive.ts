@@ -1,6 +1,6 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Authentication, Unauthorized } from "@scaledger/domain/Auth"
-import { RateLimited } from "@scaledger/domain/Errors"
+import { type Account, Authentication, Unauthorized } from "@scaledger/domain/Auth"
+import { RateLimited, type ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Effect, Layer, Option } from "effect"
 import { mapDatabaseError } from "../http/DatabaseErrors.js"
 import { optionalRateLimiter } from "../http/RateLimit.js"
@@ -12,6 +12,8 @@ export const bearerToken = (header: string | undefined): Option.Option<string> =
   return match === null ? Option.none() : Option.some(match[1]!)
 }
 
+type Failure = Unauthorized | RateLimited | ServiceUnavailable
+
 // The framework's bearer decoder passes an empty token when the header is missing and ignores the scheme, so the
 // header is read here as sent.
 export const AuthenticationLive = Layer.effect(
@@ -19,39 +21,38 @@ export const AuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const limiter = yield* optionalRateLimiter
+    const unknownKey = new Unauthorized({ message: "The API key is unknown or revoked." })
+    const limited = (key: string, account: Account): Effect.Effect<Account, RateLimited> =>
+      limiter === undefined ? Effect.succeed(account) : Effect.flatMap(
+        // Per key: its lookup prefix (`sk_live_` + 8) names it without holding the secret part.
+        limiter.consume(key.slice(0, 16)),
+        (decision) =>
+          decision.allowed ? Effect.succeed(account) : new RateLimited({
+            message:
+              `More than ${limiter.limitPerMinute} requests a minute with this key; retry after ${decision.retryAfterSeconds} s.`,
+            details: { retryAfterSeconds: decision.retryAfterSeconds, limitPerMinute: limiter.limitPerMinute }
+          })
+      )
     return {
       bearer: () =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<Account, Failure> => {
           const header = request.headers["authorization"]
           const token = bearerToken(header)
           if (Option.isNone(token)) {
-            return yield* new Unauthorized({
+            return new Unauthorized({
               message: header === undefined
                 ? "Missing `Authorization: Bearer <API_KEY>` header."
                 : "Malformed Authorization header: expected `Bearer <API_KEY>`."
             })
           }
-          const account = yield* keys.authenticate(token.value).pipe(
+          return keys.authenticate(token.value).pipe(
             Effect.catchTag("SqlError", mapDatabaseError("key lookup failed")),
             // A key lookup never fails on the caller's input (the key's form is checked first).
-            Effect.catchTag("InvalidRequest", () => Effect.succeed(Option.none()))
+            Effect.catchTag("InvalidRequest", () => Effect.succeed(Option.none())),
+            Effect.flatMap((account): Effect.Effect<Account, Failure> =>
+              Option.isNone(account) ? Effect.fail(unknownKey) : limited(token.value, account.value)
+            )
           )
-          if (Option.isNone(account)) {
-            return yield* new Unauthorized({ message: "The API key is unknown or revoked." })
-          }
-          if (limiter !== undefined) {
-            // Per key: its lookup prefix (`sk_live_` + 8) names it without holding the secret part.
-            const decision = yield* limiter.consume(token.value.slice(0, 16))
-            if (!decision.allowed) {
-              return yield* new RateLimited({
-                message:
-                  `More than ${limiter.limitPerMinute} requests a minute with this key; retry after ${decision.retryAfterSeconds} s.`,
-                details: { retryAfterSeconds: decision.retryAfterSeconds, limitPerMinute: limiter.limitPerMinute }
-              })
-            }
-          }
-          return account.value
         })
     }
   })

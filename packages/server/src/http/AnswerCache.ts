@@ -40,19 +40,19 @@ export const makeAnswerCache = Effect.gen(function*() {
       Effect.flatMap(Schema.encode(schema)(value), (encoded) => HttpServerResponse.json(encoded)).pipe(Effect.orDie)
     if (Option.isNone(changes)) return Effect.flatMap(read, ({ value }) => encode(value))
     const key = `${accountId}\u0000${name}`
-    return Effect.gen(function*() {
-      const live = yield* changes.value.sync
-      const token = changes.value.token(accountId)
+    const { sync, token: tokenOf } = changes.value
+    return Effect.flatMap(sync, (live) => {
+      const token = tokenOf(accountId)
       const known = entries.get(key)
       if (live && known !== undefined && known.token === token) {
         remember(key, known)
-        return known.response
+        return Effect.succeed(known.response)
       }
-      const { cacheable, value } = yield* read
-      const response = yield* encode(value)
-      // Stored under the token taken before reading: a change committed meanwhile moves the token on.
-      if (live && cacheable) remember(key, { token, response })
-      return response
+      return Effect.flatMap(read, ({ cacheable, value }) =>
+        Effect.tap(encode(value), (response) => {
+          // Stored under the token taken before reading: a change committed meanwhile moves the token on.
+          if (live && cacheable) remember(key, { token, response })
+        }))
     })
   }
 })

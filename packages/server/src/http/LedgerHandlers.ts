@@ -13,11 +13,16 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
   Effect.gen(function*() {
     const queries = yield* LedgerQueries
     const answer = yield* makeAnswerCache
-    /** An answer computed from a stored build names its own `asOf`; without one it shows the clock. */
-    const fromBuild = <A, E, R>(accountId: string, read: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(
-        queries.settledReport(accountId),
-        (report) => Effect.map(read, (value) => ({ value, cacheable: Option.isSome(report) }))
+    /**
+     * An answer computed from a stored build names its own `asOf`; without one it shows the clock. The read is made
+     * only when no kept answer serves (nothing of it is built per request otherwise).
+     */
+    const fromBuild = <A, E, R>(accountId: string, read: () => Effect.Effect<A, E, R>) =>
+      Effect.suspend(() =>
+        Effect.flatMap(
+          queries.settledReport(accountId),
+          (report) => Effect.map(read(), (value) => ({ value, cacheable: Option.isSome(report) }))
+        )
       )
     return handlers
       .handle("positions", ({ urlParams }) =>
@@ -28,7 +33,7 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             account.id,
             "positions",
             PositionList,
-            fromBuild(account.id, Effect.map(queries.positions(account.id), (result) => result.list))
+            fromBuild(account.id, () => Effect.map(queries.positions(account.id), (result) => result.list))
           )
         }).pipe(orUnavailable))
       .handle("basis", ({ urlParams }) =>
@@ -65,7 +70,7 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             account.id,
             "portfolio",
             Portfolio,
-            fromBuild(account.id, queries.portfolio(account.id))
+            fromBuild(account.id, () => queries.portfolio(account.id))
           )
         }).pipe(orUnavailable))
   }))

@@ -134,26 +134,28 @@ export const sqlRateLimiter = (limitPerMinute: number, now: () => number = Date.
       return {
         limitPerMinute,
         consume: (key) =>
-          limitPerMinute === 0 ? Effect.succeed({ allowed: true } as const) : Effect.gen(function*() {
+          limitPerMinute === 0 ? Effect.succeed({ allowed: true } as const) : Effect.suspend(() => {
             const t = now()
             const window = windowOf(key, t)
             window.pending++
             // Counts being added right now are in neither figure yet: they count as well.
             if (window.shared + window.sending + window.pending > limitPerMinute / 2) {
-              yield* flush(key, window)
-              return decide(limitPerMinute, window.shared + window.sending + window.pending, window.resetInMs)
+              return flush(key, window).pipe(
+                Effect.map(() =>
+                  decide(limitPerMinute, window.shared + window.sending + window.pending, window.resetInMs)
+                ),
+                Effect.catchTag(
+                  "SqlError",
+                  (error) => Effect.as(logDatabaseError("rate limit count failed", error), { allowed: true } as const)
+                )
+              )
             }
-            return decide(
+            return Effect.succeed(decide(
               limitPerMinute,
               window.shared + window.sending + window.pending,
               window.start + WINDOW_MS - t
-            )
-          }).pipe(
-            Effect.catchTag(
-              "SqlError",
-              (error) => Effect.as(logDatabaseError("rate limit count failed", error), { allowed: true } as const)
-            )
-          )
+            ))
+          })
       }
     })
   ).pipe(Layer.provide(RateLimitsRepo.Default))

@@ -202,15 +202,16 @@ const admitTarget = (url: string) =>
 const PLAIN_TARGET = /^[\x21-\x24\x26-\x7e]*$/
 
 /** Checks made before any route runs: size, media type, nesting. A failure answers at once. */
+/** Most requests (a GET without a body on a plain target) pass every check: no work beyond seeing that. */
+export const needsNoChecks = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  !BODY_METHODS.has(request.method) && request.headers["content-length"] === undefined &&
+  PLAIN_TARGET.test(request.url)
+
 export const admitBody = (
   request: HttpServerRequest.HttpServerRequest,
   acceptsBodies: boolean
 ): Effect.Effect<HttpServerRequest.HttpServerRequest, BodyRejected> =>
-  // Most requests (a GET without a body on a plain target) pass every check: no work beyond seeing that.
-  !BODY_METHODS.has(request.method) && request.headers["content-length"] === undefined &&
-    PLAIN_TARGET.test(request.url)
-    ? Effect.succeed(request)
-    : admitChecked(request, acceptsBodies)
+  needsNoChecks(request) ? Effect.succeed(request) : admitChecked(request, acceptsBodies)
 
 const admitChecked = (request: HttpServerRequest.HttpServerRequest, acceptsBodies: boolean) =>
   Effect.gen(function*() {

@@ -7,11 +7,12 @@ import * as Ids from "@scaledger/db/Ids"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { errorBody, ErrorCatalog, type ErrorCode } from "@scaledger/domain/Errors"
 import { CurrentRequest } from "@scaledger/domain/RequestContext"
-import { Cause, Chunk, Effect, Option } from "effect"
+import { Cause, Chunk, Context, Effect, Option } from "effect"
 import { bearerToken } from "../auth/AuthenticationLive.js"
 import { HttpConfig } from "../Config.js"
 import { LoggedFailure } from "./DatabaseErrors.js"
-import { admitBody, BodyRejected, MAX_BODY_BYTES } from "./RequestAdmission.js"
+import { admitBody, BodyRejected, MAX_BODY_BYTES, needsNoChecks } from "./RequestAdmission.js"
+import { logRequest } from "./RequestLog.js"
 import { makeRouteTable, routesOfApi, type RouteSpec, type RouteTable } from "./RouteTable.js"
 
 export { BodyRejected, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "./RequestAdmission.js"
@@ -125,6 +126,36 @@ const retryAfterOf = (response: HttpServerResponse.HttpServerResponse): number |
   }
 }
 
+/** The edge's own headers: `Request-Id` always, `Retry-After` on 409/429, `Connection: close` on 413, the challenge. */
+const withEdgeHeaders = (
+  response: HttpServerResponse.HttpServerResponse,
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  bearerChallenge: boolean
+) => {
+  const status = response.status
+  let final: HttpServerResponse.HttpServerResponse
+  if (status === 409 || status === 413 || status === 429) {
+    const extra: Record<string, string> = { "request-id": requestId }
+    // A replay settles within seconds: a 409 says when to ask again.
+    if (status === 409 && response.headers["retry-after"] === undefined) extra["retry-after"] = "1"
+    if (status === 413) extra["connection"] = "close"
+    if (status === 429 && response.headers["retry-after"] === undefined) {
+      extra["retry-after"] = String(retryAfterOf(response) ?? 1)
+    }
+    final = HttpServerResponse.setHeaders(response, extra)
+  } else final = HttpServerResponse.setHeader(response, "request-id", requestId)
+  if (bearerChallenge && status === 401 && final.headers["www-authenticate"] === undefined) {
+    const keySent = Option.isSome(bearerToken(request.headers["authorization"]))
+    final = HttpServerResponse.setHeader(
+      final,
+      "www-authenticate",
+      keySent ? `Bearer realm="scaledger", error="invalid_token"` : `Bearer realm="scaledger"`
+    )
+  }
+  return final
+}
+
 export interface EdgeOptions {
   /** Routes the router serves besides the API's (used to answer 405 with `Allow`). */
   readonly extraRoutes: ReadonlyArray<RouteSpec>
@@ -149,61 +180,47 @@ export const edgeMiddleware = (options: EdgeOptions) =>
     Effect.gen(function*() {
       const config = yield* HttpConfig
       const routes = makeRouteTable([...(options.api ? routesOfApi(options.api) : []), ...options.extraRoutes])
+      const acceptsBodies = options.acceptsBodies ?? true
       return (httpEffect) =>
-        Effect.gen(function*() {
+        Effect.withFiberRuntime<
+          HttpServerResponse.HttpServerResponse,
+          Effect.Effect.Error<typeof httpEffect> | BodyRejected
+        >((fiber) => {
           const started = Date.now()
-          const request = yield* HttpServerRequest.HttpServerRequest
+          const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
           const requestId = `req_${Ids.randomBase62(20)}`
-          const socket = NodeHttpServerRequest.toIncomingMessage(request).socket ?? {}
           // Only error bodies read the origin: worked out when one does.
           const context = {
             requestId,
             get docBase() {
-              return docOrigin(config, request.headers, socket)
+              return docOrigin(config, request.headers, NodeHttpServerRequest.toIncomingMessage(request).socket ?? {})
             }
           }
-          const response = yield* admitBody(request, options.acceptsBodies ?? true).pipe(
-            Effect.flatMap((admitted) =>
-              Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, admitted)
-            ),
+          const admitted = needsNoChecks(request) ? httpEffect : admitBody(request, acceptsBodies).pipe(
+            Effect.flatMap((checked) => Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, checked))
+          )
+          return admitted.pipe(
             Effect.catchAllCause((cause) =>
               Cause.isInterruptedOnly(cause)
                 ? Effect.failCause(cause)
                 : fromCause(cause, request, requestId, routes)
             ),
-            Effect.locally(CurrentRequest, context)
+            Effect.locally(CurrentRequest, context),
+            Effect.map((response) => {
+              const final = withEdgeHeaders(response, request, requestId, options.bearerChallenge === true)
+              if (options.logRequests !== false) {
+                logRequest(fiber, () => ({
+                  requestId,
+                  method: request.method,
+                  // The path only: query strings can hold user data.
+                  path: (request.url.split("?")[0] ?? "/").slice(0, 200),
+                  status: final.status,
+                  durationMs: Date.now() - started
+                }))
+              }
+              return final
+            })
           )
-          const extra: Record<string, string> = { "request-id": requestId }
-          // A replay settles within seconds: a 409 says when to ask again.
-          if (response.status === 409 && response.headers["retry-after"] === undefined) extra["retry-after"] = "1"
-          if (response.status === 413) extra["connection"] = "close"
-          if (response.status === 429 && response.headers["retry-after"] === undefined) {
-            extra["retry-after"] = String(retryAfterOf(response) ?? 1)
-          }
-          let final = HttpServerResponse.setHeaders(response, extra)
-          if (
-            options.bearerChallenge === true && final.status === 401 && final.headers["www-authenticate"] === undefined
-          ) {
-            const keySent = Option.isSome(bearerToken(request.headers["authorization"]))
-            final = HttpServerResponse.setHeader(
-              final,
-              "www-authenticate",
-              keySent ? `Bearer realm="scaledger", error="invalid_token"` : `Bearer realm="scaledger"`
-            )
-          }
-          if (options.logRequests !== false) {
-            yield* Effect.logInfo("http request").pipe(
-              Effect.annotateLogs({
-                requestId,
-                method: request.method,
-                // The path only: query strings can hold user data.
-                path: (request.url.split("?")[0] ?? "/").slice(0, 200),
-                status: final.status,
-                durationMs: Date.now() - started
-              })
-            )
-          }
-          return final
         })
     }),
     { global: true }
