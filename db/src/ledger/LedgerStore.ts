@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { Ledger } from "@scaledger/domain/ledger/index"
 import { Effect, Fiber, Option } from "effect"
 
 export interface BuildState {
@@ -288,7 +289,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       Effect.map(
         sql<{ row: unknown }>`SELECT row FROM ledger_disposals WHERE account_id = ${accountId}
           ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
-        (rows) => rows.map((r) => r.row)
+        (rows) => rows.map((r) => Ledger.expandDisposalRow(r.row))
       )
 
     /** A page of events in chain order after position `afterOrd`, filtered; `hasMore` when another page follows. */
@@ -308,7 +309,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             ${page.afterOrd === undefined ? sql`` : sql`AND ord > ${page.afterOrd}`}
           ORDER BY ord LIMIT ${page.limit + 1}`,
         (rows) => ({
-          events: rows.slice(0, page.limit).map((r) => ({ ord: Number(r.ord), row: r.row })),
+          events: rows.slice(0, page.limit).map((r) => ({ ord: Number(r.ord), row: Ledger.expandEventRow(r.row) })),
           hasMore: rows.length > page.limit
         })
       )
@@ -318,7 +319,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         sql<
           { row: unknown }
         >`SELECT row FROM ledger_events WHERE account_id = ${accountId} ORDER BY ord DESC LIMIT ${count}`,
-        (rows) => rows.map((r) => r.row)
+        (rows) => rows.map((r) => Ledger.expandEventRow(r.row))
       )
 
     const countNeedingReview = (accountId: string) =>
