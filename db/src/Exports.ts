@@ -15,6 +15,7 @@ import {
   positionLine,
   taxtoolLine
 } from "@scaledger/domain/exports/Formats"
+import { Ledger } from "@scaledger/domain/ledger/index"
 import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
 import { Deferred, Effect, Exit, Option, Queue, Schema, Scope, Stream, Take } from "effect"
 import { createHash } from "node:crypto"
@@ -229,10 +230,11 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                            OR (type = 'transfer.self' AND lower(row->>'counterparty') = ${key}))`
             }
               ORDER BY ord`
-            yield* eachBatch<{ row: EventRow }>(query, (rows) => {
+            yield* eachBatch<{ row: unknown }>(query, (rows) => {
               let text = ""
               let count = 0
-              for (const { row } of rows) {
+              for (const stored of rows) {
+                const row = Ledger.expandEventRow(stored.row) as EventRow
                 const written = request.format === "activity" ? activityLine(row, labels) : taxtoolLine(row, currency)
                 if (written !== null) {
                   text += written
@@ -248,9 +250,9 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
               SELECT row FROM ledger_disposals WHERE account_id = ${accountId} ${days}
               ${key === undefined ? sql`` : sql`AND lower(row->>'wallet') = ${key}`}
               ORDER BY ord`
-            yield* eachBatch<{ row: Disposal }>(query, (rows) => {
+            yield* eachBatch<{ row: unknown }>(query, (rows) => {
               let text = ""
-              for (const { row } of rows) text += gainLine(row, labels)
+              for (const { row } of rows) text += gainLine(Ledger.expandDisposalRow(row) as Disposal, labels)
               return emit(text, rows.length)
             })
             break

@@ -1,5 +1,16 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Fiber, Option } from "effect"
+import { SqlClient, type Statement } from "@effect/sql"
+import { Ledger } from "@scaledger/domain/ledger/index"
+import { Effect, Fiber, Iterable, Option } from "effect"
+import {
+  chunksOf,
+  type Column,
+  delimitedInsert,
+  DISPOSAL_COLUMNS,
+  EVENT_COLUMNS,
+  INSERT_CHUNK,
+  LOT_COLUMNS,
+  POSITION_COLUMNS
+} from "./BulkRows.js"
 
 export interface BuildState {
   readonly requestedVersion: number
@@ -39,21 +50,6 @@ export interface LotWrites {
   readonly replace: boolean
   readonly deletes: ReadonlyArray<number>
   readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
-}
-
-const INSERT_CHUNK = 1_000
-
-/** Gathers an iterable into chunks, so a build's rows never need to be in memory all at once. */
-function* chunksOf<A>(rows: Iterable<A>, size: number): Generator<Array<A>> {
-  let chunk: Array<A> = []
-  for (const row of rows) {
-    chunk.push(row)
-    if (chunk.length === size) {
-      yield chunk
-      chunk = []
-    }
-  }
-  if (chunk.length > 0) yield chunk
 }
 
 /** Derived ledger records: which builds are due, storing a build whole, and the reads the API serves from them. */
@@ -187,58 +183,73 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         }
         yield* sql`DELETE FROM ledger_disposals WHERE account_id = ${accountId} AND ord >= ${since?.disposals ?? 0}`
         yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId} AND ord >= ${since?.events ?? 0}`
-        let ord = 0
-        yield* insertChunks(build.positions, (chunk) =>
-          sql`INSERT INTO ledger_positions ${
-            sql.insert(chunk.map((p) => ({
-              account_id: accountId,
-              ord: positionOrds === undefined ? ord++ : positionOrds[ord++]!,
-              token: p.token,
-              wallet_key: p.wallet?.toLowerCase() ?? null,
-              row: JSON.stringify(p.row)
-            })))
-          }`)
-        ord = 0
-        if (lotWrites === undefined) {
-          yield* insertChunks(build.lots, (chunk) =>
-            sql`INSERT INTO ledger_lots ${
-              sql.insert(
-                chunk.map((l) => ({ account_id: accountId, ord: ord++, token: l.token, row: JSON.stringify(l.row) }))
-              )
-            }`)
-        } else {
-          yield* insertChunks(lotWrites.rows, (chunk) =>
-            sql`INSERT INTO ledger_lots ${
-              sql.insert(chunk.map((l) => ({ account_id: accountId, ord: l.ord, token: l.token, row: l.json })))
-            }`)
+        /** A chunk as one delimited text, or with a parameter per value when a field holds a separator. */
+        const insert = (
+          table: string,
+          columns: ReadonlyArray<Column>,
+          rows: ReadonlyArray<ReadonlyArray<string>>,
+          perValue: () => Statement.Statement<unknown>
+        ) => {
+          const delimited = delimitedInsert(table, columns, rows)
+          return delimited === undefined ? perValue() : sql.unsafe(delimited.statement, [accountId, delimited.text])
         }
+        let ord = 0
+        yield* insertChunks(build.positions, (chunk) => {
+          const rows = chunk.map((p) => ({
+            ord: positionOrds === undefined ? ord++ : positionOrds[ord++]!,
+            token: p.token,
+            wallet_key: p.wallet?.toLowerCase() ?? null,
+            row: JSON.stringify(p.row)
+          }))
+          return insert(
+            "ledger_positions",
+            POSITION_COLUMNS,
+            rows.map((r) => [String(r.ord), r.token, r.wallet_key ?? "", r.row]),
+            () => sql`INSERT INTO ledger_positions ${sql.insert(rows.map((r) => ({ account_id: accountId, ...r })))}`
+          )
+        })
+        ord = 0
+        const lotRows = lotWrites === undefined
+          ? Iterable.map(build.lots, (l) => ({ ord: ord++, token: l.token, json: JSON.stringify(l.row) }))
+          : lotWrites.rows
+        yield* insertChunks(lotRows, (chunk) =>
+          insert(
+            "ledger_lots",
+            LOT_COLUMNS,
+            chunk.map((l) => [String(l.ord), l.token, l.json]),
+            () =>
+              sql`INSERT INTO ledger_lots ${
+                sql.insert(chunk.map((l) => ({ account_id: accountId, ord: l.ord, token: l.token, row: l.json })))
+              }`
+          ))
         ord = since?.disposals ?? 0
-        yield* insertChunks(build.disposals, (chunk) =>
-          sql`INSERT INTO ledger_disposals ${
-            sql.insert(
-              chunk.map((d) => ({
-                account_id: accountId,
-                ord: ord++,
-                token: d.token,
-                day: d.day,
-                row: JSON.stringify(d.row)
-              }))
-            )
-          }`)
+        yield* insertChunks(build.disposals, (chunk) => {
+          const rows = chunk.map((d) => ({ ord: ord++, token: d.token, day: d.day, row: JSON.stringify(d.row) }))
+          return insert(
+            "ledger_disposals",
+            DISPOSAL_COLUMNS,
+            rows.map((r) => [String(r.ord), r.token, r.day, r.row]),
+            () => sql`INSERT INTO ledger_disposals ${sql.insert(rows.map((r) => ({ account_id: accountId, ...r })))}`
+          )
+        })
         ord = since?.events ?? 0
-        yield* insertChunks(build.events, (chunk) =>
-          sql`INSERT INTO ledger_events ${
-            sql.insert(chunk.map((e) => ({
-              account_id: accountId,
-              ord: ord++,
-              id: e.id,
-              type: e.type,
-              token: e.token,
-              day: e.day,
-              needs_review: e.needsReview,
-              row: JSON.stringify(e.row)
-            })))
-          }`)
+        yield* insertChunks(build.events, (chunk) => {
+          const rows = chunk.map((e) => ({
+            ord: ord++,
+            id: e.id,
+            type: e.type,
+            token: e.token,
+            day: e.day,
+            needs_review: e.needsReview,
+            row: JSON.stringify(e.row)
+          }))
+          return insert(
+            "ledger_events",
+            EVENT_COLUMNS,
+            rows.map((r) => [String(r.ord), r.id, r.type, r.token, r.day, r.needs_review ? "t" : "f", r.row]),
+            () => sql`INSERT INTO ledger_events ${sql.insert(rows.map((r) => ({ account_id: accountId, ...r })))}`
+          )
+        })
         yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
                      status = 'ready', error = NULL, report = ${
           JSON.stringify(build.report)
@@ -288,7 +299,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       Effect.map(
         sql<{ row: unknown }>`SELECT row FROM ledger_disposals WHERE account_id = ${accountId}
           ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
-        (rows) => rows.map((r) => r.row)
+        (rows) => rows.map((r) => Ledger.expandDisposalRow(r.row))
       )
 
     /** A page of events in chain order after position `afterOrd`, filtered; `hasMore` when another page follows. */
@@ -308,7 +319,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             ${page.afterOrd === undefined ? sql`` : sql`AND ord > ${page.afterOrd}`}
           ORDER BY ord LIMIT ${page.limit + 1}`,
         (rows) => ({
-          events: rows.slice(0, page.limit).map((r) => ({ ord: Number(r.ord), row: r.row })),
+          events: rows.slice(0, page.limit).map((r) => ({ ord: Number(r.ord), row: Ledger.expandEventRow(r.row) })),
           hasMore: rows.length > page.limit
         })
       )
@@ -318,7 +329,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         sql<
           { row: unknown }
         >`SELECT row FROM ledger_events WHERE account_id = ${accountId} ORDER BY ord DESC LIMIT ${count}`,
-        (rows) => rows.map((r) => r.row)
+        (rows) => rows.map((r) => Ledger.expandEventRow(r.row))
       )
 
     const countNeedingReview = (accountId: string) =>

@@ -22,6 +22,15 @@ export {
 } from "./LotFigures.js"
 export { type ReportOptions } from "./ReportBuilder.js"
 export { disposalRows, incomeRows, movementRows, release, type RowCounts, rowCounts, splitRows } from "./ReportRows.js"
+export {
+  expandDisposalRow,
+  expandEventRow,
+  storedDisposalKeys,
+  storedDisposalRows,
+  storedMovementKeys,
+  storedMovementRows,
+  type StoredRow
+} from "./StoredRows.js"
 
 const EMPTY_PRICES: PriceIndex = new Map()
 

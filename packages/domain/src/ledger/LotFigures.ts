@@ -198,20 +198,7 @@ export class Conversions {
 
   /** The per-step breakdown of the basis of the first `raw` of `lot`: its acquisition, then each step's income. */
   components(accrual: Accrual, lot: LotRecord, at: number, raw: bigint = lot.raw): Array<BasisComponent> {
-    const acquisition: ComponentMeta = {
-      kind: "acquisition",
-      eventId: lot.sourceEventId,
-      at: lot.acquiredAt,
-      price: lot.price
-    }
-    const out: Array<BasisComponent> = [this.component(acquisition, sliceAcquisition(lot, raw))]
-    for (const [from, to] of spansOf(lot, at)) {
-      for (let k = from; k < to; k++) {
-        const step = accrual.steps[k]!
-        out.push(this.component(step.meta, step.perRaw === null ? null : incomeOf(raw, step.perRaw)))
-      }
-    }
-    return out
+    return componentParts(accrual, lot, at, raw).map(({ meta, usd }) => this.component(meta, usd))
   }
 
   private component(meta: ComponentMeta, usd: bigint | null): BasisComponent {
@@ -257,6 +244,29 @@ export class Conversions {
     }
     return out
   }
+}
+
+/** The parts of the basis of the first `raw` of `lot`, unformatted: its acquisition, then each step's income (USD). */
+export const componentParts = (
+  accrual: Accrual,
+  lot: LotRecord,
+  at: number,
+  raw: bigint = lot.raw
+): Array<{ readonly meta: ComponentMeta; readonly usd: bigint | null }> => {
+  const acquisition: ComponentMeta = {
+    kind: "acquisition",
+    eventId: lot.sourceEventId,
+    at: lot.acquiredAt,
+    price: lot.price
+  }
+  const out = [{ meta: acquisition, usd: sliceAcquisition(lot, raw) }]
+  for (const [from, to] of spansOf(lot, at)) {
+    for (let k = from; k < to; k++) {
+      const step = accrual.steps[k]!
+      out.push({ meta: step.meta, usd: step.perRaw === null ? null : incomeOf(raw, step.perRaw) })
+    }
+  }
+  return out
 }
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)

@@ -296,8 +296,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
           lots: [],
           lotWrites: lotPlan.writes,
           disposals: (function*() {
-            for (const row of Ledger.disposalRows(state, since?.rows.disposals)) {
-              yield { token: row.token, day: row.date, row }
+            for (const row of Ledger.storedDisposalRows(state, since?.rows.disposals)) {
+              yield { ...Ledger.storedDisposalKeys(row), row }
             }
           })(),
           events: chainOrdered(state, since?.rows)

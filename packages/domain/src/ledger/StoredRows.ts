@@ -1,0 +1,343 @@
+/**
+ * Movement and disposal rows as the database stores them: the few figures a row is made of (amounts as integer
+ * strings × 1e18, the rate quote, the price round), written straight from the ledger's records, and expanded into
+ * the exact report rows (`movementRows`, `disposalRows`) when read. `wallet`, `counterparty` and `tokenAddress`
+ * stay named fields, so queries can filter on them; the rest is one positional array `v`. A row without `v` (an
+ * older build's, or an income or split row) is stored whole and read as it is.
+ */
+import type { Converted } from "./Convert.js"
+import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
+import { holdingPeriod } from "./HoldingPeriod.js"
+import type { BasisComponent, Disposal, Movement, NullReason, PriceProvenance } from "./LedgerReport.js"
+import type { DisposalRecord, LedgerState, MovementRecord } from "./LedgerState.js"
+import { componentParts, Conversions, provenance } from "./LotFigures.js"
+import type { PriceRef } from "./Prices.js"
+import { disposalFigures, minus } from "./ReportRows.js"
+
+/** A rate quote: 0 for the identity of the figure's own date (reporting in USD), null for none. */
+type StoredQuote = 0 | null | readonly [string, string, string, string, 0 | 1]
+type StoredPrice = readonly [string, string, number, string] | null
+type StoredReasons = ReadonlyArray<readonly [string, string]>
+
+export interface StoredRow {
+  readonly wallet: string
+  readonly counterparty: string
+  readonly tokenAddress: string
+  readonly v: ReadonlyArray<unknown>
+}
+
+const big = (value: bigint | null): string | null => (value === null ? null : value.toString())
+const unbig = (value: unknown): bigint | null => (value === null ? null : BigInt(value as string))
+const bool = (value: boolean): 0 | 1 => (value ? 1 : 0)
+
+const storedQuote = (conversions: Conversions, date: string): StoredQuote => {
+  const q = conversions.quote(date)
+  if (q === null) return null
+  if (q.source === "identity" && q.currency === "USD" && q.rate === "1" && q.rateDate === date && !q.carriedForward) {
+    return 0
+  }
+  return [q.currency, q.rate, q.rateDate, q.source, bool(q.carriedForward)]
+}
+
+const storedPrice = (price: PriceRef | null): StoredPrice => {
+  const p = provenance(price)
+  return p === null ? null : [p.feed, p.roundId, p.updatedAt, p.answer]
+}
+
+const storedReasons = (reasons: ReadonlyArray<NullReason>): StoredReasons => reasons.map((r) => [r.reason, r.eventId])
+
+const sharesMultiplier = (multiplier: bigint): string | null => (multiplier === WAD ? null : multiplier.toString())
+
+/** A movement row to store (see `movementRows` for the row it expands into). */
+export const storedMovement = (state: LedgerState, conversions: Conversions, record: MovementRecord): StoredRow => {
+  const { classification, event } = record
+  const raw = BigInt(event.raw)
+  const valueUsd = record.price === null ? null : divRound(raw * record.price.answer, PRICE_SCALE)
+  return {
+    wallet: record.wallet,
+    counterparty: record.counterparty,
+    tokenAddress: event.tokenAddress,
+    v: [
+      event.id,
+      classification.type,
+      classification.relationship,
+      classification.classifiedBy,
+      bool(classification.classifiedBy === "user" || classification.confirmed),
+      bool(record.needsReview),
+      bool(record.taxable),
+      record.treatment,
+      record.direction,
+      event.token,
+      raw.toString(),
+      sharesMultiplier(record.multiplier),
+      event.timestamp,
+      state.context.currency,
+      big(valueUsd),
+      storedQuote(conversions, utcDate(event.timestamp)),
+      storedPrice(record.price),
+      record.lotIds,
+      record.disposalCount,
+      storedReasons(record.nullReasons),
+      event.txHash,
+      event.block,
+      event.logIndex
+    ]
+  }
+}
+
+/** A disposal row to store (see `disposalRows`). */
+export const storedDisposal = (state: LedgerState, conversions: Conversions, record: DisposalRecord): StoredRow => {
+  const { event, lot } = record
+  const figures = disposalFigures(state, conversions, record)
+  const accrual = state.books.get(event.token)!.accrual
+  return {
+    wallet: record.wallet,
+    counterparty: record.counterparty,
+    tokenAddress: event.tokenAddress,
+    v: [
+      event.id,
+      record.slice,
+      record.type,
+      event.token,
+      event.timestamp,
+      record.raw.toString(),
+      sharesMultiplier(record.multiplier),
+      lot === null ? null : lot.id,
+      lot === null ? null : lot.acquiredAt,
+      bool(lot !== null && lot.dateUnknown),
+      state.context.currency,
+      big(figures.proceedsUsd),
+      big(figures.basisUsd),
+      big(figures.basis),
+      storedQuote(conversions, figures.date),
+      storedPrice(record.price),
+      lot === null ? [] : componentParts(accrual, lot, record.step, record.raw).map(({ meta, usd }) => [
+        meta.kind === "acquisition" ? 0 : 1,
+        meta.eventId,
+        meta.at,
+        big(usd),
+        storedQuote(conversions, utcDate(meta.at)),
+        storedPrice(meta.price)
+      ]),
+      bool(record.taxable),
+      bool(record.needsReview),
+      record.classifiedBy,
+      storedReasons(record.nullReasons),
+      event.txHash,
+      event.block,
+      event.logIndex
+    ]
+  }
+}
+
+/** The stored movements, in event order; from the `from`-th on (as `movementRows`). */
+export function* storedMovementRows(state: LedgerState, from = 0): Generator<StoredRow> {
+  const conversions = new Conversions(state)
+  const { base, items, length } = state.movements
+  for (let i = Math.max(from, base); i < length; i++) yield storedMovement(state, conversions, items[i - base]!)
+}
+
+/** The stored disposals, in event order; from the `from`-th on (as `disposalRows`). */
+export function* storedDisposalRows(state: LedgerState, from = 0): Generator<StoredRow> {
+  const conversions = new Conversions(state)
+  const { base, items, length } = state.disposals
+  for (let i = Math.max(from, base); i < length; i++) yield storedDisposal(state, conversions, items[i - base]!)
+}
+
+interface Quote {
+  readonly currency: string
+  readonly rate: string
+  readonly rateDate: string
+  readonly source: string
+  readonly carriedForward: boolean
+  readonly units: bigint
+  readonly scale: bigint
+}
+
+const quoteOf = (stored: unknown, date: string): Quote | null => {
+  if (stored === null) return null
+  if (stored === 0) {
+    return {
+      currency: "USD",
+      rate: "1",
+      rateDate: date,
+      source: "identity",
+      carriedForward: false,
+      units: 1n,
+      scale: 1n
+    }
+  }
+  const [currency, rate, rateDate, source, carried] = stored as readonly [string, string, string, string, 0 | 1]
+  const [whole, fraction = ""] = rate.split(".")
+  return {
+    currency,
+    rate,
+    rateDate,
+    source,
+    carriedForward: carried === 1,
+    units: BigInt(whole! + fraction),
+    scale: 10n ** BigInt(fraction.length)
+  }
+}
+
+const amountOf = (usd: bigint | null, quote: Quote | null): bigint | null =>
+  usd === null || quote === null
+    ? null
+    : quote.scale === 1n
+    ? usd * quote.units
+    : divRound(usd * quote.units, quote.scale)
+
+const convertedOf = (usd: bigint | null, quote: Quote | null): Converted | null => {
+  const amount = amountOf(usd, quote)
+  return amount === null ? null : {
+    currency: quote!.currency as Converted["currency"],
+    amount: formatWad(amount),
+    rate: quote!.rate,
+    rateDate: quote!.rateDate,
+    source: quote!.source,
+    carriedForward: quote!.carriedForward
+  }
+}
+
+const priceOf = (stored: unknown): PriceProvenance | null => {
+  if (stored === null) return null
+  const [feed, roundId, updatedAt, answer] = stored as readonly [string, string, number, string]
+  return { feed, roundId, updatedAt, answer }
+}
+
+const reasonsOf = (stored: unknown): Array<NullReason> =>
+  (stored as StoredReasons).map(([reason, eventId]) => ({ reason, eventId }) as NullReason)
+
+const usdText = (value: bigint | null): string | null => (value === null ? null : formatWad(value))
+
+const sharesOf = (raw: bigint, multiplier: unknown): string =>
+  formatWad(multiplier === null ? raw : divRound(raw * BigInt(multiplier as string), WAD))
+
+const isStored = (row: unknown): row is StoredRow =>
+  typeof row === "object" && row !== null && Array.isArray((row as { v?: unknown }).v)
+
+/** A stored event row as the report lists it (a movement stored compactly; any other row as it was stored). */
+export const expandEventRow = (row: unknown): unknown => {
+  if (!isStored(row)) return row
+  const v = row.v
+  const raw = BigInt(v[10] as string)
+  const timestamp = v[12] as number
+  const date = utcDate(timestamp)
+  const id = v[0] as string
+  const valueUsd = unbig(v[14])
+  const disposalIds: Array<string> = new Array(v[18] as number)
+  for (let i = 0; i < disposalIds.length; i++) disposalIds[i] = `${id}:${i}`
+  const movement: Movement = {
+    id,
+    type: v[1] as Movement["type"],
+    relationship: v[2] as Movement["relationship"],
+    classifiedBy: v[3] as Movement["classifiedBy"],
+    confirmed: v[4] === 1,
+    needsReview: v[5] === 1,
+    taxable: v[6] === 1,
+    treatment: v[7] as Movement["treatment"],
+    direction: v[8] as Movement["direction"],
+    token: v[9] as string,
+    tokenAddress: row.tokenAddress,
+    wallet: row.wallet,
+    counterparty: row.counterparty,
+    raw: v[10] as string,
+    qty: formatWad(raw),
+    shares: sharesOf(raw, v[11]),
+    date,
+    timestamp,
+    currency: v[13] as Movement["currency"],
+    valueUsd: usdText(valueUsd),
+    value: convertedOf(valueUsd, quoteOf(v[15], date)),
+    price: priceOf(v[16]),
+    lotIds: [...(v[17] as ReadonlyArray<string>)],
+    disposalIds,
+    nullReasons: reasonsOf(v[19]),
+    walletTransaction: { txHash: v[20] as string, block: v[21] as number, logIndex: v[22] as number }
+  }
+  return movement
+}
+
+const componentOf = (stored: unknown): BasisComponent => {
+  const [kind, eventId, at, usd, quote, price] = stored as readonly [0 | 1, string, number, unknown, unknown, unknown]
+  const date = utcDate(at)
+  const amount = unbig(usd)
+  return {
+    kind: kind === 0 ? "acquisition" : "income",
+    eventId,
+    at,
+    date,
+    usd: usdText(amount),
+    converted: convertedOf(amount, quoteOf(quote, date)),
+    price: priceOf(price)
+  }
+}
+
+/** A stored disposal row as the report lists it (a row stored whole is returned as it is). */
+export const expandDisposalRow = (row: unknown): unknown => {
+  if (!isStored(row)) return row
+  const v = row.v
+  const eventId = v[0] as string
+  const slice = v[1] as number
+  const disposedAt = v[4] as number
+  const date = utcDate(disposedAt)
+  const raw = BigInt(v[5] as string)
+  const acquiredAt = v[8] as number | null
+  const acquired = acquiredAt === null ? null : utcDate(acquiredAt)
+  const proceedsUsd = unbig(v[11])
+  const basisUsd = unbig(v[12])
+  const basis = unbig(v[13])
+  const quote = quoteOf(v[14], date)
+  const gainUsd = minus(proceedsUsd, basisUsd)
+  const disposal: Disposal = {
+    id: `${eventId}:${slice}`,
+    eventId,
+    slice,
+    type: v[2] as Disposal["type"],
+    token: v[3] as string,
+    tokenAddress: row.tokenAddress,
+    wallet: row.wallet,
+    counterparty: row.counterparty,
+    date,
+    disposedAt,
+    raw: v[5] as string,
+    qty: formatWad(raw),
+    shares: sharesOf(raw, v[6]),
+    lotId: v[7] as string | null,
+    acquired,
+    acquiredAt,
+    holdingPeriod: acquired === null || v[9] === 1 ? null : holdingPeriod(acquired, date),
+    currency: v[10] as Disposal["currency"],
+    proceedsUsd: usdText(proceedsUsd),
+    basisUsd: usdText(basisUsd),
+    gainUsd: usdText(gainUsd),
+    proceeds: convertedOf(proceedsUsd, quote),
+    basis: usdText(basis),
+    gain: usdText(gainUsd === null ? null : minus(amountOf(proceedsUsd, quote), basis)),
+    price: priceOf(v[15]),
+    basisComponents: (v[16] as ReadonlyArray<unknown>).map(componentOf),
+    taxable: v[17] === 1,
+    needsReview: v[18] === 1,
+    classifiedBy: v[19] as Disposal["classifiedBy"],
+    nullReasons: reasonsOf(v[20]),
+    walletTransaction: { txHash: v[21] as string, block: v[22] as number, logIndex: v[23] as number }
+  }
+  return disposal
+}
+
+/** What the stored movement's table columns hold, and its chain position. */
+export const storedMovementKeys = (row: StoredRow) => {
+  const v = row.v
+  return {
+    id: v[0] as string,
+    type: v[1] as string,
+    token: v[9] as string,
+    day: utcDate(v[12] as number),
+    needsReview: v[5] === 1,
+    block: v[21] as number,
+    logIndex: v[22] as number
+  }
+}
+
+/** What the stored disposal's table columns hold. */
+export const storedDisposalKeys = (row: StoredRow) => ({ token: row.v[3] as string, day: utcDate(row.v[4] as number) })
