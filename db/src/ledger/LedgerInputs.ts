@@ -29,7 +29,7 @@ export interface AccountLedgerInputs {
   readonly transferCount: number
   /** The counterparty labels the account confirmed in review, by lowercase address. */
   readonly labels: Readonly<Record<string, CounterpartyLabel>>
-  /** Changes whenever a stored classification or label changes: a checkpoint built before it no longer holds. */
+  /** Changes whenever a counterparty label changes: a checkpoint built before it no longer holds. */
   readonly classificationStamp: string
 }
 
@@ -175,12 +175,9 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             confirmed: row.confirmed
           }
         }
-        const [stamp] = yield* sql<{ n: string; at: Date | null }>`
-          SELECT count(*) AS n, max(updated_at) AS at FROM transfer_classifications
-          WHERE account_id = ${accountId} AND status = 'done'`
-        const classificationStamp = `${stamp?.n ?? 0}@${stamp?.at?.getTime() ?? 0}|${
-          labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
-        }`
+        // Classifications are not in it: a build holds its checkpoint behind the first transfer still waiting for
+        // one, and `recordedSince` tells when one at or before a checkpoint's position changed.
+        const classificationStamp = labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
         const dates = new Set([...(since?.dates ?? []), ...groups.map((row) => row.day)])
         for (const change of changes) dates.add(change.effective_at.toISOString().slice(0, 10))
         return {
@@ -199,14 +196,17 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
 
     /**
      * The account's transfers in chain order, a page at a time (keyset pagination on block and log index); only
-     * those after `after` (block, log index) when given, for an incremental build.
+     * those after `after` (block, log index) when given, for an incremental build. The ids of the transfers still
+     * waiting for their classification (no decision stored yet, on an account whose transfers are being classified)
+     * are added to `waiting` when given.
      */
     const afterPosition = after
     const transfers = (
       accountId: string,
       chainId: number,
       tokens: ReadonlyArray<LedgerToken>,
-      after?: readonly [number, number]
+      after?: readonly [number, number],
+      waiting?: Set<string>
     ) => {
       const byKey = new Map(tokens.map((token) => [token.key, token]))
       type Row = ClassificationColumns & {
@@ -218,12 +218,16 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         from_address: string
         to_address: string
         raw: string
+        c_waiting: boolean
       }
       const page = (after: readonly [number, number] | undefined) =>
         sql<Row>`
           SELECT t.tx_hash, t.log_index, t.block, t.block_time, t.token_key, t.from_address, t.to_address, t.raw,
             c.type AS c_type, c.relationship AS c_relationship, c.classified_by AS c_classified_by,
-            c.confirmed AS c_confirmed
+            c.confirmed AS c_confirmed,
+            (c.status IS NULL AND EXISTS (
+              SELECT 1 FROM transfer_classifications q WHERE q.account_id = ${accountId} AND q.chain_id = ${chainId}
+            )) AS c_waiting
           FROM token_transfers t
           LEFT JOIN transfer_classifications c ON c.account_id = ${accountId} AND c.chain_id = t.chain_id
             AND c.tx_hash = t.tx_hash AND c.log_index = t.log_index AND c.status = 'done'
@@ -242,6 +246,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             const events = known.map((row): TransferEvent => {
               const token = byKey.get(row.token_key)!
               const classification = classificationOf(row)
+              if (waiting !== undefined && row.c_waiting) waiting.add(transferEventId(row.tx_hash, row.log_index))
               return {
                 ...(classification === null ? {} : { classification }),
                 id: transferEventId(row.tx_hash, row.log_index),
@@ -280,18 +285,26 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
 
     /**
      * Whether a transfer of the account at or before (block, log index) was recorded by a transaction `watermark`
-     * did not see: one a build that took it may have missed (a backfill behind the live recorder). Reads only the
-     * transfers recorded since the snapshot's oldest running transaction (BRIN on `recorded_xid`), not the
-     * account's whole history.
+     * did not see: one a build that took it may have missed (a backfill behind the live recorder); or whether the
+     * classification of such a transfer was decided or changed since (a user relabelling an old movement, a model
+     * failure queued again). Reads only the rows written since the snapshot's oldest running transaction (BRIN on
+     * `recorded_xid`, the partial index on `changed_xid`), not the account's whole history.
      */
     const recordedSince = (accountId: string, chainId: number, watermark: string, block: number, logIndex: number) =>
       Effect.map(
         sql<{ one: number }>`
-          SELECT 1 AS one FROM token_transfers t
+          (SELECT 1 AS one FROM token_transfers t
           WHERE t.recorded_xid >= split_part(${watermark}, ':', 1)::bigint
             AND NOT pg_visible_in_snapshot(t.recorded_xid::text::xid8, ${watermark}::pg_snapshot)
             AND t.chain_id = ${chainId} AND ${involves(accountId)} AND (t.block, t.log_index) <= (${block}, ${logIndex})
-          LIMIT 1`,
+          LIMIT 1)
+          UNION ALL
+          (SELECT 1 AS one FROM transfer_classifications c
+          JOIN token_transfers t ON t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
+          WHERE c.account_id = ${accountId} AND c.changed_xid >= split_part(${watermark}, ':', 1)::bigint
+            AND NOT pg_visible_in_snapshot(c.changed_xid::text::xid8, ${watermark}::pg_snapshot)
+            AND c.chain_id = ${chainId} AND (t.block, t.log_index) <= (${block}, ${logIndex})
+          LIMIT 1)`,
         (rows) => rows.length > 0
       )
 

@@ -45,7 +45,12 @@ export const LedgerBuilderConfig = Config.all({
   /** How many accounts' checkpoints (the ledger state of the last build) a worker keeps to build incrementally. */
   checkpoints: nonNegativeInteger("LEDGER_CHECKPOINTS", 16),
   /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
-  checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000)
+  checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000),
+  /**
+   * The most final events a checkpoint is held behind while a transfer waits for its classification (applied on
+   * top at each build); past it the checkpoint moves on, and the classification landing later forces a full build.
+   */
+  holdEvents: nonNegativeInteger("LEDGER_HOLD_EVENTS", 10_000)
 })
 export type LedgerBuilderConfig = Config.Config.Success<typeof LedgerBuilderConfig>
 
@@ -95,14 +100,17 @@ const summaryOf = (report: LedgerReport) => {
  *
  * Given a checkpoint that still holds (same settings, same multiplier changes and the same number of transfers up
  * to its cursor), only the events after it are read and applied, with the newest prices and rates; `since` then
- * says from which stored rows on the build's rows replace the stored ones. Returns the new checkpoint.
+ * says from which stored rows on the build's rows replace the stored ones. Returns the new checkpoint: the state
+ * before the first provisional block and before the first transfer still waiting for its classification (at most
+ * `holdEvents` final events behind), so a classification landing later resumes from it.
  */
 export const buildLedgerFrom = <E = never, R = never>(
   accountId: string,
   chainId: number,
   asOf: number,
   checkpoint: LedgerCheckpoint | undefined,
-  stillWanted?: Effect.Effect<boolean, E, R>
+  stillWanted?: Effect.Effect<boolean, E, R>,
+  holdEvents = 10_000
 ) =>
   Effect.gen(function*() {
     const ledgerInputs = yield* LedgerInputs
@@ -163,14 +171,31 @@ export const buildLedgerFrom = <E = never, R = never>(
       })
       : yield* Ledger.withInputs(resumed.state, newer)
     const tail: Array<LedgerEvent> = []
+    /** Final events from the first transfer waiting for its classification on (applied on top, like the tail). */
+    let held: Array<LedgerEvent> = []
+    const waiting = new Set<string>()
     let lastTransfer: { readonly txHash: string; readonly logIndex: number } | null = resumed?.lastTransfer ?? null
-    /** Final events go into the checkpoint state; from the first provisional block on, into the tail. */
+    /**
+     * Final events go into the checkpoint state, from the first transfer waiting for its classification on into
+     * `held` (given to the state when more than `holdEvents` pile up); from the first provisional block on, into
+     * the tail.
+     */
     const take = (events: ReadonlyArray<LedgerEvent>) => {
       const batch: Array<LedgerEvent> = []
       for (const event of events) {
         if (tail.length === 0 && event.block < boundary) {
-          batch.push(event)
-          if (event.kind === "transfer") lastTransfer = event
+          if (held.length > 0 || (event.kind === "transfer" && waiting.has(event.id))) {
+            held.push(event)
+            if (held.length <= holdEvents) continue
+            for (const kept of held) {
+              batch.push(kept)
+              if (kept.kind === "transfer") lastTransfer = kept
+            }
+            held = []
+          } else {
+            batch.push(event)
+            if (event.kind === "transfer") lastTransfer = event
+          }
         } else {
           tail.push(event)
         }
@@ -193,7 +218,8 @@ export const buildLedgerFrom = <E = never, R = never>(
       accountId,
       chainId,
       inputs.tokens,
-      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, sqlLogIndex(cursor.logIndex)]
+      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, sqlLogIndex(cursor.logIndex)],
+      waiting
     ).pipe(
       Stream.chunks,
       Stream.runForEach((chunk) =>
@@ -201,7 +227,8 @@ export const buildLedgerFrom = <E = never, R = never>(
       )
     )
     if (pending.length > 0) yield* take(mergeInto(pending, [], true))
-    const state = tail.length === 0 ? final : yield* Ledger.apply(final, tail)
+    const onTop = held.length === 0 ? tail : [...held, ...tail]
+    const state = onTop.length === 0 ? final : yield* Ledger.apply(final, onTop)
     const rows = Ledger.rowCounts(final)
     const figures = resumed?.figures ?? new Ledger.FiguresCache()
     const next: LedgerCheckpoint = {
@@ -279,7 +306,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         chainId,
         asOf,
         usable,
-        stillWanted
+        stillWanted,
+        config.holdEvents
       )
       // Without the lots: rows are made only for the lots that changed (`planLotRows`).
       const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })
