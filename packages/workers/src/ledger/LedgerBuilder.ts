@@ -5,14 +5,15 @@ import {
   type AccountLedgerInputs,
   LedgerInputs,
   type LedgerToken,
-  type LoadSince
+  type LoadSince,
+  type TransfersSeen
 } from "@scaledger/db/ledger/LedgerInputs"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
+import type { LedgerEvent, PriceTable, RateTable, TransferEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { randomBytes } from "node:crypto"
@@ -134,31 +135,34 @@ export const buildLedgerFrom = <E = never, R = never>(
       }
     )
     let resumed: LedgerCheckpoint | undefined
+    let boundary: number | null | undefined
     if (checkpoint !== undefined && checkpoint.key === settingsKey(inputs, checkpoint.state)) {
       const { cursor } = checkpoint.state
       if (
         multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
-        historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history &&
-        !(yield* ledgerInputs.recordedSince(
+        historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history
+      ) {
+        const check = yield* ledgerInputs.resumeCheck(
           accountId,
           chainId,
           checkpoint.watermark,
-          cursor.block,
-          sqlLogIndex(cursor.logIndex)
-        )) &&
-        (checkpoint.lastTransfer === null || (checkpoint.lastTransfer.blockHash !== null &&
-          (yield* ledgerInputs.blockHashOf(
-              chainId,
-              checkpoint.lastTransfer.txHash,
-              checkpoint.lastTransfer.logIndex
-            )) ===
-            checkpoint.lastTransfer.blockHash))
-      ) resumed = checkpoint
+          { block: cursor.block, logIndex: sqlLogIndex(cursor.logIndex) },
+          checkpoint.lastTransfer
+        )
+        if (
+          !check.changed &&
+          (checkpoint.lastTransfer === null ||
+            (checkpoint.lastTransfer.blockHash !== null && check.lastHash === checkpoint.lastTransfer.blockHash))
+        ) {
+          resumed = checkpoint
+          boundary = check.provisionalFrom
+        }
+      }
     }
     // A checkpoint that does not hold: the tokens and dates of the whole history, read again.
     if (checkpoint !== undefined && resumed === undefined) ({ inputs, prices, rates } = yield* loadInputs(undefined))
-    const boundary = (yield* ledgerInputs.provisionalFrom(accountId, chainId, resumed?.state.cursor.block)) ??
-      Number.POSITIVE_INFINITY
+    if (resumed === undefined) boundary = yield* ledgerInputs.provisionalFrom(accountId, chainId)
+    const provisionalFrom = boundary ?? Number.POSITIVE_INFINITY
     const newer = { prices, initialMultipliers: inputs.initialMultipliers, rates }
     let final = resumed === undefined
       ? yield* Ledger.empty({
@@ -173,8 +177,8 @@ export const buildLedgerFrom = <E = never, R = never>(
     const tail: Array<LedgerEvent> = []
     /** Final events from the first transfer waiting for its classification on (applied on top, like the tail). */
     let held: Array<LedgerEvent> = []
-    const waiting = new Set<string>()
-    let lastTransfer: { readonly txHash: string; readonly logIndex: number } | null = resumed?.lastTransfer ?? null
+    const seen: TransfersSeen = { waiting: new Set(), blockHashes: new WeakMap() }
+    let lastTransfer: TransferEvent | null = null
     /**
      * Final events go into the checkpoint state, from the first transfer waiting for its classification on into
      * `held` (given to the state when more than `holdEvents` pile up); from the first provisional block on, into
@@ -183,8 +187,8 @@ export const buildLedgerFrom = <E = never, R = never>(
     const take = (events: ReadonlyArray<LedgerEvent>) => {
       const batch: Array<LedgerEvent> = []
       for (const event of events) {
-        if (tail.length === 0 && event.block < boundary) {
-          if (held.length > 0 || (event.kind === "transfer" && waiting.has(event.id))) {
+        if (tail.length === 0 && event.block < provisionalFrom) {
+          if (held.length > 0 || (event.kind === "transfer" && seen.waiting.has(event.id))) {
             held.push(event)
             if (held.length <= holdEvents) continue
             for (const kept of held) {
@@ -219,7 +223,7 @@ export const buildLedgerFrom = <E = never, R = never>(
       chainId,
       inputs.tokens,
       cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, sqlLogIndex(cursor.logIndex)],
-      waiting
+      seen
     ).pipe(
       Stream.chunks,
       Stream.runForEach((chunk) =>
@@ -230,15 +234,18 @@ export const buildLedgerFrom = <E = never, R = never>(
     const onTop = held.length === 0 ? tail : [...held, ...tail]
     const state = onTop.length === 0 ? final : yield* Ledger.apply(final, onTop)
     const rows = Ledger.rowCounts(final)
+    // Set by `take` (a closure the compiler does not follow).
+    const last = lastTransfer as TransferEvent | null
     const figures = resumed?.figures ?? new Ledger.FiguresCache()
     const next: LedgerCheckpoint = {
       state: final,
       key: settingsKey(inputs, final),
       watermark,
-      lastTransfer: lastTransfer === null ? null : {
-        txHash: lastTransfer.txHash,
-        logIndex: lastTransfer.logIndex,
-        blockHash: yield* ledgerInputs.blockHashOf(chainId, lastTransfer.txHash, lastTransfer.logIndex)
+      // Its block hash as the build read it: a re-org since then makes the next build full.
+      lastTransfer: last === null ? (resumed?.lastTransfer ?? null) : {
+        txHash: last.txHash,
+        logIndex: last.logIndex,
+        blockHash: seen.blockHashes.get(last) ?? null
       },
       // Of the final transfers only (provisional ones may be reorged away; a transfer gives its book a holder).
       tokenKeys: inputs.tokens.filter((token) => (final.books.get(token.symbol)?.holders.size ?? 0) > 0)
