@@ -24,6 +24,8 @@ import {
   makeLedgerBuilder
 } from "@scaledger/workers/ledger/LedgerBuilder"
 import { Chunk, ConfigProvider, Effect, Layer, Logger, LogLevel, Redacted, Stream } from "effect"
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import { performance } from "node:perf_hooks"
 
 const CHAIN = 31337
@@ -31,6 +33,8 @@ const TOKENS = ["AAPL", "CRWD", "SGOV", "MU", "TSLA"]
 const BASE_TIME = Date.UTC(2024, 0, 2) / 1000
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const SIZES = sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]
+/** `--profile=<file>`: a CPU profile of the new blocks' builds only (open it in Chrome's DevTools). */
+const profileFile = process.argv.find((arg) => arg.startsWith("--profile="))?.slice("--profile=".length)
 
 const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const tokenAddress = (t: number) => hex40(0xa000 + t)
@@ -134,11 +138,22 @@ const newBlock = (
               ${exchange}, ${w1}, ${exchange}, ${w1}, 1000000000000000000)`
     yield* invalidateLedgers({ chainId: CHAIN, addresses: [w1] })
     const incrementalBefore = builder.stats.incremental
+    const session = profileFile === undefined ? undefined : new Session()
+    if (session !== undefined) {
+      session.connect()
+      yield* Effect.promise(() => session.post("Profiler.enable").then(() => session.post("Profiler.start")))
+    }
     const cpuStart = process.cpuUsage()
     const start = performance.now()
     yield* builder.poll.pipe(withPrices)
     const ms = performance.now() - start
-    return { ms, cpuMs: cpuMsSince(cpuStart), incremental: builder.stats.incremental > incrementalBefore }
+    const cpuMs = cpuMsSince(cpuStart)
+    if (session !== undefined) {
+      const { profile } = yield* Effect.promise(() => session.post("Profiler.stop"))
+      writeFileSync(`${profileFile}.${seed}.${block}.cpuprofile`, JSON.stringify(profile))
+      session.disconnect()
+    }
+    return { ms, cpuMs, incremental: builder.stats.incremental > incrementalBefore }
   })
 
 /** The pure ledger alone on the account's events, already in memory (loaded first, not timed). */
@@ -193,8 +208,13 @@ const bench = Effect.gen(function*() {
       { n: string }
     >`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId}`
 
-    // One new block (a purchase into the first address), built by the same worker from its checkpoint.
+    // One new block (a purchase into the first address), built by the same worker from its checkpoint; then two
+    // more (the first also collects the full rebuild's garbage).
     const blockMs = yield* newBlock(events, index + 1, builder, withPrices)
+    const later = [
+      yield* newBlock(events + 1, index + 1, builder, withPrices),
+      yield* newBlock(events + 2, index + 1, builder, withPrices)
+    ]
 
     console.log(
       `${events.toLocaleString("en").padStart(9)} events: pure ledger ${seconds(pureMs)} ` +
@@ -208,7 +228,9 @@ const bench = Effect.gen(function*() {
         }× the pure ledger's CPU, ${Number(stored?.n ?? 0).toLocaleString("en")} event rows); ` +
         `one new block ${blockMs.ms.toFixed(0)} ms, CPU ${blockMs.cpuMs.toFixed(0)} ms (${
           blockMs.incremental ? "incremental" : "FULL rebuild"
-        })`
+        }); the next two ${later.map((b) => `${b.ms.toFixed(0)} ms (CPU ${b.cpuMs.toFixed(0)} ms)`).join(", ")}${
+          later.every((b) => b.incremental) ? "" : " (NOT all incremental)"
+        }`
     )
   }
 })

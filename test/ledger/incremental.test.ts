@@ -431,5 +431,82 @@ for (
         // Positions whose lots and figures did not change keep their stored rows.
         expect(positionsKept).toBeGreaterThan(0)
       }))
+
+    it.effect("classifications landing after a build keep it incremental; an old one changing forces a full build", () =>
+      Effect.gen(function*() {
+        // After the lot test's blocks: its dividend steps stay the ones it saw.
+        const { accountId, builder } = yield* harness(8)
+        const sql = yield* SqlClient.SqlClient
+        /** The account's transfers at blocks `from`..`to` queued for classification, or decided as the rules would. */
+        const classify = (from: number, to: number, status: "pending" | "done") =>
+          sql`
+            INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index, status, type, relationship,
+                                                  classified_by, confirmed)
+            SELECT ${accountId}, t.chain_id, t.tx_hash, t.log_index, ${status},
+              CASE WHEN ${status} = 'pending' THEN NULL WHEN t.from_key = ${ZERO} THEN 'mint'
+                   WHEN t.from_key IN (${W1}, ${W2}) AND t.to_key IN (${W1}, ${W2}) THEN 'transfer.self'
+                   WHEN t.from_key IN (${W1}, ${W2}) THEN 'transfer.out' ELSE 'transfer.in' END,
+              CASE WHEN ${status} = 'pending' OR t.from_key = ${ZERO} THEN NULL
+                   WHEN t.from_key IN (${W1}, ${W2}) AND t.to_key IN (${W1}, ${W2}) THEN 'self' ELSE 'exchange' END,
+              CASE WHEN ${status} = 'pending' THEN NULL ELSE 'rule' END, ${status} = 'done'
+            FROM token_transfers t
+            WHERE t.chain_id = ${CHAIN} AND t.block BETWEEN ${from} AND ${to}
+              AND (t.from_key IN (${W1}, ${W2}) OR t.to_key IN (${W1}, ${W2}))
+            ON CONFLICT (account_id, chain_id, tx_hash, log_index) DO UPDATE SET
+              status = EXCLUDED.status, type = EXCLUDED.type, relationship = EXCLUDED.relationship,
+              classified_by = EXCLUDED.classified_by, confirmed = EXCLUDED.confirmed, updated_at = now()`
+        const fullOf = Effect.gen(function*() {
+          const fresh = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
+          yield* sql`UPDATE ledger_builds SET requested_version = requested_version + 1,
+                       replay_version = requested_version + 1 WHERE account_id = ${accountId}`
+          yield* fresh.poll
+          return yield* snapshot(accountId)
+        })
+        const incrementalOf = Effect.gen(function*() {
+          yield* bump(accountId)
+          yield* builder.poll
+          return yield* snapshot(accountId)
+        })
+        yield* seed(4_001, 4_040)
+        yield* classify(4_001, 4_020, "done")
+        yield* classify(4_021, 4_040, "pending")
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 1, incremental: 0 })
+        const first = yield* snapshot(accountId)
+
+        // New blocks (not queued for classification yet) and the decisions of some transfers the last build applied
+        // while they waited: the build resumes from the checkpoint held behind them.
+        yield* seed(4_041, 4_045)
+        yield* classify(4_021, 4_030, "done")
+        const landed = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 1, incremental: 1 })
+        expect(landed).not.toBe(first)
+        expect(yield* fullOf).toBe(landed)
+
+        // The full build above was another builder's: this one builds fully once, then resumes again.
+        yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 2, incremental: 1 })
+        yield* classify(4_031, 4_045, "done")
+        const allLanded = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 2, incremental: 2 })
+        expect(allLanded).not.toBe(landed)
+        expect(yield* fullOf).toBe(allLanded)
+
+        // Everything decided: the checkpoint reaches the last block. A user relabels an old sale (at or before
+        // the checkpoint): the next build is full, with the new figures.
+        yield* incrementalOf
+        yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 3, incremental: 3 })
+        const [sale] = yield* sql<{ tx_hash: string }>`
+          SELECT tx_hash FROM token_transfers WHERE chain_id = ${CHAIN} AND block = 4005 AND from_key = ${W1}
+            AND to_key = ${EXCHANGE}`
+        yield* sql`UPDATE transfer_classifications SET type = 'transfer.self', relationship = 'self',
+                     classified_by = 'user', confirmed = true, updated_at = now()
+                   WHERE account_id = ${accountId} AND tx_hash = ${sale!.tx_hash}`
+        const relabelled = yield* incrementalOf
+        expect(builder.stats).toEqual({ full: 4, incremental: 3 })
+        expect(relabelled).not.toBe(allLanded)
+        expect(yield* fullOf).toBe(relabelled)
+      }))
   })
 }

@@ -29,7 +29,7 @@ export interface AccountLedgerInputs {
   readonly transferCount: number
   /** The counterparty labels the account confirmed in review, by lowercase address. */
   readonly labels: Readonly<Record<string, CounterpartyLabel>>
-  /** Changes whenever a stored classification or label changes: a checkpoint built before it no longer holds. */
+  /** Changes whenever a counterparty label changes: a checkpoint built before it no longer holds. */
   readonly classificationStamp: string
 }
 
@@ -64,6 +64,12 @@ export interface LoadSince {
   readonly dates: ReadonlyArray<string>
 }
 
+/** What a build learns of the transfers it streams besides the events (see `LedgerInputs.transfers`). */
+export interface TransfersSeen {
+  readonly waiting: Set<string>
+  readonly blockHashes: WeakMap<TransferEvent, string>
+}
+
 /** The ledger's identifiers of chain records: stable across rebuilds. */
 export const transferEventId = (txHash: string, logIndex: number) => `${txHash}:${logIndex}`
 export const multiplierEventId = (tokenKey: string, effectiveAt: Date) =>
@@ -84,48 +90,88 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         ? sql``
         : sql`AND t.block >= ${position[0]} AND (t.block, t.log_index) > (${position[0]}, ${position[1]})`
 
-    const load = (accountId: string, chainId: number, since?: LoadSince) =>
-      Effect.gen(function*() {
-        const wallets = yield* sql<{ address: string; self: boolean }>`
-          SELECT address, self FROM wallets WHERE account_id = ${accountId} ORDER BY id`
-        const [settings] = yield* sql<{ country: "US" | "SG" | "DE"; reporting_currency: string }>`
-          SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
-        // One pass over the account's transfers (after `since`) gives its tokens, the dates they fall on and how many
-        // there are.
-        const groups = yield* sql<{ token_key: string; day: string; n: string }>`
-          SELECT t.token_key, (t.block_time AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM token_transfers t
-          WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
-            ${after(since === undefined ? undefined : [since.block, since.logIndex])}
-          GROUP BY 1, 2`
-        const tokenKeys = [...new Set([...(since?.tokenKeys ?? []), ...groups.map((row) => row.token_key)])].sort()
-        const listed = tokenKeys.length === 0 ? [] : yield* sql<
-          { address_key: string; address: string; symbol: string | null }
-        >`SELECT address_key, address, symbol FROM chain_tokens
-          WHERE chain_id = ${chainId} AND address_key IN ${sql.in(tokenKeys)}`
-        const listing = new Map(listed.map((row) => [row.address_key, row]))
-        const tokenRows = tokenKeys.map((key) => ({
-          token_key: key,
-          address: listing.get(key)?.address ?? null,
-          symbol: listing.get(key)?.symbol ?? null
-        }))
-        const tokens = tokenRows.map((row): LedgerToken => ({
-          key: row.token_key,
-          address: row.address ?? row.token_key,
-          symbol: row.symbol ?? row.address ?? row.token_key
-        }))
-        const byKey = new Map(tokens.map((token) => [token.key, token]))
-        const keys = tokens.map((token) => token.key)
-        const changes = keys.length === 0 ? [] : yield* sql<{
+    /** Everything `load` reads, in one statement (one round trip, one snapshot); numbers as text, dates as text. */
+    type Loaded = {
+      wallets: Array<{ address: string; self: boolean }> | null
+      settings: { country: "US" | "SG" | "DE"; currency: string } | null
+      groups: Array<{ token_key: string; day: string; n: string }> | null
+      listed: Array<{ address_key: string; address: string; symbol: string | null }> | null
+      changes:
+        | Array<{
           token_key: string
-          effective_at: Date
+          effective_at: string
           old_multiplier: string
           new_multiplier: string
           kind: "dividend" | "split"
           block: string
-        }>`
-          SELECT token_key, effective_at, old_multiplier, new_multiplier, kind, block FROM multiplier_changes
-          WHERE chain_id = ${chainId} AND status = 'active' AND token_key IN ${sql.in(keys)}
-          ORDER BY block, effective_at, token_key`
+        }>
+        | null
+      starts: Array<{ token_key: string; start_multiplier: string | null }> | null
+      labels:
+        | Array<{
+          address: string
+          relationship: CounterpartyLabel["relationship"]
+          classified_by: CounterpartyLabel["classifiedBy"]
+          confirmed: boolean
+        }>
+        | null
+    }
+    const parsed = <A>(value: A | string): A => (typeof value === "string" ? JSON.parse(value) as A : value)
+
+    const load = (accountId: string, chainId: number, since?: LoadSince) =>
+      Effect.gen(function*() {
+        // One pass over the account's transfers (after `since`) gives its tokens, the dates they fall on and how many
+        // there are; the tokens' listing and multiplier changes are read for those and the ones `since` knows.
+        const [loaded] = yield* sql<{ data: Loaded | string }>`
+          WITH g AS (
+            SELECT t.token_key, to_char((t.block_time AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
+              count(*)::text AS n
+            FROM token_transfers t
+            WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
+              ${after(since === undefined ? undefined : [since.block, since.logIndex])}
+            GROUP BY 1, 2
+          ), k AS (
+            SELECT token_key FROM g
+            UNION SELECT json_array_elements_text(${JSON.stringify(since?.tokenKeys ?? [])}::json)
+          )
+          SELECT json_build_object(
+            'wallets', (SELECT json_agg(json_build_object('address', address, 'self', self) ORDER BY id)
+                        FROM wallets WHERE account_id = ${accountId}),
+            'settings', (SELECT json_build_object('country', country, 'currency', reporting_currency)
+                         FROM account_settings WHERE account_id = ${accountId}),
+            'groups', (SELECT json_agg(g) FROM g),
+            'listed', (SELECT json_agg(json_build_object('address_key', address_key, 'address', address,
+                                                         'symbol', symbol))
+                       FROM chain_tokens WHERE chain_id = ${chainId} AND address_key IN (SELECT token_key FROM k)),
+            'changes', (SELECT json_agg(json_build_object('token_key', token_key,
+                          'effective_at', to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                          'old_multiplier', old_multiplier::text, 'new_multiplier', new_multiplier::text,
+                          'kind', kind, 'block', block::text) ORDER BY block, effective_at, token_key)
+                        FROM multiplier_changes
+                        WHERE chain_id = ${chainId} AND status = 'active' AND token_key IN (SELECT token_key FROM k)),
+            'starts', (SELECT json_agg(json_build_object('token_key', token_key,
+                                                         'start_multiplier', start_multiplier::text))
+                       FROM multiplier_coverage
+                       WHERE chain_id = ${chainId} AND token_key IN (SELECT token_key FROM k)),
+            'labels', (SELECT json_agg(json_build_object('address', address, 'relationship', relationship,
+                          'classified_by', classified_by, 'confirmed', confirmed) ORDER BY address_key)
+                       FROM counterparty_labels WHERE account_id = ${accountId})
+          ) AS data`
+        const data = parsed(loaded!.data)
+        const wallets = data.wallets ?? []
+        const settings = data.settings
+        const groups = data.groups ?? []
+        const tokenKeys = [...new Set([...(since?.tokenKeys ?? []), ...groups.map((row) => row.token_key)])].sort()
+        const listing = new Map((data.listed ?? []).map((row) => [row.address_key, row]))
+        const tokens = tokenKeys.map((key): LedgerToken => {
+          const listed = listing.get(key)
+          return { key, address: listed?.address ?? key, symbol: listed?.symbol ?? listed?.address ?? key }
+        })
+        const byKey = new Map(tokens.map((token) => [token.key, token]))
+        const changes = (data.changes ?? []).map((change) => ({
+          ...change,
+          effective_at: new Date(change.effective_at)
+        }))
         const multiplierEvents = changes.map((change): MultiplierEvent => {
           const token = byKey.get(change.token_key)!
           return {
@@ -148,25 +194,13 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           const first = multiplierEvents.find((event) => event.tokenAddress === token.address)
           if (first !== undefined) initialMultipliers[token.symbol] = first.from
         }
-        if (keys.length > 0) {
-          const starts = yield* sql<{ token_key: string; start_multiplier: string | null }>`
-            SELECT token_key, start_multiplier FROM multiplier_coverage
-            WHERE chain_id = ${chainId} AND token_key IN ${sql.in(keys)}`
-          for (const start of starts) {
-            const token = byKey.get(start.token_key)!
-            if (initialMultipliers[token.symbol] === undefined && start.start_multiplier !== null) {
-              initialMultipliers[token.symbol] = start.start_multiplier
-            }
+        for (const start of data.starts ?? []) {
+          const token = byKey.get(start.token_key)!
+          if (initialMultipliers[token.symbol] === undefined && start.start_multiplier !== null) {
+            initialMultipliers[token.symbol] = start.start_multiplier
           }
         }
-        const labelRows = yield* sql<{
-          address: string
-          relationship: CounterpartyLabel["relationship"]
-          classified_by: CounterpartyLabel["classifiedBy"]
-          confirmed: boolean
-        }>`
-          SELECT address, relationship, classified_by, confirmed FROM counterparty_labels
-          WHERE account_id = ${accountId} ORDER BY address_key`
+        const labelRows = data.labels ?? []
         const labels: Record<string, CounterpartyLabel> = {}
         for (const row of labelRows) {
           labels[row.address] = {
@@ -175,18 +209,15 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             confirmed: row.confirmed
           }
         }
-        const [stamp] = yield* sql<{ n: string; at: Date | null }>`
-          SELECT count(*) AS n, max(updated_at) AS at FROM transfer_classifications
-          WHERE account_id = ${accountId} AND status = 'done'`
-        const classificationStamp = `${stamp?.n ?? 0}@${stamp?.at?.getTime() ?? 0}|${
-          labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
-        }`
+        // Classifications are not in it: a build holds its checkpoint behind the first transfer still waiting for
+        // one, and `recordedSince` tells when one at or before a checkpoint's position changed.
+        const classificationStamp = labelRows.map((row) => `${row.address}=${row.relationship}`).join(",")
         const dates = new Set([...(since?.dates ?? []), ...groups.map((row) => row.day)])
         for (const change of changes) dates.add(change.effective_at.toISOString().slice(0, 10))
         return {
           wallets,
           country: settings?.country ?? "US",
-          currency: settings?.reporting_currency ?? "USD",
+          currency: settings?.currency ?? "USD",
           tokens,
           multiplierEvents,
           initialMultipliers,
@@ -199,14 +230,17 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
 
     /**
      * The account's transfers in chain order, a page at a time (keyset pagination on block and log index); only
-     * those after `after` (block, log index) when given, for an incremental build.
+     * those after `after` (block, log index) when given, for an incremental build. The ids of the transfers still
+     * waiting for their classification (no decision stored yet, on an account whose transfers are being classified)
+     * are added to `seen.waiting`, and each transfer's block hash as read is kept in `seen.blockHashes`, when given.
      */
     const afterPosition = after
     const transfers = (
       accountId: string,
       chainId: number,
       tokens: ReadonlyArray<LedgerToken>,
-      after?: readonly [number, number]
+      after?: readonly [number, number],
+      seen?: TransfersSeen
     ) => {
       const byKey = new Map(tokens.map((token) => [token.key, token]))
       type Row = ClassificationColumns & {
@@ -218,12 +252,17 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         from_address: string
         to_address: string
         raw: string
+        block_hash: string
+        c_waiting: boolean
       }
       const page = (after: readonly [number, number] | undefined) =>
         sql<Row>`
-          SELECT t.tx_hash, t.log_index, t.block, t.block_time, t.token_key, t.from_address, t.to_address, t.raw,
+          SELECT t.tx_hash, t.log_index, t.block, t.block_hash, t.block_time, t.token_key, t.from_address, t.to_address, t.raw,
             c.type AS c_type, c.relationship AS c_relationship, c.classified_by AS c_classified_by,
-            c.confirmed AS c_confirmed
+            c.confirmed AS c_confirmed,
+            (c.status IS NULL AND EXISTS (
+              SELECT 1 FROM transfer_classifications q WHERE q.account_id = ${accountId} AND q.chain_id = ${chainId}
+            )) AS c_waiting
           FROM token_transfers t
           LEFT JOIN transfer_classifications c ON c.account_id = ${accountId} AND c.chain_id = t.chain_id
             AND c.tx_hash = t.tx_hash AND c.log_index = t.log_index AND c.status = 'done'
@@ -242,6 +281,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
             const events = known.map((row): TransferEvent => {
               const token = byKey.get(row.token_key)!
               const classification = classificationOf(row)
+              if (seen !== undefined && row.c_waiting) seen.waiting.add(transferEventId(row.tx_hash, row.log_index))
               return {
                 ...(classification === null ? {} : { classification }),
                 id: transferEventId(row.tx_hash, row.log_index),
@@ -257,6 +297,9 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
                 timestamp: Math.floor(row.block_time.getTime() / 1000)
               }
             })
+            if (seen !== undefined) {
+              for (let i = 0; i < events.length; i++) seen.blockHashes.set(events[i]!, known[i]!.block_hash)
+            }
             const last = events[events.length - 1]
             return [
               Chunk.unsafeFromArray(events),
@@ -280,19 +323,50 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
 
     /**
      * Whether a transfer of the account at or before (block, log index) was recorded by a transaction `watermark`
-     * did not see: one a build that took it may have missed (a backfill behind the live recorder). Reads only the
-     * transfers recorded since the snapshot's oldest running transaction (BRIN on `recorded_xid`), not the
-     * account's whole history.
+     * did not see: one a build that took it may have missed (a backfill behind the live recorder); or whether the
+     * classification of such a transfer was decided or changed since (a user relabelling an old movement, a model
+     * failure queued again). Reads only the rows written since the snapshot's oldest running transaction (BRIN on
+     * `recorded_xid`, the partial index on `changed_xid`), not the account's whole history.
      */
-    const recordedSince = (accountId: string, chainId: number, watermark: string, block: number, logIndex: number) =>
-      Effect.map(
-        sql<{ one: number }>`
-          SELECT 1 AS one FROM token_transfers t
+    const changedSince = (accountId: string, chainId: number, watermark: string, block: number, logIndex: number) =>
+      sql`EXISTS (SELECT 1 FROM token_transfers t
           WHERE t.recorded_xid >= split_part(${watermark}, ':', 1)::bigint
             AND NOT pg_visible_in_snapshot(t.recorded_xid::text::xid8, ${watermark}::pg_snapshot)
-            AND t.chain_id = ${chainId} AND ${involves(accountId)} AND (t.block, t.log_index) <= (${block}, ${logIndex})
-          LIMIT 1`,
-        (rows) => rows.length > 0
+            AND t.chain_id = ${chainId} AND ${
+        involves(accountId)
+      } AND (t.block, t.log_index) <= (${block}, ${logIndex}))
+        OR EXISTS (SELECT 1 FROM transfer_classifications c
+          JOIN token_transfers t ON t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
+          WHERE c.account_id = ${accountId} AND c.changed_xid >= split_part(${watermark}, ':', 1)::bigint
+            AND NOT pg_visible_in_snapshot(c.changed_xid::text::xid8, ${watermark}::pg_snapshot)
+            AND c.chain_id = ${chainId} AND (t.block, t.log_index) <= (${block}, ${logIndex}))`
+
+    /**
+     * What tells whether a checkpoint at (block, log index) still holds, in one statement: whether anything at or
+     * before it changed since `watermark` (`changedSince`), the block hash its last transfer is recorded with now
+     * (null when rolled back), and the first block of the account's provisional transfers after it (null: none).
+     */
+    const resumeCheck = (
+      accountId: string,
+      chainId: number,
+      watermark: string,
+      cursor: { readonly block: number; readonly logIndex: number },
+      last: { readonly txHash: string; readonly logIndex: number } | null
+    ) =>
+      Effect.map(
+        sql<{ changed: boolean; last_hash: string | null; provisional: string | null }>`
+          SELECT ${changedSince(accountId, chainId, watermark, cursor.block, cursor.logIndex)} AS changed,
+            (SELECT block_hash FROM token_transfers
+             WHERE chain_id = ${chainId} AND tx_hash = ${last?.txHash ?? ""} AND log_index = ${last?.logIndex ?? -1})
+              AS last_hash,
+            (SELECT min(t.block) FROM token_transfers t
+             WHERE t.chain_id = ${chainId} AND t.provisional AND ${involves(accountId)} AND t.block > ${cursor.block})
+              AS provisional`,
+        ([row]) => ({
+          changed: row!.changed,
+          lastHash: row!.last_hash,
+          provisionalFrom: row!.provisional === null ? null : Number(row!.provisional)
+        })
       )
 
     /** The block hash a transfer is recorded with, null when it is not recorded (rolled back by a re-org). */
@@ -316,6 +390,6 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         (rows) => (rows[0]?.block === null || rows[0]?.block === undefined ? null : Number(rows[0].block))
       )
 
-    return { load, transfers, recordedWatermark, recordedSince, blockHashOf, provisionalFrom } as const
+    return { load, transfers, recordedWatermark, resumeCheck, blockHashOf, provisionalFrom } as const
   })
 }) {}

@@ -74,7 +74,18 @@ export interface LotQueue {
   pinned: boolean
   /** Counts the changes to this queue object (every insert and take): figures kept per queue hold while it is the same. */
   version: number
+  /**
+   * The changes since version `changesFrom` (appends and takes from the head), for sums kept per queue to follow
+   * them instead of summing every lot again; emptied (and `changesFrom` moved to `version`) by any other change.
+   */
+  changes: Array<QueueChange>
+  changesFrom: number
 }
+
+/** One change to a queue: a lot appended, or lots taken from its head (`rest`: what is left of the last one). */
+export type QueueChange =
+  | { readonly added: LotRecord }
+  | { readonly removed: ReadonlyArray<LotRecord>; readonly rest: LotRecord | null }
 
 /** The lots a queue held at some moment (`lots[from..to)`), without copying them: the lot ids of an income record. */
 export interface LotSnapshot {

@@ -100,6 +100,13 @@ export class FiguresCache {
       : undefined
   }
 
+  /** A queue's sums made at an earlier version, while its token's index has the same steps (see `followChanges`). */
+  earlierPool(accrual: Accrual, queue: LotQueue): PoolFigures | undefined {
+    const entry = this.pools.get(queue)
+    const at = accrual.steps.length
+    return entry !== undefined && entry.at === at && entry.last === accrual.steps[at - 1] ? entry : undefined
+  }
+
   setPool(queue: LotQueue, figures: PoolFigures): PoolFigures {
     this.pools.set(queue, figures)
     return figures

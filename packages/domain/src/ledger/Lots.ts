@@ -1,6 +1,6 @@
 import { incomeOf } from "./Accrual.js"
 import { divRound } from "./Fixed.js"
-import type { LotQueue, LotRecord, LotSnapshot } from "./LedgerState.js"
+import type { LotQueue, LotRecord, LotSnapshot, QueueChange } from "./LedgerState.js"
 
 export const compareLots = (a: LotRecord, b: LotRecord): number =>
   a.acquiredAt !== b.acquiredAt
@@ -13,15 +13,37 @@ export const compareLots = (a: LotRecord, b: LotRecord): number =>
     ? 1
     : 0
 
-export const newQueue = (): LotQueue => ({ lots: [], head: 0, total: 0n, pinned: false, version: 0 })
+export const newQueue = (): LotQueue => ({
+  lots: [],
+  head: 0,
+  total: 0n,
+  pinned: false,
+  version: 0,
+  changes: [],
+  changesFrom: 0
+})
 
 export const copyQueue = (queue: LotQueue): LotQueue => ({
   lots: queue.lots.slice(queue.head),
   head: 0,
   total: queue.total,
   pinned: false,
-  version: 0
+  version: 0,
+  changes: [],
+  changesFrom: 0
 })
+
+/** More changes than this are not followed: the next sums over the queue are made again from its lots. */
+const MAX_CHANGES = 256
+
+const logChange = (queue: LotQueue, change: QueueChange | null): void => {
+  if (change === null || queue.changes.length >= MAX_CHANGES) {
+    queue.changes = []
+    queue.changesFrom = queue.version
+  } else {
+    queue.changes.push(change)
+  }
+}
 
 const NO_LOTS: LotSnapshot = { lots: [], from: 0, to: 0 }
 
@@ -43,8 +65,10 @@ export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
   queue.version++
   if (queue.lots.length === queue.head || compareLots(queue.lots[queue.lots.length - 1]!, lot) <= 0) {
     queue.lots.push(lot)
+    logChange(queue, { added: lot })
     return
   }
+  logChange(queue, null)
   if (queue.pinned) {
     queue.lots = queue.lots.slice()
     queue.pinned = false
@@ -116,6 +140,7 @@ export const takeFifo = (
   let need = raw
   const { lots } = queue
   queue.version++
+  let rest: LotRecord | null = null
   while (need > 0n && queue.head < lots.length) {
     const lot = lots[queue.head]!
     if (lot.raw <= need) {
@@ -123,11 +148,13 @@ export const takeFifo = (
       need -= lot.raw
       queue.head++
     } else {
-      lots[queue.head] = restOf(lot, need, perRawOf(lot))
+      rest = restOf(lot, need, perRawOf(lot))
+      lots[queue.head] = rest
       taken.push({ lot, raw: need })
       need = 0n
     }
   }
+  logChange(queue, { removed: taken.map((slice) => slice.lot), rest })
   queue.total -= raw - need
   if (queue.head > 64 && queue.head * 2 > lots.length) {
     queue.lots = lots.slice(queue.head)

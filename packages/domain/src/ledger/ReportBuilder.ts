@@ -14,6 +14,7 @@ import {
   type PoolFigures,
   provenance
 } from "./LotFigures.js"
+import { followChanges, uniqueReasons } from "./PoolSums.js"
 import { priceAt } from "./Prices.js"
 import {
   disposalRows,
@@ -46,21 +47,6 @@ export interface ReportOptions {
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-const uniqueReasons = (lists: Iterable<ReadonlyArray<NullReason>>): Array<NullReason> => {
-  const seen = new Set<string>()
-  const out: Array<NullReason> = []
-  for (const list of lists) {
-    for (const reason of list) {
-      const key = `${reason.reason}|${reason.eventId}`
-      if (!seen.has(key)) {
-        seen.add(key)
-        out.push(reason)
-      }
-    }
-  }
-  return out
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The report
 
@@ -90,6 +76,11 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     const kept = cache.pool(book.accrual, queue)
     if (kept !== undefined) return kept
     const at = book.accrual.steps.length
+    const followed = followChanges(cache.earlierPool(book.accrual, queue), book, queue, (lot) => {
+      const entry = cachedOf(book, lot)
+      return { figures: entry.figures, reasons: entry.reasons ??= conversions.reasons(book.accrual, lot, at) }
+    })
+    if (followed !== undefined) return cache.setPool(queue, followed)
     let basisUsd: bigint | null = 0n
     let basisConverted: bigint | null = 0n
     let openRaw = 0n

@@ -5,14 +5,15 @@ import {
   type AccountLedgerInputs,
   LedgerInputs,
   type LedgerToken,
-  type LoadSince
+  type LoadSince,
+  type TransfersSeen
 } from "@scaledger/db/ledger/LedgerInputs"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
+import type { LedgerEvent, PriceTable, RateTable, TransferEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { randomBytes } from "node:crypto"
@@ -45,7 +46,12 @@ export const LedgerBuilderConfig = Config.all({
   /** How many accounts' checkpoints (the ledger state of the last build) a worker keeps to build incrementally. */
   checkpoints: nonNegativeInteger("LEDGER_CHECKPOINTS", 16),
   /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
-  checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000)
+  checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000),
+  /**
+   * The most final events a checkpoint is held behind while a transfer waits for its classification (applied on
+   * top at each build); past it the checkpoint moves on, and the classification landing later forces a full build.
+   */
+  holdEvents: nonNegativeInteger("LEDGER_HOLD_EVENTS", 10_000)
 })
 export type LedgerBuilderConfig = Config.Config.Success<typeof LedgerBuilderConfig>
 
@@ -95,14 +101,17 @@ const summaryOf = (report: LedgerReport) => {
  *
  * Given a checkpoint that still holds (same settings, same multiplier changes and the same number of transfers up
  * to its cursor), only the events after it are read and applied, with the newest prices and rates; `since` then
- * says from which stored rows on the build's rows replace the stored ones. Returns the new checkpoint.
+ * says from which stored rows on the build's rows replace the stored ones. Returns the new checkpoint: the state
+ * before the first provisional block and before the first transfer still waiting for its classification (at most
+ * `holdEvents` final events behind), so a classification landing later resumes from it.
  */
 export const buildLedgerFrom = <E = never, R = never>(
   accountId: string,
   chainId: number,
   asOf: number,
   checkpoint: LedgerCheckpoint | undefined,
-  stillWanted?: Effect.Effect<boolean, E, R>
+  stillWanted?: Effect.Effect<boolean, E, R>,
+  holdEvents = 10_000
 ) =>
   Effect.gen(function*() {
     const ledgerInputs = yield* LedgerInputs
@@ -126,31 +135,34 @@ export const buildLedgerFrom = <E = never, R = never>(
       }
     )
     let resumed: LedgerCheckpoint | undefined
+    let boundary: number | null | undefined
     if (checkpoint !== undefined && checkpoint.key === settingsKey(inputs, checkpoint.state)) {
       const { cursor } = checkpoint.state
       if (
         multiplierIds(inputs.multiplierEvents, cursor.block) === checkpoint.multipliers &&
-        historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history &&
-        !(yield* ledgerInputs.recordedSince(
+        historyKey(prices, rates, cursorTime(checkpoint.state)) === checkpoint.history
+      ) {
+        const check = yield* ledgerInputs.resumeCheck(
           accountId,
           chainId,
           checkpoint.watermark,
-          cursor.block,
-          sqlLogIndex(cursor.logIndex)
-        )) &&
-        (checkpoint.lastTransfer === null || (checkpoint.lastTransfer.blockHash !== null &&
-          (yield* ledgerInputs.blockHashOf(
-              chainId,
-              checkpoint.lastTransfer.txHash,
-              checkpoint.lastTransfer.logIndex
-            )) ===
-            checkpoint.lastTransfer.blockHash))
-      ) resumed = checkpoint
+          { block: cursor.block, logIndex: sqlLogIndex(cursor.logIndex) },
+          checkpoint.lastTransfer
+        )
+        if (
+          !check.changed &&
+          (checkpoint.lastTransfer === null ||
+            (checkpoint.lastTransfer.blockHash !== null && check.lastHash === checkpoint.lastTransfer.blockHash))
+        ) {
+          resumed = checkpoint
+          boundary = check.provisionalFrom
+        }
+      }
     }
     // A checkpoint that does not hold: the tokens and dates of the whole history, read again.
     if (checkpoint !== undefined && resumed === undefined) ({ inputs, prices, rates } = yield* loadInputs(undefined))
-    const boundary = (yield* ledgerInputs.provisionalFrom(accountId, chainId, resumed?.state.cursor.block)) ??
-      Number.POSITIVE_INFINITY
+    if (resumed === undefined) boundary = yield* ledgerInputs.provisionalFrom(accountId, chainId)
+    const provisionalFrom = boundary ?? Number.POSITIVE_INFINITY
     const newer = { prices, initialMultipliers: inputs.initialMultipliers, rates }
     let final = resumed === undefined
       ? yield* Ledger.empty({
@@ -163,14 +175,31 @@ export const buildLedgerFrom = <E = never, R = never>(
       })
       : yield* Ledger.withInputs(resumed.state, newer)
     const tail: Array<LedgerEvent> = []
-    let lastTransfer: { readonly txHash: string; readonly logIndex: number } | null = resumed?.lastTransfer ?? null
-    /** Final events go into the checkpoint state; from the first provisional block on, into the tail. */
+    /** Final events from the first transfer waiting for its classification on (applied on top, like the tail). */
+    let held: Array<LedgerEvent> = []
+    const seen: TransfersSeen = { waiting: new Set(), blockHashes: new WeakMap() }
+    let lastTransfer: TransferEvent | null = null
+    /**
+     * Final events go into the checkpoint state, from the first transfer waiting for its classification on into
+     * `held` (given to the state when more than `holdEvents` pile up); from the first provisional block on, into
+     * the tail.
+     */
     const take = (events: ReadonlyArray<LedgerEvent>) => {
       const batch: Array<LedgerEvent> = []
       for (const event of events) {
-        if (tail.length === 0 && event.block < boundary) {
-          batch.push(event)
-          if (event.kind === "transfer") lastTransfer = event
+        if (tail.length === 0 && event.block < provisionalFrom) {
+          if (held.length > 0 || (event.kind === "transfer" && seen.waiting.has(event.id))) {
+            held.push(event)
+            if (held.length <= holdEvents) continue
+            for (const kept of held) {
+              batch.push(kept)
+              if (kept.kind === "transfer") lastTransfer = kept
+            }
+            held = []
+          } else {
+            batch.push(event)
+            if (event.kind === "transfer") lastTransfer = event
+          }
         } else {
           tail.push(event)
         }
@@ -193,7 +222,8 @@ export const buildLedgerFrom = <E = never, R = never>(
       accountId,
       chainId,
       inputs.tokens,
-      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, sqlLogIndex(cursor.logIndex)]
+      cursor === undefined || cursor.block < 0 ? undefined : [cursor.block, sqlLogIndex(cursor.logIndex)],
+      seen
     ).pipe(
       Stream.chunks,
       Stream.runForEach((chunk) =>
@@ -201,17 +231,21 @@ export const buildLedgerFrom = <E = never, R = never>(
       )
     )
     if (pending.length > 0) yield* take(mergeInto(pending, [], true))
-    const state = tail.length === 0 ? final : yield* Ledger.apply(final, tail)
+    const onTop = held.length === 0 ? tail : [...held, ...tail]
+    const state = onTop.length === 0 ? final : yield* Ledger.apply(final, onTop)
     const rows = Ledger.rowCounts(final)
+    // Set by `take` (a closure the compiler does not follow).
+    const last = lastTransfer as TransferEvent | null
     const figures = resumed?.figures ?? new Ledger.FiguresCache()
     const next: LedgerCheckpoint = {
       state: final,
       key: settingsKey(inputs, final),
       watermark,
-      lastTransfer: lastTransfer === null ? null : {
-        txHash: lastTransfer.txHash,
-        logIndex: lastTransfer.logIndex,
-        blockHash: yield* ledgerInputs.blockHashOf(chainId, lastTransfer.txHash, lastTransfer.logIndex)
+      // Its block hash as the build read it: a re-org since then makes the next build full.
+      lastTransfer: last === null ? (resumed?.lastTransfer ?? null) : {
+        txHash: last.txHash,
+        logIndex: last.logIndex,
+        blockHash: seen.blockHashes.get(last) ?? null
       },
       // Of the final transfers only (provisional ones may be reorged away; a transfer gives its book a holder).
       tokenKeys: inputs.tokens.filter((token) => (final.books.get(token.symbol)?.holders.size ?? 0) > 0)
@@ -279,7 +313,8 @@ export const makeLedgerBuilder = Effect.gen(function*() {
         chainId,
         asOf,
         usable,
-        stillWanted
+        stillWanted,
+        config.holdEvents
       )
       // Without the lots: rows are made only for the lots that changed (`planLotRows`).
       const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })

@@ -17,6 +17,7 @@ describe("LedgerBuilderConfig", () => {
     expect(config.concurrency).toBe(2)
     expect(config.checkpoints).toBe(16)
     expect(config.checkpointEvents).toBe(2_000_000)
+    expect(config.holdEvents).toBe(10_000)
   })
 
   it("reads the variables in their units, and 0 where 0 means off", () => {
