@@ -72,4 +72,30 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("a ledger build'
         WHERE account_id = ${accountId}`
       expect(owner!.lease_owner).toBe("worker-b")
     }))
+
+  it.effect("renewal: false only while another worker holds the lease; a lease the build's own store released holds", () =>
+    Effect.gen(function*() {
+      // A renewal that waited on the store's row lock runs after the store committed (and released the lease): a
+      // false there would stop the build after it was stored, and lose the checkpoint its next build starts from.
+      const accountId = yield* replayOf("lease-store")
+      const store = yield* LedgerStore
+      const sql = yield* SqlClient.SqlClient
+      const [claimed] = yield* store.claim("worker-a", 10, 2, 0)
+      expect(claimed!.accountId).toBe(accountId)
+      expect(yield* store.renew(accountId, "worker-a", 2)).toBe(true)
+      const written = yield* store.store(accountId, "worker-a", claimed!.version, {
+        report: {},
+        positions: [],
+        lots: [],
+        disposals: [],
+        events: []
+      })
+      expect(written).toBe(true)
+      expect(yield* store.renew(accountId, "worker-a", 2)).toBe(true)
+      yield* sql`UPDATE ledger_builds SET lease_owner = 'worker-b' WHERE account_id = ${accountId}`
+      expect(yield* store.renew(accountId, "worker-a", 2)).toBe(false)
+      const [row] = yield* sql<{ lease_owner: string }>`SELECT lease_owner FROM ledger_builds
+        WHERE account_id = ${accountId}`
+      expect(row!.lease_owner).toBe("worker-b")
+    }))
 })

@@ -264,12 +264,22 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             error = ${error}, lease_owner = NULL, lease_until = NULL
           WHERE account_id = ${accountId} AND lease_owner = ${owner}`.pipe(Effect.asVoid)
 
-    /** Extends a build's lease while it runs; false when another worker holds it now. */
+    /**
+     * Extends a build's lease while it runs; false only when another worker holds it now. A lease nobody holds counts
+     * as still ours: the build's own store may have released it (a renewal waiting on the store's row lock runs once
+     * it committed), and a build whose lease lapsed is refused by the store's own check.
+     */
     const renew = (accountId: string, owner: string, leaseSeconds: number) =>
       Effect.map(
-        sql`UPDATE ledger_builds SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-            WHERE account_id = ${accountId} AND lease_owner = ${owner} RETURNING account_id`,
-        (rows) => rows.length > 0
+        sql<{ held: boolean }>`
+          WITH renewed AS (
+            UPDATE ledger_builds SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE account_id = ${accountId} AND lease_owner = ${owner} RETURNING account_id
+          )
+          SELECT EXISTS (SELECT 1 FROM renewed) OR NOT EXISTS (
+            SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner <> ${owner}
+          ) AS held`,
+        (rows) => rows[0]?.held === true
       )
 
     const release = (accountId: string, owner: string) =>
