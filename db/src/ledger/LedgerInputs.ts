@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import type {
   Classification,
   CounterpartyLabel,
@@ -52,6 +53,8 @@ const classificationOf = (row: ClassificationColumns): Classification | null =>
     }
 
 const PAGE = 20_000
+/** The first window of a read of transfers spans this fraction of the account's blocks still to read. */
+const WINDOWS = 64
 
 /**
  * What an incremental build already knows of the account's transfers up to a checkpoint's position: their tokens
@@ -229,8 +232,10 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       })
 
     /**
-     * The account's transfers in chain order, a page at a time (keyset pagination on block and log index); only
-     * those after `after` (block, log index) when given, for an incremental build. The ids of the transfers still
+     * The account's transfers in chain order, a page at a time; only those after `after` (block, log index) when
+     * given, for an incremental build. Each page reads one window of blocks (at most `pageSize` rows of it, keyset on
+     * block and log index), so a page costs the rows of its window and a long history is read once, not once per
+     * page; the window widens while pages come back sparse and narrows when one fills. The ids of the transfers still
      * waiting for their classification (no decision stored yet, on an account whose transfers are being classified)
      * are added to `seen.waiting`, and each transfer's block hash as read is kept in `seen.blockHashes`, when given.
      */
@@ -240,7 +245,8 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       chainId: number,
       tokens: ReadonlyArray<LedgerToken>,
       after?: readonly [number, number],
-      seen?: TransfersSeen
+      seen?: TransfersSeen,
+      pageSize = PAGE
     ) => {
       const byKey = new Map(tokens.map((token) => [token.key, token]))
       type Row = ClassificationColumns & {
@@ -255,7 +261,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         block_hash: string
         c_waiting: boolean
       }
-      const page = (after: readonly [number, number] | undefined) =>
+      const page = (after: readonly [number, number], span: number) =>
         sql<Row>`
           SELECT t.tx_hash, t.log_index, t.block, t.block_hash, t.block_time, t.token_key, t.from_address, t.to_address, t.raw,
             c.type AS c_type, c.relationship AS c_relationship, c.classified_by AS c_classified_by,
@@ -267,47 +273,83 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           LEFT JOIN transfer_classifications c ON c.account_id = ${accountId} AND c.chain_id = t.chain_id
             AND c.tx_hash = t.tx_hash AND c.log_index = t.log_index AND c.status = 'done'
           WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
-            ${afterPosition(after)}
+            ${afterPosition(after)} AND t.block < ${after[0] + span}
           ORDER BY t.block, t.log_index
-          LIMIT ${PAGE}`
-      return Stream.paginateChunkEffect(
-        after as readonly [number, number] | undefined,
-        (after) =>
-          Effect.map(page(after), (rows) => {
-            // A transfer of a token `tokens` does not hold was recorded after the build read its inputs: the stream
-            // ends before it, and the build its recording asked for takes it with its token, day and rates.
-            const unknown = rows.findIndex((row) => !byKey.has(row.token_key))
-            const known = unknown === -1 ? rows : rows.slice(0, unknown)
-            const events = known.map((row): TransferEvent => {
-              const token = byKey.get(row.token_key)!
-              const classification = classificationOf(row)
-              if (seen !== undefined && row.c_waiting) seen.waiting.add(transferEventId(row.tx_hash, row.log_index))
-              return {
-                ...(classification === null ? {} : { classification }),
-                id: transferEventId(row.tx_hash, row.log_index),
-                kind: "transfer",
-                token: token.symbol,
-                tokenAddress: token.address,
-                from: row.from_address,
-                to: row.to_address,
-                raw: row.raw,
-                block: Number(row.block),
-                logIndex: row.log_index,
-                txHash: row.tx_hash,
-                timestamp: Math.floor(row.block_time.getTime() / 1000)
-              }
-            })
-            if (seen !== undefined) {
-              for (let i = 0; i < events.length; i++) seen.blockHashes.set(events[i]!, known[i]!.block_hash)
+          LIMIT ${pageSize}`
+      /** The account's first and last transfer blocks, each an index lookup per own address and side. */
+      const bounds = Effect.map(
+        sql<{ first: string | null; last: string | null }>`
+          SELECT min(b.first) AS first, max(b.last) AS last FROM wallets w CROSS JOIN LATERAL (
+            SELECT (SELECT min(block) FROM token_transfers WHERE chain_id = ${chainId} AND from_key = w.address_key) AS first,
+                   (SELECT max(block) FROM token_transfers WHERE chain_id = ${chainId} AND from_key = w.address_key) AS last
+            UNION ALL
+            SELECT (SELECT min(block) FROM token_transfers WHERE chain_id = ${chainId} AND to_key = w.address_key),
+                   (SELECT max(block) FROM token_transfers WHERE chain_id = ${chainId} AND to_key = w.address_key)
+          ) b WHERE w.account_id = ${accountId}`,
+        (rows) => {
+          const { first, last } = rows[0] ?? { first: null, last: null }
+          return first === null || last === null ? undefined : { first: Number(first), last: Number(last) }
+        }
+      )
+      type Cursor = { readonly after: readonly [number, number]; readonly span: number; readonly last: number }
+      const start = Effect.map(bounds, (range): Cursor | undefined => {
+        if (range === undefined) return undefined
+        const from: readonly [number, number] = after !== undefined && after[0] >= range.first
+          ? after
+          : [range.first, -1]
+        return { after: from, span: Math.max(1, Math.ceil((range.last - from[0] + 1) / WINDOWS)), last: range.last }
+      })
+      const nextCursor = (cursor: Cursor, rows: ReadonlyArray<Row>): Cursor | undefined => {
+        if (rows.length === pageSize) {
+          // The window held more than a page: go on from the last row, with a narrower window.
+          const last = rows[rows.length - 1]!
+          return {
+            after: [Number(last.block), last.log_index],
+            span: Math.max(1, Math.floor(cursor.span / 2)),
+            last: cursor.last
+          }
+        }
+        const from = cursor.after[0] + cursor.span
+        if (from > cursor.last) return undefined
+        const span = rows.length < pageSize / 4 ? cursor.span * 2 : cursor.span
+        return { after: [from, -1], span, last: cursor.last }
+      }
+      type Page = readonly [Chunk.Chunk<TransferEvent>, Option.Option<Cursor>]
+      /** The next window with transfers in it (a page is empty only at the end: the build reads one as the end). */
+      const step = (cursor: Cursor): Effect.Effect<Page, SqlError> =>
+        Effect.flatMap(page(cursor.after, cursor.span), (rows): Effect.Effect<Page, SqlError> => {
+          // A transfer of a token `tokens` does not hold was recorded after the build read its inputs: the stream
+          // ends before it, and the build its recording asked for takes it with its token, day and rates.
+          const unknown = rows.findIndex((row) => !byKey.has(row.token_key))
+          const known = unknown === -1 ? rows : rows.slice(0, unknown)
+          const events = known.map((row): TransferEvent => {
+            const token = byKey.get(row.token_key)!
+            const classification = classificationOf(row)
+            if (seen !== undefined && row.c_waiting) seen.waiting.add(transferEventId(row.tx_hash, row.log_index))
+            return {
+              ...(classification === null ? {} : { classification }),
+              id: transferEventId(row.tx_hash, row.log_index),
+              kind: "transfer",
+              token: token.symbol,
+              tokenAddress: token.address,
+              from: row.from_address,
+              to: row.to_address,
+              raw: row.raw,
+              block: Number(row.block),
+              logIndex: row.log_index,
+              txHash: row.tx_hash,
+              timestamp: Math.floor(row.block_time.getTime() / 1000)
             }
-            const last = events[events.length - 1]
-            return [
-              Chunk.unsafeFromArray(events),
-              unknown !== -1 || rows.length < PAGE || last === undefined
-                ? Option.none()
-                : Option.some([last.block, last.logIndex] as const)
-            ] as const
           })
+          if (seen !== undefined) {
+            for (let i = 0; i < events.length; i++) seen.blockHashes.set(events[i]!, known[i]!.block_hash)
+          }
+          const next = unknown !== -1 ? undefined : nextCursor(cursor, rows)
+          if (events.length === 0 && next !== undefined) return step(next)
+          return Effect.succeed([Chunk.unsafeFromArray(events), Option.fromNullable(next)] as const)
+        })
+      return Stream.unwrap(
+        Effect.map(start, (first) => first === undefined ? Stream.empty : Stream.paginateChunkEffect(first, step))
       )
     }
 
