@@ -1,9 +1,15 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ReadChanges } from "@scaledger/db/ReadChanges"
 import { Effect, Option, Schema } from "effect"
+import { AnswerLru } from "./AnswerLru.js"
 
-/** How many encoded answers are kept (least recently served dropped first). */
+/** How many encoded answers are kept, and how many bytes of them at most (least recently served dropped first). */
 export const ANSWER_CACHE_ENTRIES = 1024
+export const ANSWER_CACHE_BYTES = 32 * 1024 * 1024
+
+/** The bytes an answer holds: its encoded body (the headers are a few short strings). */
+const bodyBytes = (response: HttpServerResponse.HttpServerResponse): number =>
+  response.body._tag === "Uint8Array" ? response.body.body.byteLength : 0
 
 interface Entry {
   readonly token: string
@@ -18,13 +24,9 @@ interface Entry {
  */
 export const makeAnswerCache = Effect.gen(function*() {
   const changes = yield* Effect.serviceOption(ReadChanges)
-  const entries = new Map<string, Entry>()
+  const entries = new AnswerLru<Entry>(ANSWER_CACHE_ENTRIES, ANSWER_CACHE_BYTES)
 
-  const remember = (key: string, entry: Entry) => {
-    entries.delete(key)
-    if (entries.size >= ANSWER_CACHE_ENTRIES) entries.delete(entries.keys().next().value!)
-    entries.set(key, entry)
-  }
+  const remember = (key: string, entry: Entry) => entries.set(key, entry, bodyBytes(entry.response) + key.length)
 
   /**
    * The answer of `read` for the account, encoded with the endpoint's success schema as `HttpApi` would (JSON,
@@ -44,10 +46,7 @@ export const makeAnswerCache = Effect.gen(function*() {
     return Effect.flatMap(sync, (live) => {
       const token = tokenOf(accountId)
       const known = entries.get(key)
-      if (live && known !== undefined && known.token === token) {
-        remember(key, known)
-        return Effect.succeed(known.response)
-      }
+      if (live && known !== undefined && known.token === token) return Effect.succeed(known.response)
       return Effect.flatMap(read, ({ cacheable, value }) =>
         Effect.tap(encode(value), (response) => {
           // Stored under the token taken before reading: a change committed meanwhile moves the token on.
