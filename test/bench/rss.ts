@@ -7,13 +7,14 @@
  * `GET /v1/portfolio`), with where the idle RSS sits (`/proc/<pid>/smaps`). `BENCH_NODE_FLAGS` replaces the start
  * script's Node flags (`BENCH_NODE_FLAGS=" "` for none).
  */
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { startSeededNode, toJson } from "../chain/seed.js"
 import { freePort, ROOT, waitFor } from "../support/Processes.js"
+import { startCommand } from "./startCommand.js"
 
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20)
 const MB = 1024 * 1024
@@ -76,22 +77,11 @@ const main = async () => {
   const tokenListPath = Path.join(dataDir, "tokens.json")
   Fs.writeFileSync(tokenListPath, toJson(tokenList))
   const port = await freePort()
-  // `npm start` is `prestart` (the build) and then `node <flags> <entry>`; the node process is started here directly
-  // so that its pid is the service's.
-  execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" })
-  const start = (JSON.parse(Fs.readFileSync(Path.join(ROOT, "package.json"), "utf8")) as {
-    readonly scripts: Record<string, string>
-  }).scripts.start!.split(" ").filter((word) => word !== "" && word !== "exec")
-  if (start[0] !== "node") throw new Error(`the start script does not run node: ${start.join(" ")}`)
-  const entry = start[start.length - 1]!
-  const startFlags = start.slice(1, -1)
-  const conditions = startFlags.filter((flag) => flag.startsWith("--conditions"))
-  const flags = process.env.BENCH_NODE_FLAGS === undefined
-    ? startFlags
-    : [...conditions, ...process.env.BENCH_NODE_FLAGS.split(" ").filter((flag) => flag !== "")]
+  const command = startCommand()
+  const flags = command.slice(0, -1)
   const service = spawn(
     process.execPath,
-    [...flags, Path.join(ROOT, entry)],
+    command,
     {
       cwd: ROOT,
       env: {

@@ -4,7 +4,7 @@
  * per transaction, 5 live blocks.
  *
  * 1. seed: the seeded test chain (EDR, in this process) plus the history of `scaleChain.ts`;
- * 2. the real service (`npm start`'s Node flags, every role) as its own process on a fresh database (`DATABASE_URL`,
+ * 2. the real service as `npm start` runs it (built, its Node flags; every role) as its own process on a fresh database (`DATABASE_URL`,
  *    default the local server), one API key per account, every wallet added with `POST /v1/wallets`;
  * 3. backfill: until every wallet's backfill is done; build: until every account's ledger build is stored and no
  *    transfer waits for classification;
@@ -27,6 +27,7 @@ import type { Hex } from "viem"
 import { startSeededNode, toJson } from "../chain/seed.js"
 import { freePort, ready, ROOT, waitFor } from "../support/Processes.js"
 import { buyOne, EXCHANGE, walletAddress, writeHistory } from "./scaleChain.js"
+import { startCommand } from "./startCommand.js"
 
 const arg = (name: string, fallback: number) => {
   const given = process.argv.find((a) => a.startsWith(`--${name}=`))
@@ -111,7 +112,7 @@ const main = Effect.gen(function*() {
   const log = Fs.openSync(logPath, "w")
   const service = spawn(
     process.execPath,
-    ["--max-semi-space-size=2", "--import", "tsx", Path.join(ROOT, "packages/server/src/main.ts")],
+    startCommand(),
     {
       cwd: ROOT,
       env: {
