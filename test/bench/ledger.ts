@@ -7,6 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { AccountsRepo } from "@scaledger/db/Accounts"
+import { Backfills } from "@scaledger/db/chain/Backfills"
 import * as Database from "@scaledger/db/Database"
 import { FxRates } from "@scaledger/db/FxRates"
 import { invalidateLedgers, requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
@@ -106,6 +107,11 @@ const seedAccount = (events: number, seed: number) =>
              'dividend', 'active', 'chain_storage', k * 4000, to_timestamp(${BASE_TIME} + k * 4000)
       FROM generate_series(1, ${Math.floor(events / 4000)}) AS s(k)
       ON CONFLICT DO NOTHING`
+    // What follows a backfill this size: its end summarizes the new block ranges, and autovacuum gathers the
+    // statistics plans are chosen from within a minute.
+    yield* (yield* Backfills).summarizeRecorded
+    yield* sql`ANALYZE token_transfers`
+    yield* sql`ANALYZE multiplier_changes`
     yield* requestReplay(account.id)
     return account.id
   })
@@ -242,6 +248,7 @@ const main = Effect.gen(function*() {
     Effect.provide(
       Layer.mergeAll(
         AccountsRepo.Default,
+        Backfills.Default,
         WalletsRepo.Default,
         LedgerInputs.Default,
         LedgerStore.Default,

@@ -16,6 +16,7 @@ import transferRecordedXid from "./0017_transfer_recorded_xid.js"
 import readNotifications from "./0018_read_notifications.js"
 import txFacts from "./0019_tx_facts.js"
 import classificationChangedXid from "./0022_classification_changed_xid.js"
+import transferRecordedAutosummarize from "./0023_transfer_recorded_autosummarize.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -34,5 +35,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0017_transfer_recorded_xid": transferRecordedXid,
   "0018_read_notifications": readNotifications,
   "0019_tx_facts": txFacts,
-  "0022_classification_changed_xid": classificationChangedXid
+  "0022_classification_changed_xid": classificationChangedXid,
+  "0023_transfer_recorded_autosummarize": transferRecordedAutosummarize
 }

@@ -208,6 +208,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
     if (!finished) {
       return yield* Effect.logInfo(`backfill ${job.address}: range extended to block ${storedTarget}; continues`)
     }
+    yield* backfills.summarizeRecorded
     yield* Effect.logInfo(`backfill ${job.address}: done (${touched.length} tokens, ${gaps.length} coverage gaps)`)
     // Whether the tokens it touched are paused now, whatever their (possibly unscanned) events said.
     yield* Effect.flatMap(chain.blockTimestamp(target), (time) =>
