@@ -5,7 +5,7 @@
  */
 import type { LotWrites } from "@scaledger/db/ledger/LedgerStore"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
+import type { LedgerState, LotRecord } from "@scaledger/domain/ledger/LedgerState"
 
 const MAX_ORD = 2_147_483_647
 /** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
@@ -109,6 +109,84 @@ export const planLotRows = (
   const rows: Array<{ token: string; ord: number; json: string }> = []
   const deletes: Array<number> = []
   let previous = -1
+  /**
+   * A changed queue whose changes since its rows were stored are all in its log (lots appended, lots taken from the
+   * head), with the same stamp: its rows follow the log, O(changes), without a look at every lot. False (nothing
+   * done) when the log does not cover them or a new row finds no room between `after` and `before`. Takes over
+   * `old.ords`.
+   */
+  const followLog = (pool: Ledger.OpenPool, old: StoredPool, after: number, before: number): boolean => {
+    const { queue } = pool
+    if (old.version < queue.changesFrom || !sameStamp(old, pool)) return false
+    /** Stored lots taken since, the lots appended since (those taken again skipped), the new record at the head. */
+    const gone: Array<LotRecord> = []
+    const appended: Array<LotRecord> = []
+    let appendedFrom = 0
+    let rest: LotRecord | null = null
+    /** The `ord` of the stored lot the head's new record replaces (free once that lot's row is deleted). */
+    let restOrd: number | undefined
+    for (let k = old.version - queue.changesFrom; k < queue.changes.length; k++) {
+      const change = queue.changes[k]!
+      if ("added" in change) {
+        appended.push(change.added)
+        continue
+      }
+      let lastOrd: number | undefined
+      for (const lot of change.removed) {
+        lastOrd = old.ords.get(lot)
+        if (lastOrd !== undefined) gone.push(lot)
+        else if (lot === rest) lastOrd = restOrd
+        else if (appended[appendedFrom] === lot) appendedFrom++
+        else return false
+        rest = null
+      }
+      if (change.rest !== null) {
+        rest = change.rest
+        restOrd = lastOrd
+      }
+    }
+    const kept = old.ords.size - gone.length
+    const size = sizeOf(pool)
+    const added = appended.length - appendedFrom
+    if ((rest === null ? 0 : 1) + kept + added !== size) return false
+    const { head, lots } = queue
+    const keptFrom = head + (rest === null ? 0 : 1)
+    if (rest !== null && lots[head] !== rest) return false
+    for (let j = 0; j < added; j++) if (lots[keptFrom + kept + j] !== appended[appendedFrom + j]) return false
+    const firstKept = kept === 0 ? undefined : old.ords.get(lots[keptFrom]!)
+    if (kept > 0 && (firstKept === undefined || firstKept <= after || old.final >= before)) return false
+    const restBound = firstKept ?? before
+    const restAt = rest === null
+      ? undefined
+      : restOrd !== undefined && restOrd > after && restOrd < restBound
+      ? restOrd
+      : firstKept !== undefined
+      ? firstKept - 1
+      : after + 1
+    if (restAt !== undefined && (restAt <= after || restAt >= restBound)) return false
+    const lastBefore = kept > 0 ? old.final : restAt ?? after
+    if (added > 0 && lastBefore + added >= before) return false
+    if (rows.length + added + (rest === null ? 0 : 1) > total / 2) return false
+    // Room for every new row: the rows follow the log.
+    const ords = old.ords as Map<object, number>
+    for (const lot of gone) {
+      deletes.push(ords.get(lot)!)
+      ords.delete(lot)
+    }
+    if (restAt !== undefined) {
+      ords.set(rest!, restAt)
+      rows.push(row(pool, head, restAt))
+    }
+    for (let j = 0; j < added; j++) {
+      ords.set(lots[keptFrom + kept + j]!, lastBefore + 1 + j)
+      rows.push(row(pool, keptFrom + kept + j, lastBefore + 1 + j))
+    }
+    const first = restAt ?? firstKept ?? (added > 0 ? lastBefore + 1 : -1)
+    const final = added > 0 ? lastBefore + added : kept > 0 ? old.final : restAt ?? -1
+    next.set(queue, { ...stampOf(pool), ords, first, final })
+    previous = final === -1 ? previous : final
+    return true
+  }
   for (let p = 0; p < pools.length; p++) {
     const pool = pools[p]!
     const whole = keptWhole[p]
@@ -118,6 +196,7 @@ export const planLotRows = (
       continue
     }
     const old = stored.get(pool.queue)
+    if (old !== undefined && followLog(pool, old, previous, nextKept[p]!)) continue
     const oldOrds = old !== undefined && sameStamp(old, pool) ? old.ords : undefined
     const { head, lots } = pool.queue
     // Lots of the queue that keep their row: the same record, in order, before the next queue kept whole.
