@@ -34,8 +34,9 @@ export interface ReportOptions {
    */
   readonly rows?: boolean
   /**
-   * Whether to include the open lots (with their per-step basis breakdowns); default true. Left out, positions and
-   * totals are the same and `Ledger.lotRows` streams the lots one at a time.
+   * Whether to include the open lots (with their per-step basis breakdowns) and each token record's list of their ids;
+   * default true. Left out, positions (with their own lot ids) and totals are the same, the token records' `lotIds`
+   * are empty, and `Ledger.lotRows` streams the lots one at a time.
    */
   readonly lots?: boolean
   /**
@@ -317,7 +318,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     let accrued: bigint | null = 0n
     let accruedConverted: bigint | null = 0n
     const visit = (pool: PoolFigures): void => {
-      for (const id of pool.lotIds) lotIds.push(id)
+      if (withLots) { for (const id of pool.lotIds) lotIds.push(id) }
       accrued = accrued === null || pool.accruedUsd === null ? null : accrued + pool.accruedUsd
       accruedConverted = accruedConverted === null || pool.accruedConverted === null
         ? null
