@@ -9,6 +9,7 @@ import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
+import { positionRow } from "@scaledger/workers/ledger/PositionPlan"
 import {
   buildLedger,
   LedgerBuilderSettings,
@@ -403,7 +404,11 @@ for (
           const after = yield* storedLots
           const expected = yield* buildLedger(accountId, CHAIN, Math.floor((yield* Clock.currentTimeMillis) / 1000))
           expect(after.rows).toEqual(JSON.parse(JSON.stringify(expected.report.lots)))
-          expect(yield* storedPositions).toEqual(JSON.parse(JSON.stringify(expected.report.positions)))
+          // Position rows leave their lot ids to the lot rows, from which the one reader citing them reads them.
+          expect(yield* storedPositions).toEqual(JSON.parse(JSON.stringify(expected.report.positions.map(positionRow))))
+          expect(yield* (yield* LedgerStore).positionLotIds(accountId, expected.report.positions)).toEqual(
+            expected.report.positions.flatMap((position) => position.lotIds)
+          )
           positionsKept += (yield* positionWriters).filter((writer) => positionsBefore.has(writer)).length
           // The summary leaves out tokens' lot ids: they are the token's lot rows' ids, in order.
           const [build] = yield* sql<{ report: { tokens: ReadonlyArray<object> } }>`

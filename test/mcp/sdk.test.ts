@@ -260,7 +260,12 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
         expect(byToken.AAPL).toMatchObject({ balance: "16", multiplier: { at: "1.000566080061092436", from: "1" } })
         // CRWD was paused and unpaused around its split: not paused now.
         expect(byToken.CRWD.paused).toBeNull()
-        expect(positions.evidence.lotIds.length).toBeGreaterThanOrEqual(4)
+        // The lots cited are the open lots of the positions shown: every lot GET /v1/basis lists but those in transit.
+        const basis = yield* call("GET", "/v1/basis", { key })
+        expect(basis.status).toBe(200)
+        const openLots = basis.body.records.flatMap((t: any) => t.lots).filter((l: any) => l.location !== "in_transit")
+        expect(openLots.length).toBeGreaterThanOrEqual(4)
+        expect([...positions.evidence.lotIds].sort()).toEqual(openLots.map((l: any) => l.id).sort())
         expect(positions.evidence.feedRounds.map((r: any) => r.token).sort()).toEqual(
           positions.figures.positions.filter((p: any) => p.price !== null).map((p: any) => p.token).sort()
         )
@@ -274,6 +279,9 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
           yield* Effect.promise(() => client.callTool({ name: "get_positions", arguments: { wallet: ALICE } }))
         )
         expect(own.figures).toEqual((yield* call("GET", `/v1/positions?wallet=${ALICE}`, { key })).body)
+        expect([...own.evidence.lotIds].sort()).toEqual(
+          openLots.filter((l: any) => l.wallet?.toLowerCase() === ALICE.toLowerCase()).map((l: any) => l.id).sort()
+        )
 
         // Activity: AAPL's movements and its dividend step, as GET /v1/events?token= lists them.
         const activity = split(

@@ -305,6 +305,32 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         (rows) => rows.map((r) => r.row)
       )
 
+    /**
+     * The ids of the open lots behind positions, in order: a position's lots are its token's lots in its address's
+     * pool (`wallet`), or in the account's pool (null, account lot scope); lots in transit belong to none.
+     */
+    const positionLotIds = (
+      accountId: string,
+      positions: ReadonlyArray<{ readonly token: string; readonly wallet: string | null }>
+    ) =>
+      positions.length === 0 ? Effect.succeed<Array<string>>([]) : Effect.map(
+        sql<{ token: string; wallet: string | null; location: string; id: string }>`
+          SELECT token, row->>'wallet' AS wallet, row->>'location' AS location, row->>'id' AS id FROM ledger_lots
+          WHERE account_id = ${accountId} AND token IN ${sql.in([...new Set(positions.map((p) => p.token))])}
+          ORDER BY ord`,
+        (rows) => {
+          const byPosition = new Map<string, Array<string>>()
+          for (const row of rows) {
+            if (row.location === "in_transit") continue
+            const key = `${row.token}|${row.location === "wallet" ? row.wallet?.toLowerCase() : ""}`
+            let ids = byPosition.get(key)
+            if (ids === undefined) byPosition.set(key, ids = [])
+            ids.push(row.id)
+          }
+          return positions.flatMap((p) => byPosition.get(`${p.token}|${p.wallet?.toLowerCase() ?? ""}`) ?? [])
+        }
+      )
+
     const disposals = (accountId: string, token: string | undefined) =>
       Effect.map(
         sql<{ row: unknown }>`SELECT row FROM ledger_disposals WHERE account_id = ${accountId}
@@ -359,6 +385,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       report,
       positions,
       lots,
+      positionLotIds,
       disposals,
       events,
       recentEvents,

@@ -1,6 +1,7 @@
-import type { IncomeEvent, Lot, Position } from "@scaledger/domain/ledger/LedgerReport"
+import type { IncomeEvent, Lot } from "@scaledger/domain/ledger/LedgerReport"
 import { Effect, Option } from "effect"
 import type { LedgerStore } from "../ledger/LedgerStore.js"
+import type { PositionRow } from "../reads/LedgerViews.js"
 import { settledBuild } from "../reads/SettledBuild.js"
 
 /** True when the account has a stored build, under the ledger reads' replay rule (409 while a replay runs). */
@@ -8,7 +9,7 @@ export const settledLedger = (store: LedgerStore, accountId: string) =>
   Effect.map(settledBuild(store, accountId), Option.isSome)
 
 export const positionsOf = (store: LedgerStore, accountId: string) =>
-  Effect.map(store.positions(accountId), (rows) => rows as ReadonlyArray<Position>)
+  Effect.map(store.positions(accountId), (rows) => rows as ReadonlyArray<PositionRow>)
 
 export const openLotsOf = (store: LedgerStore, accountId: string, token: string) =>
   Effect.map(store.lots(accountId, token), (rows) => rows as ReadonlyArray<Lot>)

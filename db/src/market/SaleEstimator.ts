@@ -2,7 +2,6 @@ import * as Address from "@scaledger/domain/Address"
 import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
-import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
 import type { SaleEstimateView } from "@scaledger/domain/MarketApi"
@@ -10,6 +9,7 @@ import { BigNumber } from "bignumber.js"
 import { Clock, Context, Effect, Either, Layer, Option } from "effect"
 import { FxRates } from "../FxRates.js"
 import { LedgerStore } from "../ledger/LedgerStore.js"
+import type { PositionRow } from "../reads/LedgerViews.js"
 import { openLotsOf, positionsOf, settledLedger } from "./AccountLedger.js"
 
 export interface SaleParams {
@@ -29,7 +29,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
   const fx = yield* FxRates
 
   /** The position whose pool sells: the wallet's (wallet lot scope) or the account's (account lot scope). */
-  const choosePosition = (positions: ReadonlyArray<Position>, params: SaleParams) =>
+  const choosePosition = (positions: ReadonlyArray<PositionRow>, params: SaleParams) =>
     Effect.gen(function*() {
       const symbol = params.symbol.toUpperCase()
       const held = positions.filter((p) => p.token.toUpperCase() === symbol && BigInt(p.raw) > 0n)

@@ -1,13 +1,13 @@
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { NotFound } from "@scaledger/domain/Errors"
-import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
 import type { WeekendExposure } from "@scaledger/domain/MarketApi"
 import { BigNumber } from "bignumber.js"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { FxRates } from "../FxRates.js"
 import { LedgerStore } from "../ledger/LedgerStore.js"
+import type { PositionRow } from "../reads/LedgerViews.js"
 import { positionsOf, settledLedger } from "./AccountLedger.js"
 import { MarketReads, type PauseState, type StoredRound } from "./MarketReads.js"
 
@@ -60,7 +60,7 @@ export const makeWeekendExposure = ({ chainId }: MarketReadOptions) =>
         const marketOpen = isOpen(now)
         const close = lastCloseBefore(now)
         const positions = (yield* positionsOf(store, accountId)).filter((p) => BigInt(p.raw) > 0n)
-        const byToken = new Map<string, Array<Position>>()
+        const byToken = new Map<string, Array<PositionRow>>()
         for (const p of positions) {
           const list = byToken.get(p.tokenAddress.toLowerCase()) ?? []
           list.push(p)

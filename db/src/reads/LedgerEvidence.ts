@@ -1,13 +1,8 @@
 import type { Converted } from "@scaledger/domain/ledger/Convert"
-import type {
-  IncomeEvent,
-  Movement,
-  Position,
-  PriceProvenance,
-  SplitEvent
-} from "@scaledger/domain/ledger/LedgerReport"
+import type { IncomeEvent, Movement, PriceProvenance, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView } from "@scaledger/domain/LedgerApi"
 import type { CurrentPause } from "../market/MarketReads.js"
+import type { PositionRow } from "./LedgerViews.js"
 
 /** An exchange rate behind a figure, with its source and the ECB day it was published for. */
 export interface RateEvidence {
@@ -56,7 +51,11 @@ const roundKey = (r: FeedRoundEvidence) => `${r.feed}/${r.roundId}`
 
 /** What the MCP ledger tools cite: the event ids, lots, rates (with source and date) and feed rounds of an answer. */
 export const ledgerEvidence = {
-  positions: (rows: ReadonlyArray<Position>, pauses: ReadonlyMap<string, CurrentPause>) => ({
+  positions: (
+    rows: ReadonlyArray<PositionRow>,
+    lotIds: ReadonlyArray<string>,
+    pauses: ReadonlyMap<string, CurrentPause>
+  ) => ({
     eventIds: [
       ...new Set(rows.flatMap((p) => [
         ...p.unreportedIncomeEventIds,
@@ -64,7 +63,7 @@ export const ledgerEvidence = {
         ...p.issues.map((i) => i.eventId)
       ]))
     ],
-    lotIds: rows.flatMap((p) => p.lotIds),
+    lotIds,
     rates: unique(rows.flatMap((p) => rateOf(p.value.converted)), rateKey),
     feedRounds: unique(rows.flatMap((p) => roundOf(p.token, p.value.price)), roundKey),
     pauses: rows.flatMap((p) => {

@@ -4,7 +4,7 @@ import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
-import type { Disposal, IncomeEvent, Lot, Movement, Position, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
+import type { Disposal, IncomeEvent, Lot, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
 import { Clock, Effect, Either, Option } from "effect"
@@ -22,6 +22,7 @@ import {
   eventView,
   holdingPositionView,
   lotView,
+  type PositionRow,
   positionView,
   realisedGains,
   type StoredReport,
@@ -80,12 +81,12 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       Effect.gen(function*() {
         const build = yield* settled.settled(accountId)
         if (Option.isNone(build)) {
-          return { report: Option.none<StoredReport>(), positions: [] as ReadonlyArray<Position> }
+          return { report: Option.none<StoredReport>(), positions: [] as ReadonlyArray<PositionRow> }
         }
         yield* checkSettled(build.value.state)
         return {
           report: build.value.report as Option.Option<StoredReport>,
-          positions: build.value.positions as ReadonlyArray<Position>
+          positions: build.value.positions as ReadonlyArray<PositionRow>
         }
       })
 
@@ -102,7 +103,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       })
 
     /** The views of positions with the pause in force for each token. */
-    const withPauses = (rows: ReadonlyArray<Position>, view: (p: Position) => ReturnType<typeof positionView>) =>
+    const withPauses = (rows: ReadonlyArray<PositionRow>, view: (p: PositionRow) => ReturnType<typeof positionView>) =>
       Effect.map(market.currentPauses(rows.map((p) => p.tokenAddress)), (pauses) => ({
         pauses,
         views: rows.map((p): PositionView => ({
@@ -116,7 +117,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       const stored = yield* settledStored(accountId)
       const report = stored.report
       let rows = stored.positions
-      let view: (p: Position) => ReturnType<typeof positionView> = positionView
+      let view: (p: PositionRow) => ReturnType<typeof positionView> = positionView
       if (wallet !== undefined) {
         const parsed = Address.parseAddress(wallet)
         if (Either.isLeft(parsed)) {
@@ -140,7 +141,11 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       const { pauses, views } = yield* withPauses(rows, view)
       return {
         list: { positions: views, currency: currencyOf(report), asOf: yield* asOfOf(report) },
-        evidence: ledgerEvidence.positions(rows, pauses)
+        /** Read only when asked for (the MCP tool cites the lots; REST does not). */
+        evidence: Effect.map(
+          store.positionLotIds(accountId, rows),
+          (lotIds) => ledgerEvidence.positions(rows, lotIds, pauses)
+        )
       }
     })
 

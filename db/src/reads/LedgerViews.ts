@@ -19,6 +19,12 @@ export type StoredReport =
   & Omit<LedgerReport, "disposals" | "income" | "lots" | "movements" | "positions" | "splits" | "tokens">
   & { readonly tokens: ReadonlyArray<Omit<LedgerReport["tokens"][number], "lotIds">> }
 
+/**
+ * A position as its row is stored (`ledger_positions`): without its lots' ids, which `ledger_lots` holds in order (a
+ * large holding has thousands, and every build that changes the position would write them all again).
+ */
+export type PositionRow = Omit<Position, "lotIds">
+
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
 
 const money = (amount: string | null | undefined, currency: ReportingCurrency) =>
@@ -42,7 +48,7 @@ export const priceView = (price: PriceProvenance | null) =>
 /** A position's figures: the view without what is read beside the build (`paused`). */
 export type PositionFigures = Omit<PositionView, "paused">
 
-export const positionView = (position: Position): PositionFigures => ({
+export const positionView = (position: PositionRow): PositionFigures => ({
   token: position.token,
   wallet: position.wallet,
   holdings: position.holdings.map((holding) => ({ wallet: holding.wallet, balance: holding.balance })),
@@ -69,7 +75,7 @@ export const positionView = (position: Position): PositionFigures => ({
  * balance, shares, value and income, with its pro rata share of the pool's basis. Positions stored before the
  * per-address figures existed fall back to the pooled view.
  */
-export const holdingPositionView = (position: Position, wallet: string): PositionFigures => {
+export const holdingPositionView = (position: PositionRow, wallet: string): PositionFigures => {
   const pooled = positionView(position)
   const key = wallet.toLowerCase()
   const holding = position.holdings.find((h) => h.wallet.toLowerCase() === key)

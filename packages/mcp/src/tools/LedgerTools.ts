@@ -26,7 +26,10 @@ export const GetPositions = Effect.map(LedgerQueries, (queries) =>
       }))
     }),
     run: ({ wallet }, account) =>
-      Effect.map(queries.positions(account.id, wallet), ({ evidence, list }) => ({ ...list, evidence }))
+      Effect.flatMap(
+        queries.positions(account.id, wallet),
+        ({ evidence, list }) => Effect.map(evidence, (cited) => ({ ...list, evidence: cited }))
+      )
   }))
 
 /** `get_activity`: the REST twin is `GET /v1/events?token=&type=&from=&to=&limit=` (its first page). */

@@ -1,30 +1,27 @@
 /**
- * Which position rows a build writes. A position row lists its lots' ids (`lotIds`, thousands for a large
- * holding); the report shares that list with its kept per-queue sums (`Ledger.FiguresCache`), so a position whose
- * queue did not change carries the very same array. A row is written again only when its list is another array or
- * the rest of its JSON differs from the stored row's.
+ * Which position rows a build writes: a row is written again only when its JSON differs from the stored row's. Rows
+ * leave out the lots' ids (`PositionRow`): a large holding has thousands, which `ledger_lots` holds already.
  */
+import type { PositionRow } from "@scaledger/db/reads/LedgerViews"
 import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 
 /** What is kept of each stored position row, in `ord` order. */
 export interface StoredPosition {
   readonly key: string
-  readonly lotIds: ReadonlyArray<string>
-  /** The row's JSON without its lot ids. */
-  readonly rest: string
+  readonly json: string
 }
 
 export interface PositionPlan {
   /** The rows to write, and their `ord` (undefined: every row is written, in order). */
-  readonly rows: ReadonlyArray<Position>
+  readonly rows: ReadonlyArray<PositionRow>
   readonly ords: ReadonlyArray<number> | undefined
   /** What the stored rows are once written, for the next build. */
   readonly stored: ReadonlyArray<StoredPosition>
 }
 
-const keyOf = (row: Position): string => `${row.token}|${row.wallet ?? ""}`
+const keyOf = (row: PositionRow): string => `${row.token}|${row.wallet ?? ""}`
 
-const restOf = (row: Position): string => JSON.stringify({ ...row, lotIds: undefined })
+export const positionRow = ({ lotIds: _ids, ...row }: Position): PositionRow => row
 
 /**
  * Compares the build's positions with the stored ones (`previous`, none: replace all). When the positions are the
@@ -34,18 +31,18 @@ export const planPositionRows = (
   positions: ReadonlyArray<Position>,
   previous: ReadonlyArray<StoredPosition> | undefined
 ): PositionPlan => {
-  const stored = positions.map((row): StoredPosition => ({ key: keyOf(row), lotIds: row.lotIds, rest: restOf(row) }))
+  const rows = positions.map(positionRow)
+  const stored = rows.map((row): StoredPosition => ({ key: keyOf(row), json: JSON.stringify(row) }))
   const same = previous !== undefined && previous.length === stored.length &&
     stored.every((row, i) => row.key === previous[i]!.key)
-  if (!same) return { rows: positions, ords: undefined, stored }
-  const rows: Array<Position> = []
+  if (!same) return { rows, ords: undefined, stored }
+  const changed: Array<PositionRow> = []
   const ords: Array<number> = []
   for (let i = 0; i < stored.length; i++) {
-    const before = previous[i]!
-    if (before.lotIds !== stored[i]!.lotIds || before.rest !== stored[i]!.rest) {
-      rows.push(positions[i]!)
+    if (previous[i]!.json !== stored[i]!.json) {
+      changed.push(rows[i]!)
       ords.push(i)
     }
   }
-  return { rows, ords, stored }
+  return { rows: changed, ords, stored }
 }

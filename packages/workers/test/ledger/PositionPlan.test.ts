@@ -6,21 +6,24 @@ const position = (token: string, wallet: string | null, lotIds: ReadonlyArray<st
   ({ token, wallet, lotIds, balance }) as unknown as Position
 
 describe("planPositionRows", () => {
-  const ids = ["a", "b"]
-  const first = [position("AAA", "0x1", ids), position("BBB", "0x1", ["c"])]
+  const first = [position("AAA", "0x1", ["a", "b"]), position("BBB", "0x1", ["c"])]
 
-  it("writes every row without stored ones, and keeps those whose id array and rest are the same", () => {
+  it("writes every row without stored ones, without their lot ids, and then only the rows that changed", () => {
     const all = planPositionRows(first, undefined)
     expect(all.ords).toBeUndefined()
-    expect(all.rows).toEqual(first)
-    const next = planPositionRows([position("AAA", "0x1", ids), position("BBB", "0x1", ["c"], "2")], all.stored)
+    expect(all.rows).toEqual([{ token: "AAA", wallet: "0x1", balance: "1" }, {
+      token: "BBB",
+      wallet: "0x1",
+      balance: "1"
+    }])
+    const next = planPositionRows([position("AAA", "0x1", ["a", "b"]), position("BBB", "0x1", ["c"], "2")], all.stored)
     expect(next.ords).toEqual([1])
-    expect(next.rows.map((row) => row.token)).toEqual(["BBB"])
+    expect(next.rows).toEqual([{ token: "BBB", wallet: "0x1", balance: "2" }])
   })
 
-  it("writes a row whose id list is another array, even with the same ids", () => {
+  it("does not write a row whose lot ids alone changed (the lot rows hold them)", () => {
     const stored = planPositionRows(first, undefined).stored
-    expect(planPositionRows([position("AAA", "0x1", ["a", "b"]), first[1]!], stored).ords).toEqual([0])
+    expect(planPositionRows([position("AAA", "0x1", ["a", "b", "d"]), first[1]!], stored).ords).toEqual([])
   })
 
   it("rewrites every row when positions were added, removed or reordered", () => {
