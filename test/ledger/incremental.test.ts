@@ -9,13 +9,13 @@ import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
-import { positionRow } from "@scaledger/workers/ledger/PositionPlan"
 import {
   buildLedger,
   LedgerBuilderSettings,
   LedgerPrices,
   makeLedgerBuilder
 } from "@scaledger/workers/ledger/LedgerBuilder"
+import { positionRow } from "@scaledger/workers/ledger/PositionPlan"
 import { Chunk, Clock, ConfigProvider, Effect, Layer, Stream } from "effect"
 
 const CHAIN = 31337
