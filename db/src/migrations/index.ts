@@ -17,6 +17,7 @@ import readNotifications from "./0018_read_notifications.js"
 import txFacts from "./0019_tx_facts.js"
 import classificationChangedXid from "./0022_classification_changed_xid.js"
 import transferRecordedAutosummarize from "./0023_transfer_recorded_autosummarize.js"
+import provisionalIndexes from "./0024_provisional_indexes.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -36,5 +37,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_read_notifications": readNotifications,
   "0019_tx_facts": txFacts,
   "0022_classification_changed_xid": classificationChangedXid,
-  "0023_transfer_recorded_autosummarize": transferRecordedAutosummarize
+  "0023_transfer_recorded_autosummarize": transferRecordedAutosummarize,
+  "0024_provisional_indexes": provisionalIndexes
 }
