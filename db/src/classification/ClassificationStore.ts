@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import type { MovementType, Relationship } from "@scaledger/domain/ledger/LedgerInput"
 import { Effect } from "effect"
 
@@ -85,19 +85,41 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
     effect: Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      /** Queues the transfers of watched addresses that have no row yet; returns how many were queued. */
-      const enqueue = (chainId: number, limit: number) =>
-        Effect.map(
-          sql<{ n: string }>`
+      /**
+       * Queues the transfers of watched addresses that have no row yet. Returns how many were queued and, when the
+       * pass was complete (fewer than `limit`), its snapshot: given back as `since`, the next pass looks only at
+       * transfers recorded and wallets added by transactions that snapshot did not see (`recorded_xid`), not at
+       * every transfer of the chain again. Without `since`, a full pass.
+       */
+      const enqueue = (chainId: number, limit: number, since?: string) => {
+        const unseen = (column: Statement.Fragment, snapshot: string) =>
+          sql`${column} >= split_part(${snapshot}, ':', 1)::bigint
+              AND NOT pg_visible_in_snapshot(${column}::text::xid8, ${snapshot}::pg_snapshot)`
+        const candidates = since === undefined
+          ? sql`SELECT w.account_id, t.tx_hash, t.log_index, t.block
+                FROM token_transfers t
+                JOIN wallets w ON w.address_key = t.from_key OR w.address_key = t.to_key
+                WHERE t.chain_id = ${chainId}`
+          : sql`SELECT w.account_id, t.tx_hash, t.log_index, t.block
+                FROM token_transfers t
+                JOIN wallets w ON w.address_key = t.from_key OR w.address_key = t.to_key
+                WHERE t.chain_id = ${chainId} AND ${unseen(sql`t.recorded_xid`, since)}
+                UNION
+                SELECT w.account_id, t.tx_hash, t.log_index, t.block
+                FROM wallets w
+                JOIN token_transfers t ON t.chain_id = ${chainId}
+                  AND (t.from_key = w.address_key OR t.to_key = w.address_key)
+                WHERE ${unseen(sql`w.recorded_xid`, since)}`
+        return Effect.map(
+          sql<{ n: string; snapshot: string }>`
             WITH fresh AS (
-              SELECT DISTINCT w.account_id, t.tx_hash, t.log_index, t.block
-              FROM token_transfers t
-              JOIN wallets w ON w.address_key = t.from_key OR w.address_key = t.to_key
-              WHERE t.chain_id = ${chainId} AND NOT EXISTS (
+              SELECT DISTINCT n.account_id, n.tx_hash, n.log_index, n.block
+              FROM (${candidates}) n
+              WHERE NOT EXISTS (
                 SELECT 1 FROM transfer_classifications c
-                WHERE c.account_id = w.account_id AND c.chain_id = t.chain_id AND c.tx_hash = t.tx_hash
-                  AND c.log_index = t.log_index)
-              ORDER BY t.block
+                WHERE c.account_id = n.account_id AND c.chain_id = ${chainId} AND c.tx_hash = n.tx_hash
+                  AND c.log_index = n.log_index)
+              ORDER BY n.block
               LIMIT ${limit}
             ), inserted AS (
               INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index)
@@ -105,9 +127,13 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
               ON CONFLICT DO NOTHING
               RETURNING 1
             )
-            SELECT count(*) AS n FROM inserted`,
-          (rows) => Number(rows[0]?.n ?? 0)
+            SELECT count(*) AS n, pg_current_snapshot()::text AS snapshot FROM inserted`,
+          (rows) => {
+            const queued = Number(rows[0]?.n ?? 0)
+            return { queued, since: queued < limit ? rows[0]?.snapshot : since }
+          }
         )
+      }
 
       /** Leases up to `limit` pending rows whose transfer still exists (a re-org may have removed it). */
       const claim = (chainId: number, owner: string, limit: number, leaseSeconds: number) =>

@@ -125,8 +125,15 @@ export const makeClassificationWorker = Effect.gen(function*() {
       } satisfies MovementFeatures
     })
 
-  /** When the chain record was last scanned for new transfers, and whether that scan queued any. */
-  const scan = { at: Number.NEGATIVE_INFINITY, found: true }
+  /**
+   * When the chain record was last scanned for new transfers, whether that scan queued any, and the snapshot of the
+   * last complete scan (the next one looks only at what was recorded since; none after a start: a full scan).
+   */
+  const scan: { at: number; found: boolean; since: string | undefined } = {
+    at: Number.NEGATIVE_INFINITY,
+    found: true,
+    since: undefined
+  }
 
   /** Where learning got to: the user confirmations after it are handed to the model on the next round. */
   let learnedUntil = "1970-01-01 00:00:00+00"
@@ -282,7 +289,9 @@ export const makeClassificationWorker = Effect.gen(function*() {
     yield* learn
     const now = yield* Clock.currentTimeMillis
     if (scan.found || now - scan.at >= Duration.toMillis(config.scan)) {
-      scan.found = (yield* store.enqueue(chainId, config.batch * 5)) > 0
+      const { queued, since } = yield* store.enqueue(chainId, config.batch * 5, scan.since)
+      scan.found = queued > 0
+      scan.since = since
       scan.at = now
       yield* store.retryModelFailures(chainId, config.modelRetrySeconds, config.modelAttempts)
     }
