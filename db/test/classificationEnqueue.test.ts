@@ -52,14 +52,14 @@ for (const [name, database] of backends) {
           yield* transfer(OTHER, X)
           yield* transfer(X, OTHER)
           yield* transfer(OTHER, Y)
-          const first = yield* store.enqueue(CHAIN, 100)
+          const first = yield* store.enqueue(CHAIN)
           expect(first.queued).toBe(2)
           expect(first.since).toBeDefined()
 
           // A new transfer of a watched address; one of an address nobody watches.
           yield* transfer(OTHER, X)
           yield* transfer(Y, OTHER)
-          const second = yield* store.enqueue(CHAIN, 100, first.since)
+          const second = yield* store.enqueue(CHAIN, first.since)
           expect(second.queued).toBe(1)
           expect(yield* queuedFor(a)).toBe(3)
 
@@ -67,28 +67,26 @@ for (const [name, database] of backends) {
           // by another account (its three, for this account too).
           const b = yield* watch("enqueue-b", Y)
           const c = yield* watch("enqueue-c", X)
-          const third = yield* store.enqueue(CHAIN, 100, second.since)
+          const third = yield* store.enqueue(CHAIN, second.since)
           expect(third.queued).toBe(5)
           expect(yield* queuedFor(b)).toBe(2)
           expect(yield* queuedFor(c)).toBe(3)
 
-          // A pass cut short by its limit keeps the snapshot it was given: the rest comes next.
+          // A transfer of an address two accounts watch: queued for both.
           yield* transfer(OTHER, X)
-          const cut = yield* store.enqueue(CHAIN, 1, third.since)
-          expect(cut).toEqual({ queued: 1, since: third.since })
-          const rest = yield* store.enqueue(CHAIN, 100, cut.since)
-          expect(rest.queued).toBe(1)
+          const rest = yield* store.enqueue(CHAIN, third.since)
+          expect(rest.queued).toBe(2)
           expect((yield* queuedFor(a)) + (yield* queuedFor(c))).toBe(8)
           // Nothing new: nothing queued, and nothing queued twice.
-          expect((yield* store.enqueue(CHAIN, 100, rest.since)).queued).toBe(0)
-          expect((yield* store.enqueue(CHAIN, 100)).queued).toBe(0)
+          expect((yield* store.enqueue(CHAIN, rest.since)).queued).toBe(0)
+          expect((yield* store.enqueue(CHAIN)).queued).toBe(0)
           // A pass since a snapshot looks only at what was recorded after it: an old transfer's missing row is found
           // by a full pass (as after a restart), not by that one.
           yield* sql`DELETE FROM transfer_classifications WHERE account_id = ${a} AND tx_hash = ${`0x${
             "1".padStart(64, "0")
           }`}`
-          expect((yield* store.enqueue(CHAIN, 100, rest.since)).queued).toBe(0)
-          expect((yield* store.enqueue(CHAIN, 100)).queued).toBe(1)
+          expect((yield* store.enqueue(CHAIN, rest.since)).queued).toBe(0)
+          expect((yield* store.enqueue(CHAIN)).queued).toBe(1)
         }))
     })
   })

@@ -294,7 +294,7 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
             const account = yield* accountWith("worker-b", address)
             const hash = yield* transfer(PLAIN, address)
             const store = yield* ClassificationStore
-            yield* Effect.orDie(store.enqueue(CHAIN, 100))
+            yield* Effect.orDie(store.enqueue(CHAIN))
             const crashed = yield* Effect.orDie(store.claim(CHAIN, "crashed", 10, 1))
             expect(crashed.map((c) => c.txHash)).toEqual([hash])
             const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))

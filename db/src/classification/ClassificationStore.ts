@@ -86,12 +86,12 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
       const sql = yield* SqlClient.SqlClient
 
       /**
-       * Queues the transfers of watched addresses that have no row yet. Returns how many were queued and, when the
-       * pass was complete (fewer than `limit`), its snapshot: given back as `since`, the next pass looks only at
-       * transfers recorded and wallets added by transactions that snapshot did not see (`recorded_xid`), not at
-       * every transfer of the chain again. Without `since`, a full pass.
+       * Queues the transfers of watched addresses that have no row yet. Returns how many were queued and the pass's
+       * snapshot: given back as `since`, the next pass looks only at transfers recorded and wallets added by
+       * transactions that snapshot did not see (`recorded_xid`), not at every transfer of the chain again. Without
+       * `since` (after a start), a full pass. A pass queues all it finds: one cut short could not hand on a snapshot.
        */
-      const enqueue = (chainId: number, limit: number, since?: string) => {
+      const enqueue = (chainId: number, since?: string) => {
         const unseen = (column: Statement.Fragment, snapshot: string) =>
           sql`${column} >= split_part(${snapshot}, ':', 1)::bigint
               AND NOT pg_visible_in_snapshot(${column}::text::xid8, ${snapshot}::pg_snapshot)`
@@ -119,8 +119,6 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
                 SELECT 1 FROM transfer_classifications c
                 WHERE c.account_id = n.account_id AND c.chain_id = ${chainId} AND c.tx_hash = n.tx_hash
                   AND c.log_index = n.log_index)
-              ORDER BY n.block
-              LIMIT ${limit}
             ), inserted AS (
               INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index)
               SELECT account_id, ${chainId}, tx_hash, log_index FROM fresh
@@ -128,10 +126,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
               RETURNING 1
             )
             SELECT count(*) AS n, pg_current_snapshot()::text AS snapshot FROM inserted`,
-          (rows) => {
-            const queued = Number(rows[0]?.n ?? 0)
-            return { queued, since: queued < limit ? rows[0]?.snapshot : since }
-          }
+          (rows) => ({ queued: Number(rows[0]?.n ?? 0), since: rows[0]!.snapshot })
         )
       }
 

@@ -126,8 +126,8 @@ export const makeClassificationWorker = Effect.gen(function*() {
     })
 
   /**
-   * When the chain record was last scanned for new transfers, whether that scan queued any, and the snapshot of the
-   * last complete scan (the next one looks only at what was recorded since; none after a start: a full scan).
+   * When the chain record was last scanned for new transfers, whether that scan queued any, and its snapshot (the
+   * next scan looks only at what was recorded since; none after a start: a full scan).
    */
   const scan: { at: number; found: boolean; since: string | undefined } = {
     at: Number.NEGATIVE_INFINITY,
@@ -289,7 +289,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
     yield* learn
     const now = yield* Clock.currentTimeMillis
     if (scan.found || now - scan.at >= Duration.toMillis(config.scan)) {
-      const { queued, since } = yield* store.enqueue(chainId, config.batch * 5, scan.since)
+      const { queued, since } = yield* store.enqueue(chainId, scan.since)
       scan.found = queued > 0
       scan.since = since
       scan.at = now
