@@ -7,6 +7,7 @@ import { FxWorkerLayer, FxWorkerSettings } from "./fx/FxWorker.js"
 import { IngestConfig } from "./ingest/IngestConfig.js"
 import { IngestFromChainConfig } from "./ingest/IngestLive.js"
 import { LedgerBuilderLayer, LedgerBuilderSettings, LedgerPricesLive } from "./ledger/LedgerBuilder.js"
+import { MaintenanceWorkerLayer } from "./maintenance/MaintenanceWorker.js"
 import { EdgarRefreshWith } from "./market/EdgarRefresh.js"
 import { WebhookSender } from "./webhooks/Sender.js"
 import { WebhookConfig } from "./webhooks/WebhookConfig.js"
@@ -23,7 +24,8 @@ export const layer = (config: WorkersConfig) =>
     LedgerBuilderLayer.pipe(Layer.provide(LedgerPricesLive)),
     EdgarRefreshWith(config.edgar),
     AlertWorkers.pipe(Layer.provide(WebhookSender.Live)),
-    ClassificationWorkers
+    ClassificationWorkers,
+    MaintenanceWorkerLayer()
   ).pipe(
     Layer.provide(Layer.mergeAll(
       Layer.succeed(ChainConfig, config.chain),
