@@ -29,7 +29,8 @@ export class TableMaintenance extends Effect.Service<TableMaintenance>()("@scale
     /**
      * Tables past autovacuum's default thresholds: dead rows over 50 + 20 % of the live ones, rows inserted since
      * the last vacuum over 1,000 + 20 % (so insert-only tables get their visibility map and BRIN summaries), rows
-     * changed since the last analyze over 50 + 10 %. Smallest first.
+     * changed since the last analyze over 50 + 10 %. Only the tables of the schema the migrations
+     * wrote to (the connection's current one). Smallest first.
      */
     const due = Effect.map(
       sql<{ name: string; vacuum_due: boolean; analyze_due: boolean }>`
@@ -37,7 +38,7 @@ export class TableMaintenance extends Effect.Service<TableMaintenance>()("@scale
           SELECT format('%I.%I', schemaname, relname) AS name, n_live_tup + n_dead_tup AS size,
             n_dead_tup > 50 + 0.2 * n_live_tup OR n_ins_since_vacuum > 1000 + 0.2 * n_live_tup AS vacuum_due,
             n_mod_since_analyze > 50 + 0.1 * n_live_tup AS analyze_due
-          FROM pg_stat_user_tables
+          FROM pg_stat_user_tables WHERE schemaname = current_schema()
         ) t
         WHERE vacuum_due OR analyze_due
         ORDER BY size, name`,
