@@ -11,6 +11,7 @@ import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {
   buildLedger,
+  LedgerBuilderConfig,
   LedgerBuilderSettings,
   LedgerPrices,
   makeLedgerBuilder
@@ -231,6 +232,38 @@ for (
         expect(builder.stats).toEqual({ full: 4, incremental: 1 })
         expect(latePrice).not.toBe(afterOther)
         expect(yield* fullOf).toBe(latePrice)
+      }))
+
+    it.effect("kept checkpoints are bounded by their open lots; the account built last keeps its own", () =>
+      Effect.gen(function*() {
+        prices = PRICES
+        // Room for one lot: only the checkpoint of the account built last stays, however many lots it holds.
+        const builder = yield* makeLedgerBuilder.pipe(
+          Effect.provideService(LedgerBuilderSettings, { ...(yield* LedgerBuilderConfig), checkpointLots: 1 })
+        )
+        const first = yield* setup(11)
+        yield* seed(1, 2_000)
+        yield* requestReplay(first)
+        yield* builder.poll
+        const second = yield* setup(12)
+        yield* seed(1, 2_000)
+        yield* requestReplay(second)
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 2, incremental: 0 })
+        expect(JSON.parse(yield* snapshot(second)).lots.length).toBeGreaterThan(1)
+
+        // New blocks after every multiplier step so far: the second account, built last, resumes from its
+        // checkpoint; the first lost its own to the bound.
+        useAccount(12)
+        yield* seed(2_001, 2_020)
+        yield* bump(second)
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 2, incremental: 1 })
+        useAccount(11)
+        yield* seed(2_001, 2_020)
+        yield* bump(first)
+        yield* builder.poll
+        expect(builder.stats).toEqual({ full: 3, incremental: 1 })
       }))
 
     it.effect("an account whose first build had no transfer resumes from that empty checkpoint", () =>

@@ -48,6 +48,12 @@ export const LedgerBuilderConfig = Config.all({
   /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
   checkpointEvents: nonNegativeInteger("LEDGER_CHECKPOINT_EVENTS", 2_000_000),
   /**
+   * The most open lots the kept checkpoints may hold together: what a checkpoint's memory grows with (a lot, its
+   * figures and its stored row's place, about 0.7 KB). The checkpoint of the account built last is kept whatever it
+   * holds, so one large account always builds incrementally.
+   */
+  checkpointLots: nonNegativeInteger("LEDGER_CHECKPOINT_LOTS", 40_000),
+  /**
    * The most final events a checkpoint is held behind while a transfer waits for its classification (applied on
    * top at each build); past it the checkpoint moves on, and the classification landing later forces a full build.
    */
@@ -282,6 +288,13 @@ export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
  * and a build that cannot be made is recorded as failed with its reason. Leases make a crashed build due again;
  * a running build's lease is extended every third of it (`keepingLease`), and the build stops if it was lost.
  */
+/** The open lots a checkpoint holds (those its stored lot rows were made for). */
+const lotsHeld = (checkpoint: LedgerCheckpoint): number => {
+  let lots = 0
+  for (const pool of checkpoint.lots?.values() ?? []) lots += pool.ords.size
+  return lots
+}
+
 export const makeLedgerBuilder = Effect.gen(function*() {
   const store = yield* LedgerStore
   const config = yield* LedgerBuilderSettings
@@ -351,13 +364,23 @@ export const makeLedgerBuilder = Effect.gen(function*() {
             lots: lotPlan.stored,
             positions: positionPlan.stored
           })
-          // Least recently built first out, until both the count and the events held are within bounds.
+          // Least recently built first out, until the count, the events and the lots held are within bounds; this
+          // account's (built last, so last in the map) stays.
           let events = 0
-          for (const kept of checkpoints.values()) events += kept.state.eventCount
+          let lots = 0
+          for (const kept of checkpoints.values()) {
+            events += kept.state.eventCount
+            lots += lotsHeld(kept)
+          }
           for (const [key, kept] of checkpoints) {
-            if (checkpoints.size <= config.checkpoints && events <= config.checkpointEvents) break
+            if (key === accountId) break
+            if (
+              checkpoints.size <= config.checkpoints && events <= config.checkpointEvents &&
+              lots <= config.checkpointLots
+            ) break
             checkpoints.delete(key)
             events -= kept.state.eventCount
+            lots -= lotsHeld(kept)
           }
         }
       }

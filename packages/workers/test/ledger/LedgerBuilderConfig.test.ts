@@ -17,6 +17,7 @@ describe("LedgerBuilderConfig", () => {
     expect(config.concurrency).toBe(2)
     expect(config.checkpoints).toBe(16)
     expect(config.checkpointEvents).toBe(2_000_000)
+    expect(config.checkpointLots).toBe(40_000)
     expect(config.holdEvents).toBe(10_000)
   })
 
@@ -35,7 +36,8 @@ describe("LedgerBuilderConfig", () => {
     ["LEDGER_CONCURRENCY", "0", "LEDGER_CONCURRENCY must be a positive integer"],
     ["LEDGER_LEASE_SECONDS", "0", "LEDGER_LEASE_SECONDS must be more than zero"],
     ["LEDGER_CHECKPOINTS", "-2", "LEDGER_CHECKPOINTS must be zero or more"],
-    ["LEDGER_CHECKPOINT_EVENTS", "many", "LEDGER_CHECKPOINT_EVENTS"]
+    ["LEDGER_CHECKPOINT_EVENTS", "many", "LEDGER_CHECKPOINT_EVENTS"],
+    ["LEDGER_CHECKPOINT_LOTS", "-1", "LEDGER_CHECKPOINT_LOTS must be zero or more"]
   ])("refuses %s=%s", (name, value, message) => {
     const result = load({ [name]: value })
     expect(Either.isLeft(result)).toBe(true)
