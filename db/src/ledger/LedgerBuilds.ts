@@ -4,7 +4,8 @@ import { Effect } from "effect"
 /**
  * Asks for new builds of the ledgers that depend on the given chain data. Called inside the transaction that
  * writes the data, so a build never misses it: accounts watching one of `addresses`, and accounts holding or
- * having held one of `tokens`.
+ * having held one of `tokens`. A build asked for by the movements of its own addresses is marked as such
+ * (`movement_version`): those are taken first.
  */
 export const invalidateLedgers = (input: {
   readonly chainId: number
@@ -24,10 +25,14 @@ export const invalidateLedgers = (input: {
       OR EXISTS (SELECT 1 FROM token_transfers t
                  WHERE t.chain_id = ${input.chainId} AND t.to_key = w.address_key AND t.token_key IN ${sql.in(tokens)})`
     yield* sql`
-      INSERT INTO ledger_builds (account_id)
-      SELECT DISTINCT w.account_id FROM wallets w WHERE ${byAddress} OR ${byToken}
+      INSERT INTO ledger_builds (account_id, movement_version)
+      SELECT w.account_id, CASE WHEN bool_or(${byAddress}) THEN 1 ELSE 0 END
+      FROM wallets w WHERE ${byAddress} OR ${byToken}
+      GROUP BY w.account_id
       ON CONFLICT (account_id) DO UPDATE SET
-        requested_version = ledger_builds.requested_version + 1, requested_at = now()`
+        requested_version = ledger_builds.requested_version + 1, requested_at = now(),
+        movement_version = CASE WHEN EXCLUDED.movement_version > 0 THEN ledger_builds.requested_version + 1
+                           ELSE ledger_builds.movement_version END`
   })
 
 /**

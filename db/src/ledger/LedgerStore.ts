@@ -82,7 +82,8 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
     /**
      * Leases due builds: replays at once, other changes at most every `minIntervalMs` per account (chain data
      * arrives in small steps; one build covers many of them). A build whose worker died is due again once its
-     * lease lapses.
+     * lease lapses. Replays first, then builds asked for by the account's own movements (a new block of a wallet
+     * must not wait behind every account a classification run or a price round touched), then the oldest request.
      */
     const claim = (owner: string, limit: number, leaseSeconds: number, minIntervalMs: number) =>
       Effect.map(
@@ -94,7 +95,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               AND (lease_until IS NULL OR lease_until < now())
               AND (replay_version > built_version OR built_at IS NULL
                    OR built_at < now() - make_interval(secs => ${minIntervalMs / 1000}))
-            ORDER BY (replay_version > built_version) DESC, requested_at
+            ORDER BY (replay_version > built_version) DESC, (movement_version > built_version) DESC, requested_at
             LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
           RETURNING account_id, requested_version, replay_version, built_version`,

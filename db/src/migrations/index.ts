@@ -19,6 +19,7 @@ import classificationChangedXid from "./0022_classification_changed_xid.js"
 import transferRecordedAutosummarize from "./0023_transfer_recorded_autosummarize.js"
 import provisionalIndexes from "./0024_provisional_indexes.js"
 import walletRecordedXid from "./0025_wallet_recorded_xid.js"
+import ledgerMovementVersion from "./0026_ledger_movement_version.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -40,5 +41,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0022_classification_changed_xid": classificationChangedXid,
   "0023_transfer_recorded_autosummarize": transferRecordedAutosummarize,
   "0024_provisional_indexes": provisionalIndexes,
-  "0025_wallet_recorded_xid": walletRecordedXid
+  "0025_wallet_recorded_xid": walletRecordedXid,
+  "0026_ledger_movement_version": ledgerMovementVersion
 }
