@@ -156,18 +156,30 @@ describe("ViemChainClient: batched reads", () => {
       const q = yield* Effect.promise(() => startFaultProxy({ target: bare.node.httpUrl }))
       proxies.push(q)
       const transfers = bare.manifest.transfers.map((t) => ({ txHash: t.txHash, block: t.block }))
-      const twice = yield* withClient(
+      // How many block requests go out before the first refusal is known depends on the transport's batching and
+      // timing (25 blocks: 28 to 32 requests seen); what the client does after it is exact.
+      const [first, firstAsked, second] = yield* withClient(
         q.url,
-        Effect.flatMap(ChainClient, (c) => Effect.zip(c.receipts(transfers), c.receipts(transfers))),
+        Effect.flatMap(ChainClient, (c) =>
+          Effect.gen(function*() {
+            const first = yield* c.receipts(transfers)
+            const asked = q.counts().eth_getBlockReceipts ?? 0
+            return [first, asked, yield* c.receipts(transfers)] as const
+          })),
         { blockReceiptsMin: 1 }
       )
-      expect(twice[0]).toEqual(twice[1])
-      expect(twice[0].map((r) => r.txHash)).toEqual(transfers.map((t) => t.txHash))
-      expect(q.counts().eth_getBlockReceipts).toBeGreaterThan(0)
-      const after = q.counts().eth_getBlockReceipts!
+      expect(second).toEqual(first)
+      expect(first.map((r) => r.txHash)).toEqual(transfers.map((t) => t.txHash))
+      expect(firstAsked).toBeGreaterThan(0)
+      // The client remembers the refusal: its second pass asks per transaction only.
+      expect(q.counts().eth_getBlockReceipts).toBe(firstAsked)
+      // Another client does not know yet: it asks again, then answers the same.
       q.resetCounts()
-      yield* withClient(q.url, Effect.flatMap(ChainClient, (c) => c.receipts(transfers)), { blockReceiptsMin: 1 })
-      expect(q.counts().eth_getBlockReceipts).toBe(after)
+      const fresh = yield* withClient(q.url, Effect.flatMap(ChainClient, (c) => c.receipts(transfers)), {
+        blockReceiptsMin: 1
+      })
+      expect(q.counts().eth_getBlockReceipts).toBeGreaterThan(0)
+      expect(fresh).toEqual(first)
     }).pipe(Effect.scoped))
 
   it.live("takes block times from the logs when the node gives them", () =>
