@@ -282,12 +282,6 @@ export const buildLedger = (accountId: string, chainId: number, asOf: number) =>
     report: Ledger.report(state, asOf, { rows: false })
   }))
 
-/**
- * The ledger worker: keeps every account's derived records current. Each poll it asks again for builds that
- * have grown old, leases due builds (replays first) and makes them; a build is stored whole in one transaction,
- * and a build that cannot be made is recorded as failed with its reason. Leases make a crashed build due again;
- * a running build's lease is extended every third of it (`keepingLease`), and the build stops if it was lost.
- */
 /** The open lots a checkpoint holds (those its stored lot rows were made for). */
 const lotsHeld = (checkpoint: LedgerCheckpoint): number => {
   let lots = 0
@@ -295,6 +289,13 @@ const lotsHeld = (checkpoint: LedgerCheckpoint): number => {
   return lots
 }
 
+/**
+ * The ledger worker: keeps every account's derived records current. Each poll it asks again for builds that
+ * have grown old, leases due builds (replays first, then those of accounts whose own addresses moved) and makes
+ * them; a build is stored whole in one transaction, and a build that cannot be made is recorded as failed with its
+ * reason. Leases make a crashed build due again; a running build's lease is extended every third of it
+ * (`keepingLease`), and the build stops if it was lost.
+ */
 export const makeLedgerBuilder = Effect.gen(function*() {
   const store = yield* LedgerStore
   const config = yield* LedgerBuilderSettings

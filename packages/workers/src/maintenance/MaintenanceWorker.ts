@@ -22,7 +22,9 @@ export const MaintenanceWorkerLayer = (interval: Duration.DurationInput = MAINTE
       )
     )
     if (autovacuum) return
-    yield* Effect.logInfo("maintenance: no autovacuum serves this database; this process vacuums and analyzes tables")
+    yield* Effect.logInfo(
+      "maintenance: no autovacuum serves this database; worker processes vacuum and analyze tables, one at a time"
+    )
     const pass = maintenance.pass.pipe(
       Effect.tap((steps) =>
         steps.length === 0 ? Effect.void : Effect.logDebug(
