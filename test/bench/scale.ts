@@ -272,6 +272,24 @@ const main = Effect.gen(function*() {
   }
   console.log(`reads: ${checked} wallet balances shown by GET /v1/positions?wallet= match the chain`)
 
+  /** What a live block that never reached reads left behind: where the recorder, the transfer and the build stand. */
+  const liveState = (address: string, block: number) =>
+    Effect.gen(function*() {
+      const rows = yield* Effect.orDie(Effect.all([
+        sql`SELECT name, block FROM chain_cursors`,
+        sql`SELECT t.block, c.status AS classification FROM token_transfers t
+            LEFT JOIN transfer_classifications c USING (chain_id, tx_hash, log_index)
+            WHERE t.to_key = ${address.toLowerCase()} AND t.block >= ${block}`,
+        sql`SELECT b.* FROM ledger_builds b JOIN wallets w USING (account_id) WHERE w.address_key = ${address.toLowerCase()}`
+      ]))
+      console.log(`the live block ${block} to ${address} is not on reads; node head ${yield* Effect.promise(() =>
+        node.blockNumber()
+      )}`)
+      for (const row of rows.flat()) {
+        console.log(`  ${JSON.stringify(row)}`)
+      }
+    })
+
   // 4. Live blocks.
   const lags: Array<number> = []
   const liveStart = performance.now()
@@ -281,12 +299,13 @@ const main = Effect.gen(function*() {
     const before = Number(yield* balanceOf(w, token))
     yield* Effect.promise(() => buyOne(node, token, walletAddress(w)))
     const mined = performance.now()
-    yield* Effect.promise(() =>
+    const minedBlock = yield* Effect.promise(() => node.blockNumber())
+    yield* Effect.tryPromise(() =>
       waitFor("the live block on reads", async () => {
         const shown = Number(await Effect.runPromise(balanceOf(w, token)))
         return shown === before + 1 || undefined
       }, 120_000)
-    )
+    ).pipe(Effect.tapError(() => liveState(walletAddress(w), minedBlock)), Effect.orDie)
     lags.push(performance.now() - mined)
   }
   const sorted = [...lags].sort((a, b) => a - b)

@@ -6,6 +6,7 @@ import { rangeAdvice, ViemChainClientLayer } from "@scaledger/workers/chain/Viem
 import { Chunk, Duration, Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
 import { type Abi, encodeDeployData, encodeFunctionData, getAddress, type Hex } from "viem"
 import { afterAll, beforeAll } from "vitest"
+import { type WebSocket, WebSocketServer } from "ws"
 import {
   type FaultProxy,
   loadArtifact,
@@ -453,6 +454,48 @@ describe("ViemChainClient: failures", () => {
     }))
 })
 
+/**
+ * A WebSocket JSON-RPC endpoint whose `eth_subscribe` is accepted and then never fed, as a server that dropped the
+ * subscription without a word (or, with `answerSubscribe` false, never answered); every other request is answered
+ * by the node over HTTP.
+ */
+const startSilentSubscriptions = async (target: string, answerSubscribe: boolean) => {
+  const server = new WebSocketServer({ host: "127.0.0.1", port: 0 })
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()))
+  let subscriptions = 0
+  server.on("connection", (socket: WebSocket) => {
+    socket.on("message", async (data) => {
+      const request = JSON.parse(String(data)) as { id: number; method: string; params?: Array<unknown> }
+      if (request.method === "eth_subscribe") {
+        subscriptions++
+        if (!answerSubscribe) return
+        socket.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: `0x${subscriptions.toString(16)}` }))
+        return
+      }
+      if (request.method === "eth_unsubscribe") {
+        socket.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: true }))
+        return
+      }
+      const response = await fetch(target, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...request, params: request.params ?? [] })
+      })
+      socket.send(JSON.stringify({ ...(await response.json() as object), id: request.id }))
+    })
+  })
+  const { port } = server.address() as { port: number }
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    subscriptions: () => subscriptions,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of server.clients) client.terminate()
+        server.close(() => resolve())
+      })
+  }
+}
+
 describe("ViemChainClient: new heads", () => {
   /** Mines one block at a time until three new heads have arrived (a subscription may start a little late). */
   const nextHeads = (rpcUrls: ReadonlyArray<string>) =>
@@ -490,6 +533,44 @@ describe("ViemChainClient: new heads", () => {
       })
       expect(node.webSocketClients()).toBe(0)
     }))
+
+  /** Heads from an endpoint whose subscriptions never deliver one: each arrives from a head check. */
+  const headsWithoutNotifications = (answerSubscribe: boolean) =>
+    Effect.gen(function*() {
+      const silent = yield* Effect.acquireRelease(
+        Effect.promise(() => startSilentSubscriptions(node.httpUrl, answerSubscribe)),
+        (server) => Effect.promise(() => server.close())
+      )
+      yield* withClient(
+        [silent.url],
+        Effect.gen(function*() {
+          const chain = yield* ChainClient
+          const start = yield* chain.headNumber
+          const queue = yield* Queue.unbounded<BlockHeader>()
+          const heads = yield* chain.newHeads.pipe(Stream.runForEach((h) => Queue.offer(queue, h)), Effect.fork)
+          /** The next head at or past `n` (one emitted again after a new subscription may come first). */
+          const headFrom = (n: number) =>
+            Queue.take(queue).pipe(
+              Effect.repeat({ until: (h) => h.number >= n }),
+              Effect.timeout(Duration.seconds(3))
+            )
+          yield* Effect.sleep(Duration.millis(300))
+          yield* Effect.promise(() => node.mine(1))
+          expect((yield* headFrom(start + 1)).number).toBe(start + 1)
+          yield* Effect.promise(() => node.mine(2))
+          expect((yield* headFrom(start + 3)).number).toBe(start + 3)
+          // Behind at a second check: subscribed again.
+          expect(silent.subscriptions()).toBeGreaterThanOrEqual(2)
+          yield* Fiber.interrupt(heads)
+        }),
+        { headCheckMs: 100 }
+      )
+    }).pipe(Effect.scoped)
+
+  it.live("arrive when the subscription falls silent: from the head check, and the subscription made again", () =>
+    headsWithoutNotifications(true))
+
+  it.live("arrive when a subscription request is never answered", () => headsWithoutNotifications(false))
 
   it.live("arrive by polling over HTTP, skipped numbers filled in", () =>
     Effect.gen(function*() {

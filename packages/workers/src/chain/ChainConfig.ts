@@ -17,6 +17,8 @@ export interface ChainConfigShape {
   readonly retryAfterCapMs: number
   /** Head polling interval when no WebSocket endpoint is configured. */
   readonly pollIntervalMs: number
+  /** With a WebSocket subscription, how often the head is also read (a head it did not deliver still arrives). */
+  readonly headCheckMs: number
   /** First `eth_getLogs` block span tried, and the largest it grows to. */
   readonly logsInitialChunk: number
   readonly logsMaxChunk: number
@@ -39,6 +41,7 @@ export const chainConfigDefaults: Omit<ChainConfigShape, "rpcUrls"> = {
   retryMaxDelayMs: 10_000,
   retryAfterCapMs: 30_000,
   pollIntervalMs: 1_000,
+  headCheckMs: 5_000,
   logsInitialChunk: 10_000,
   logsMaxChunk: 100_000,
   batchSize: 100,
@@ -62,7 +65,7 @@ export const splitRpcUrls = (value: string): ReadonlyArray<string> =>
 
 /**
  * `RPC_URL` (comma-separated fallbacks), `CHAIN_ID`, `FINALITY_DEPTH`, `RPC_CONCURRENCY`, `RPC_TIMEOUT_MS`,
- * `RPC_MAX_RETRIES`, `RPC_RETRY_BASE_MS`, `RPC_RETRY_MAX_MS`, `RPC_RETRY_AFTER_CAP_MS`, `RPC_POLL_INTERVAL_MS`,
+ * `RPC_MAX_RETRIES`, `RPC_RETRY_BASE_MS`, `RPC_RETRY_MAX_MS`, `RPC_RETRY_AFTER_CAP_MS`, `RPC_POLL_INTERVAL_MS`, `RPC_HEAD_CHECK_MS`,
  * `RPC_LOGS_CHUNK_BLOCKS`, `RPC_LOGS_MAX_CHUNK_BLOCKS`, `RPC_BATCH_SIZE`, `RPC_BLOCK_RECEIPTS_MIN`.
  */
 export const chainConfig: Config.Config<ChainConfigShape> = Config.all({
@@ -83,6 +86,7 @@ export const chainConfig: Config.Config<ChainConfigShape> = Config.all({
   retryMaxDelayMs: positiveInt("RPC_RETRY_MAX_MS", chainConfigDefaults.retryMaxDelayMs),
   retryAfterCapMs: nonNegativeInt("RPC_RETRY_AFTER_CAP_MS", chainConfigDefaults.retryAfterCapMs),
   pollIntervalMs: positiveInt("RPC_POLL_INTERVAL_MS", chainConfigDefaults.pollIntervalMs),
+  headCheckMs: positiveInt("RPC_HEAD_CHECK_MS", chainConfigDefaults.headCheckMs),
   logsInitialChunk: positiveInt("RPC_LOGS_CHUNK_BLOCKS", chainConfigDefaults.logsInitialChunk),
   logsMaxChunk: positiveInt("RPC_LOGS_MAX_CHUNK_BLOCKS", chainConfigDefaults.logsMaxChunk),
   batchSize: positiveInt("RPC_BATCH_SIZE", chainConfigDefaults.batchSize),
