@@ -290,11 +290,11 @@ const lotsHeld = (checkpoint: LedgerCheckpoint): number => {
 }
 
 /**
- * The ledger worker: keeps every account's derived records current. Each poll it asks again for builds that
- * have grown old, leases due builds (replays first, then those of accounts whose own addresses moved) and makes
- * them; a build is stored whole in one transaction, and a build that cannot be made is recorded as failed with its
- * reason. Leases make a crashed build due again; a running build's lease is extended every third of it
- * (`keepingLease`), and the build stops if it was lost.
+ * The ledger worker: keeps every account's derived records current. Each poll interval it asks again for builds
+ * that have grown old; each of its `concurrency` slots leases the most urgent due build (replays first, then those of
+ * accounts whose own addresses moved) and makes it. A build is stored whole in one transaction, and a build that
+ * cannot be made is recorded as failed with its reason. Leases make a crashed build due again; a running build's
+ * lease is extended every third of it (`keepingLease`), and the build stops if it was lost.
  */
 export const makeLedgerBuilder = Effect.gen(function*() {
   const store = yield* LedgerStore
@@ -412,6 +412,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       )
     )
 
+  /** One round at once (tests): old builds asked for again, then up to `concurrency` due builds made. */
   const poll = Effect.gen(function*() {
     yield* store.expireOlderThan(Duration.toSeconds(config.maxAge))
     const due = yield* store.claim(
@@ -426,10 +427,30 @@ export const makeLedgerBuilder = Effect.gen(function*() {
     })
   })
 
-  const run = poll.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("ledger builder: poll failed", cause)),
+  /**
+   * One of `concurrency` build slots: it claims the most urgent due build as soon as its last one is stored (not
+   * when a whole poll's batch is), so a block's build waits for at most one build ahead of it.
+   */
+  const slot = Effect.gen(function*() {
+    const due = yield* store.claim(owner, 1, Duration.toSeconds(config.lease), Duration.toMillis(config.minInterval))
+    if (due.length === 0) return yield* Effect.sleep(config.poll)
+    for (const build of due) yield* Effect.ignore(buildOne(build.accountId, build.version, build.replay))
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.zipRight(Effect.logWarning("ledger builder: claiming a build failed", cause), Effect.sleep(config.poll))
+    ),
+    Effect.forever
+  )
+
+  const expire = store.expireOlderThan(Duration.toSeconds(config.maxAge)).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("ledger builder: asking again for old builds failed", cause)),
     Effect.repeat(Schedule.spaced(config.poll))
   )
+
+  const run = Effect.all([expire, ...Array.from({ length: config.concurrency }, () => slot)], {
+    concurrency: "unbounded",
+    discard: true
+  })
   return { run, poll, buildOne, stats } as const
 })
 
