@@ -21,7 +21,7 @@ import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {
   buildLedger,
   LedgerBuilderSettings,
-  LedgerPrices,
+  LedgerPricesLive,
   makeLedgerBuilder
 } from "@scaledger/workers/ledger/LedgerBuilder"
 import { Chunk, ConfigProvider, Effect, Layer, Logger, LogLevel, Redacted, Stream } from "effect"
@@ -109,11 +109,22 @@ const seedAccount = (events: number, seed: number) =>
              'dividend', 'active', 'chain_storage', k * 4000, to_timestamp(${BASE_TIME} + k * 4000)
       FROM generate_series(1, ${Math.floor(events / 4000)}) AS s(k)
       ON CONFLICT DO NOTHING`
+    // The rounds `prices(events)` lists, as the price recorder stores them: builds read them through the worker's
+    // own price history (`LedgerPricesLive`), as the service does.
+    yield* sql`
+      INSERT INTO price_rounds (chain_id, feed_key, round_id, feed_address, token_key, answer, decimals, started_at,
+                                updated_at, answered_in_round)
+      SELECT ${CHAIN}, '0x' || lpad(to_hex(${0xf000} + t), 40, '0'), r + 1, '0x' || lpad(to_hex(${0xf000} + t), 40, '0'),
+             '0x' || lpad(to_hex(${0xa000} + t), 40, '0'), (100 + t * 10 + r % 50)::numeric * 100000000, 8,
+             to_timestamp(${BASE_TIME} + r * 500 - 1), to_timestamp(${BASE_TIME} + r * 500 - 1), r + 1
+      FROM generate_series(0, ${TOKENS.length - 1}) AS g(t), generate_series(0, ${Math.ceil(events / 500)}) AS h(r)
+      ON CONFLICT DO NOTHING`
     // What follows a backfill this size: its end summarizes the new block ranges, and autovacuum gathers the
     // statistics plans are chosen from within a minute.
     yield* (yield* Backfills).summarizeRecorded
     yield* sql`ANALYZE token_transfers`
     yield* sql`ANALYZE multiplier_changes`
+    yield* sql`ANALYZE price_rounds`
     yield* requestReplay(account.id)
     return account.id
   })
@@ -130,8 +141,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const newBlock = (
   events: number,
   seed: number,
-  builder: Effect.Effect.Success<typeof makeLedgerBuilder>,
-  withPrices: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, LedgerPrices>>
+  builder: Effect.Effect.Success<typeof makeLedgerBuilder>
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -153,7 +163,7 @@ const newBlock = (
     }
     const cpuStart = process.cpuUsage()
     const start = performance.now()
-    yield* builder.poll.pipe(withPrices)
+    yield* builder.poll
     const ms = performance.now() - start
     const cpuMs = cpuMsSince(cpuStart)
     if (session !== undefined) {
@@ -197,19 +207,18 @@ const bench = Effect.gen(function*() {
   for (const [index, events] of SIZES.entries()) {
     const accountId = yield* seedAccount(events, index + 1)
     const asOf = BASE_TIME + events + 86_400
-    const withPrices = Effect.provideService(LedgerPrices, { pricesFor: () => Effect.succeed(prices(events)) })
 
     // Each step keeps nothing alive for the next: one ledger state in memory at a time.
     const pure = yield* pureLedger(accountId, events, asOf)
     const pureMs = pure.ms
     const computeStart = performance.now()
-    yield* Effect.asVoid(buildLedger(accountId, CHAIN, asOf).pipe(withPrices))
+    yield* Effect.asVoid(buildLedger(accountId, CHAIN, asOf))
     const computeMs = performance.now() - computeStart
     // The due build (the wallets' creation asked for one), made and stored by the ledger worker's own step.
-    const builder = yield* makeLedgerBuilder.pipe(withPrices, Effect.provide(LedgerBuilderSettings.Live))
+    const builder = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
     const rebuildCpu = process.cpuUsage()
     const rebuildStart = performance.now()
-    yield* builder.poll.pipe(withPrices)
+    yield* builder.poll
     const rebuildMs = performance.now() - rebuildStart
     const rebuildCpuMs = cpuMsSince(rebuildCpu)
     const [stored] = yield* (yield* SqlClient.SqlClient)<
@@ -218,9 +227,9 @@ const bench = Effect.gen(function*() {
 
     // One new block (a purchase into the first address), built by the same worker from its checkpoint; then more,
     // one at a time, as a live account receives them (the first also collects the full rebuild's garbage).
-    const blockMs = yield* newBlock(events, index + 1, builder, withPrices)
+    const blockMs = yield* newBlock(events, index + 1, builder)
     const later: Array<{ readonly ms: number; readonly cpuMs: number; readonly incremental: boolean }> = []
-    for (let k = 1; k <= LATER_BLOCKS; k++) later.push(yield* newBlock(events + k, index + 1, builder, withPrices))
+    for (let k = 1; k <= LATER_BLOCKS; k++) later.push(yield* newBlock(events + k, index + 1, builder))
     const laterMs = later.map((b) => b.ms).sort((a, b) => a - b)
 
     console.log(
@@ -259,7 +268,7 @@ const main = Effect.gen(function*() {
       )
         .pipe(
           Layer.provideMerge(Layer.mergeAll(
-            Layer.succeed(LedgerPrices, { pricesFor: () => Effect.succeed({}) }),
+            LedgerPricesLive,
             ChainConfig.layer({ rpcUrls: ["http://127.0.0.1:1"], chainId: CHAIN })
           )),
           Layer.provideMerge(database)

@@ -204,6 +204,56 @@ export class PriceRounds extends Effect.Service<PriceRounds>()("@scaledger/db/Pr
         return table
       })
 
-    return { store, progress, firstTransfers, roundsOfFeed, roundsFor } as const
+    /**
+     * The rounds a reader holding `held` (keys whose rounds it read up to the snapshot `since`) is missing, with the
+     * snapshot this read saw: every round of `missing`, and every round of `held` recorded by a transaction `since`
+     * did not see. Rounds come per key, sorted as `roundsFor` sorts them. `pg_current_snapshot()` in the same
+     * statement is the snapshot the statement reads with, so a round is either read here or recorded after it.
+     */
+    const roundsRecordedSince = (
+      chainId: number,
+      missing: ReadonlyArray<string>,
+      held: ReadonlyArray<string>,
+      since: string | undefined
+    ): Effect.Effect<
+      { readonly snapshot: string; readonly rounds: Record<string, Array<PriceRound>> },
+      SqlError
+    > =>
+      Effect.gen(function*() {
+        const full = [...new Set(missing.map(key))]
+        const delta = since === undefined ? [] : [...new Set(held.map(key))]
+        const rows = yield* sql<{
+          snapshot: string
+          token_key: string | null
+          feed_address: string
+          round_id: string
+          answer: string
+          decimals: number
+          updated_at: Date
+        }>`SELECT s.snapshot::text AS snapshot, r.token_key, r.feed_address, r.round_id, r.answer, r.decimals, r.updated_at
+           FROM (SELECT pg_current_snapshot() AS snapshot) s
+           LEFT JOIN price_rounds r ON r.chain_id = ${chainId} AND (${
+          full.length === 0 ? sql`false` : sql`r.token_key IN ${sql.in(full)}`
+        } OR ${
+          delta.length === 0 || since === undefined ? sql`false` : sql`(r.token_key IN ${sql.in(delta)}
+               AND r.recorded_xid >= split_part(${since}, ':', 1)::bigint
+               AND NOT pg_visible_in_snapshot(r.recorded_xid::text::xid8, ${since}::pg_snapshot))`
+        })
+           ORDER BY r.token_key, r.updated_at, r.round_id`
+        const rounds: Record<string, Array<PriceRound>> = {}
+        for (const token of [...full, ...delta]) rounds[token] = []
+        for (const row of rows) {
+          if (row.token_key === null) continue
+          rounds[row.token_key]!.push({
+            roundId: row.round_id,
+            answer: toLedgerAnswer(BigInt(row.answer), row.decimals).toString(),
+            updatedAt: seconds(row.updated_at),
+            feed: row.feed_address
+          })
+        }
+        return { snapshot: rows[0]!.snapshot, rounds }
+      })
+
+    return { store, progress, firstTransfers, roundsOfFeed, roundsFor, roundsRecordedSince } as const
   })
 }) {}

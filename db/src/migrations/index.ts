@@ -20,6 +20,7 @@ import transferRecordedAutosummarize from "./0023_transfer_recorded_autosummariz
 import provisionalIndexes from "./0024_provisional_indexes.js"
 import walletRecordedXid from "./0025_wallet_recorded_xid.js"
 import ledgerMovementVersion from "./0026_ledger_movement_version.js"
+import priceRoundsRecordedXid from "./0027_price_rounds_recorded_xid.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -42,5 +43,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0023_transfer_recorded_autosummarize": transferRecordedAutosummarize,
   "0024_provisional_indexes": provisionalIndexes,
   "0025_wallet_recorded_xid": walletRecordedXid,
-  "0026_ledger_movement_version": ledgerMovementVersion
+  "0026_ledger_movement_version": ledgerMovementVersion,
+  "0027_price_rounds_recorded_xid": priceRoundsRecordedXid
 }

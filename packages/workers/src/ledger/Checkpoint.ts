@@ -83,14 +83,17 @@ export const cursorTime = (state: LedgerState): number => {
 export const historyKey = (prices: PriceTable, rates: RateTable | undefined, time: number): string => {
   const parts: Array<string> = []
   for (const token of Object.keys(prices).sort()) {
+    const rounds = prices[token]!
+    // The rounds up to `time` (sorted by `updatedAt`, as the ledger requires): found by bisection, not walked.
     let count = 0
-    let last = ""
-    for (const round of prices[token]!) {
-      if (round.updatedAt > time) break
-      count++
-      last = `${round.roundId}:${round.answer}:${round.updatedAt}`
+    let hi = rounds.length
+    while (count < hi) {
+      const mid = (count + hi) >>> 1
+      if (rounds[mid]!.updatedAt <= time) count = mid + 1
+      else hi = mid
     }
-    parts.push(`${token}=${count}@${last}`)
+    const last = count === 0 ? undefined : rounds[count - 1]!
+    parts.push(`${token}=${count}@${last === undefined ? "" : `${last.roundId}:${last.answer}:${last.updatedAt}`}`)
   }
   if (rates !== undefined) {
     const until = time < 0 ? "" : utcDateOf(time * 1000)

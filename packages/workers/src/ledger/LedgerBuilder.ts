@@ -24,6 +24,7 @@ import { chainOrdered, mergeInto } from "./ChainOrder.js"
 import { cursorTime, historyKey, type LedgerCheckpoint, multiplierIds, settingsKey } from "./Checkpoint.js"
 import { planLotRows } from "./LotPlan.js"
 import { planPositionRows } from "./PositionPlan.js"
+import { makePriceHistory } from "./PriceHistory.js"
 
 export type { LedgerCheckpoint } from "./Checkpoint.js"
 
@@ -461,14 +462,7 @@ export const LedgerBuilderLayer = Layer.scopedDiscard(
 /** `LedgerBuilderLayer` with its settings read from the environment (tests, embedders). */
 export const LedgerBuilderLive = LedgerBuilderLayer.pipe(Layer.provide(LedgerBuilderSettings.Live))
 
-/** Prices from the feed rounds the price recorder stores. */
-export const LedgerPricesLive = Layer.effect(
-  LedgerPrices,
-  Effect.map(PriceRounds, (rounds) => ({
-    pricesFor: (chainId: number, tokens: ReadonlyArray<LedgerToken>) =>
-      Effect.map(
-        rounds.roundsFor(chainId, tokens.map((token) => token.key)),
-        (byKey): PriceTable => Object.fromEntries(tokens.map((token) => [token.symbol, byKey[token.key] ?? []]))
-      )
-  }))
-).pipe(Layer.provide(PriceRounds.Default))
+/** Prices from the feed rounds the price recorder stores, kept between builds (only new rounds are read). */
+export const LedgerPricesLive = Layer.effect(LedgerPrices, Effect.flatMap(PriceRounds, makePriceHistory)).pipe(
+  Layer.provide(PriceRounds.Default)
+)
