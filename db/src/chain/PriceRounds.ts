@@ -69,6 +69,20 @@ const toProgress = (row: any): FeedProgress => ({
 })
 
 /** The price feeds' rounds and the recorder's progress per feed. */
+/** A stored round as the ledger prices with it: its answer rescaled to 8 decimals (a non-positive one as "0"). */
+const ledgerRound = (row: {
+  readonly feed_address: string
+  readonly round_id: string
+  readonly answer: string
+  readonly decimals: number
+  readonly updated_at: Date
+}): PriceRound => ({
+  roundId: row.round_id,
+  answer: toLedgerAnswer(BigInt(row.answer), row.decimals).toString(),
+  updatedAt: seconds(row.updated_at),
+  feed: row.feed_address
+})
+
 export class PriceRounds extends Effect.Service<PriceRounds>()("@scaledger/db/PriceRounds", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -193,14 +207,7 @@ export class PriceRounds extends Effect.Service<PriceRounds>()("@scaledger/db/Pr
         }>`SELECT token_key, feed_address, round_id, answer, decimals, updated_at FROM price_rounds
            WHERE chain_id = ${chainId} AND token_key IN ${sql.in(keys)}
            ORDER BY token_key, updated_at, round_id`
-        for (const row of rows) {
-          table[row.token_key]!.push({
-            roundId: row.round_id,
-            answer: toLedgerAnswer(BigInt(row.answer), row.decimals).toString(),
-            updatedAt: seconds(row.updated_at),
-            feed: row.feed_address
-          })
-        }
+        for (const row of rows) table[row.token_key]!.push(ledgerRound(row))
         return table
       })
 
@@ -243,13 +250,7 @@ export class PriceRounds extends Effect.Service<PriceRounds>()("@scaledger/db/Pr
         const rounds: Record<string, Array<PriceRound>> = {}
         for (const token of [...full, ...delta]) rounds[token] = []
         for (const row of rows) {
-          if (row.token_key === null) continue
-          rounds[row.token_key]!.push({
-            roundId: row.round_id,
-            answer: toLedgerAnswer(BigInt(row.answer), row.decimals).toString(),
-            updatedAt: seconds(row.updated_at),
-            feed: row.feed_address
-          })
+          if (row.token_key !== null) rounds[row.token_key]!.push(ledgerRound(row))
         }
         return { snapshot: rows[0]!.snapshot, rounds }
       })

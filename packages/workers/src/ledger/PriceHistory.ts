@@ -15,7 +15,7 @@ const compareRounds = (a: PriceRound, b: PriceRound): number =>
   (a.roundId < b.roundId ? -1 : a.roundId > b.roundId ? 1 : 0)
 
 /** `held` with `added` (both in order) in order; a round of the same feed and id as one held replaces it. */
-export const mergeRounds = (
+const mergeRounds = (
   held: ReadonlyArray<PriceRound>,
   added: ReadonlyArray<PriceRound>
 ): ReadonlyArray<PriceRound> => {
