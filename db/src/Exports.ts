@@ -20,6 +20,7 @@ import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
 import { Deferred, Effect, Exit, Option, Queue, Schema, Scope, Stream, Take } from "effect"
 import { createHash } from "node:crypto"
 import { newId } from "./Ids.js"
+import { linesOf, readDisposalLine, readEventLine } from "./ledger/RowPages.js"
 import { orDieOnParse } from "./Rows.js"
 
 export interface ExportRequest {
@@ -60,6 +61,17 @@ export interface StartedExport {
 
 /** Rows fetched from the snapshot's cursor at a time (a stored chunk is one batch, about 125 KiB of activity). */
 const FETCH_ROWS = 500
+
+/** The parties of a stored event or disposal row, as its JSON names them. */
+interface StoredParties {
+  readonly wallet?: string | null
+  readonly counterparty?: string | null
+  readonly tokenAddress?: string | null
+}
+
+/** Whether an event moved tokens of the address `key`: its own, or the receiving side of a move between own ones. */
+const involves = (row: StoredParties, type: string, key: string) =>
+  row.wallet?.toLowerCase() === key || (type === "transfer.self" && row.counterparty?.toLowerCase() === key)
 /** Batches written ahead of a slow reader (each one FETCH_ROWS rows). */
 const QUEUE_BATCHES = 4
 
@@ -108,15 +120,16 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
     /** Rows of `query` through a cursor of the current transaction, FETCH_ROWS at a time, to `onBatch`. */
     const eachBatch = <A>(
       query: Statement<unknown>,
-      onBatch: (rows: ReadonlyArray<A>) => Effect.Effect<void, SqlError>
+      onBatch: (rows: ReadonlyArray<A>) => Effect.Effect<void, SqlError>,
+      fetch = FETCH_ROWS
     ) =>
       Effect.gen(function*() {
         const [text, params] = query.compile()
         yield* sql.unsafe(`DECLARE export_rows NO SCROLL CURSOR FOR ${text}`, params)
         while (true) {
-          const rows = yield* sql.unsafe<A & object>(`FETCH ${FETCH_ROWS} FROM export_rows`)
+          const rows = yield* sql.unsafe<A & object>(`FETCH ${fetch} FROM export_rows`)
           if (rows.length > 0) yield* onBatch(rows)
-          if (rows.length < FETCH_ROWS) break
+          if (rows.length < fetch) break
         }
         yield* sql`CLOSE export_rows`
       })
@@ -126,6 +139,27 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
      * record is known to be settled (or fails: a replay under way, a failed build), then every batch goes to `out`
      * and to the stored chunks.
      */
+    /** The tokens (lower-case addresses) of the account's events involving the address `key`. */
+    const tokensMovedBy = (accountId: string, key: string) =>
+      Effect.gen(function*() {
+        const tokens = new Set<string>()
+        let after = -1
+        for (;;) {
+          const [page] = yield* sql<{ first_ord: string; lines: string }>`
+            SELECT first_ord, lines FROM ledger_event_pages WHERE account_id = ${accountId} AND first_ord > ${after}
+            ORDER BY first_ord LIMIT 1`
+          if (page === undefined) return [...tokens]
+          for (const stored of linesOf(page.lines)) {
+            const line = readEventLine(stored)
+            const row = JSON.parse(line.json) as StoredParties
+            if (typeof row.tokenAddress === "string" && involves(row, line.type, key)) {
+              tokens.add(row.tokenAddress.toLowerCase())
+            }
+          }
+          after = Number(page.first_ord)
+        }
+      })
+
     const write = (
       request: ExportRequest,
       id: string,
@@ -204,9 +238,12 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
 
         yield* emit(header(request.format), 0)
         const key = request.wallet?.toLowerCase()
-        const days = sql`
-          ${request.from === undefined ? sql`` : sql`AND day >= ${request.from}`}
-          ${request.to === undefined ? sql`` : sql`AND day <= ${request.to}`}`
+        // Pages with a row in the period, then their rows in it.
+        const pageDays = sql`
+          ${request.from === undefined ? sql`` : sql`AND last_day >= ${request.from}`}
+          ${request.to === undefined ? sql`` : sql`AND first_day <= ${request.to}`}`
+        const inDays = (day: string) =>
+          (request.from === undefined || day >= request.from) && (request.to === undefined || day <= request.to)
 
         switch (request.format) {
           case "positions": {
@@ -222,39 +259,49 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
           case "activity":
           case "taxtool": {
             const query = sql`
-              SELECT row FROM ledger_events WHERE account_id = ${accountId} ${days}
-              ${
-              key === undefined
-                ? sql``
-                : sql`AND (lower(row->>'wallet') = ${key}
-                           OR (type = 'transfer.self' AND lower(row->>'counterparty') = ${key}))`
-            }
-              ORDER BY ord`
-            yield* eachBatch<{ row: unknown }>(query, (rows) => {
+              SELECT lines FROM ledger_event_pages WHERE account_id = ${accountId} ${pageDays} ORDER BY first_ord`
+            // A page at a time: a page holds up to PAGE_ROWS rows.
+            yield* eachBatch<{ lines: string }>(query, (pages) => {
               let text = ""
               let count = 0
-              for (const stored of rows) {
-                const row = Ledger.expandEventRow(stored.row) as EventRow
-                const written = request.format === "activity" ? activityLine(row, labels) : taxtoolLine(row, currency)
-                if (written !== null) {
-                  text += written
-                  count++
+              for (const page of pages) {
+                for (const stored of linesOf(page.lines)) {
+                  const line = readEventLine(stored)
+                  if (!inDays(line.day)) continue
+                  const parsed = JSON.parse(line.json) as StoredParties
+                  if (key !== undefined && !involves(parsed, line.type, key)) continue
+                  const row = Ledger.expandEventRow(parsed) as EventRow
+                  const written = request.format === "activity"
+                    ? activityLine(row, labels)
+                    : taxtoolLine(row, currency)
+                  if (written !== null) {
+                    text += written
+                    count++
+                  }
                 }
               }
               return emit(text, count)
-            })
+            }, 1)
             break
           }
           case "gains": {
             const query = sql`
-              SELECT row FROM ledger_disposals WHERE account_id = ${accountId} ${days}
-              ${key === undefined ? sql`` : sql`AND lower(row->>'wallet') = ${key}`}
-              ORDER BY ord`
-            yield* eachBatch<{ row: unknown }>(query, (rows) => {
+              SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId} ${pageDays} ORDER BY first_ord`
+            yield* eachBatch<{ lines: string }>(query, (pages) => {
               let text = ""
-              for (const { row } of rows) text += gainLine(Ledger.expandDisposalRow(row) as Disposal, labels)
-              return emit(text, rows.length)
-            })
+              let count = 0
+              for (const page of pages) {
+                for (const stored of linesOf(page.lines)) {
+                  const line = readDisposalLine(stored)
+                  if (!inDays(line.day)) continue
+                  const parsed = JSON.parse(line.json) as StoredParties
+                  if (key !== undefined && parsed.wallet?.toLowerCase() !== key) continue
+                  text += gainLine(Ledger.expandDisposalRow(parsed) as Disposal, labels)
+                  count++
+                }
+              }
+              return emit(text, count)
+            }, 1)
             break
           }
           case "multipliers": {
@@ -264,11 +311,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                   t.tokenAddress === undefined ? [] : [t.tokenAddress.toLowerCase()]
                 )
                 : []
-              : (yield* sql<{ token_key: string }>`
-                  SELECT DISTINCT lower(row->>'tokenAddress') AS token_key FROM ledger_events
-                  WHERE account_id = ${accountId} AND (lower(row->>'wallet') = ${key}
-                    OR (type = 'transfer.self' AND lower(row->>'counterparty') = ${key}))`)
-                .map((r) => r.token_key)
+              : yield* tokensMovedBy(accountId, key)
             if (tokenKeys.length === 0) break
             const changes = yield* sql<{
               symbol: string | null

@@ -38,6 +38,29 @@ const SIZES = sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]
 const LATER_BLOCKS = 9
 /** `--profile=<file>`: a CPU profile of the new blocks' builds only (open it in Chrome's DevTools). */
 const profileFile = process.argv.find((arg) => arg.startsWith("--profile="))?.slice("--profile=".length)
+/** `--profile-rebuild=<file>`: a CPU profile of the stored full rebuild only. */
+const rebuildProfileFile = process.argv.find((arg) => arg.startsWith("--profile-rebuild="))?.slice(
+  "--profile-rebuild=".length
+)
+
+/** Runs `effect` under the CPU profiler when `file` is given, writing the profile to `file`. */
+const profiled = <A, E, R>(file: string | undefined, effect: Effect.Effect<A, E, R>) =>
+  file === undefined ? effect : Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      const session = new Session()
+      session.connect()
+      await session.post("Profiler.enable")
+      await session.post("Profiler.start")
+      return session
+    }),
+    () => effect,
+    (session) =>
+      Effect.promise(async () => {
+        const { profile } = await session.post("Profiler.stop")
+        writeFileSync(file, JSON.stringify(profile))
+        session.disconnect()
+      })
+  )
 
 const hex40 = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const tokenAddress = (t: number) => hex40(0xa000 + t)
@@ -156,21 +179,15 @@ const newBlock = (
               ${exchange}, ${w1}, ${exchange}, ${w1}, 1000000000000000000)`
     yield* invalidateLedgers({ chainId: CHAIN, addresses: [w1] })
     const incrementalBefore = builder.stats.incremental
-    const session = profileFile === undefined ? undefined : new Session()
-    if (session !== undefined) {
-      session.connect()
-      yield* Effect.promise(() => session.post("Profiler.enable").then(() => session.post("Profiler.start")))
-    }
-    const cpuStart = process.cpuUsage()
-    const start = performance.now()
-    yield* builder.poll
-    const ms = performance.now() - start
-    const cpuMs = cpuMsSince(cpuStart)
-    if (session !== undefined) {
-      const { profile } = yield* Effect.promise(() => session.post("Profiler.stop"))
-      writeFileSync(`${profileFile}.${seed}.${block}.cpuprofile`, JSON.stringify(profile))
-      session.disconnect()
-    }
+    const { cpuMs, ms } = yield* profiled(
+      profileFile === undefined ? undefined : `${profileFile}.${seed}.${block}.cpuprofile`,
+      Effect.gen(function*() {
+        const cpuStart = process.cpuUsage()
+        const start = performance.now()
+        yield* builder.poll
+        return { ms: performance.now() - start, cpuMs: cpuMsSince(cpuStart) }
+      })
+    )
     return { ms, cpuMs, incremental: builder.stats.incremental > incrementalBefore }
   })
 
@@ -218,12 +235,15 @@ const bench = Effect.gen(function*() {
     const builder = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
     const rebuildCpu = process.cpuUsage()
     const rebuildStart = performance.now()
-    yield* builder.poll
+    yield* profiled(
+      rebuildProfileFile === undefined ? undefined : `${rebuildProfileFile}.${events}.cpuprofile`,
+      builder.poll
+    )
     const rebuildMs = performance.now() - rebuildStart
     const rebuildCpuMs = cpuMsSince(rebuildCpu)
     const [stored] = yield* (yield* SqlClient.SqlClient)<
       { n: string }
-    >`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId}`
+    >`SELECT sum(count) AS n FROM ledger_event_pages WHERE account_id = ${accountId}`
 
     // One new block (a purchase into the first address), built by the same worker from its checkpoint; then more,
     // one at a time, as a live account receives them (the first also collects the full rebuild's garbage).

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
 import { Effect } from "effect"
 
 export const SYNTHETIC_TOKEN = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
@@ -6,7 +7,7 @@ export const SYNTHETIC_COUNTERPARTY = "0x90F79bf6EB2c4f870365E785982E1f101E93b90
 
 /**
  * A settled ledger build of `count` movements (transfer.in of 1.5 AAPL each, valued at 318.66 USD) for the account,
- * written straight into the ledger's tables the way the ledger worker stores them, in batches inside the database
+ * written straight into the ledger's tables the way the ledger worker stores them (pages of PAGE_ROWS), in batches inside the database
  * (generate_series): for exports of a size no chain scenario reaches.
  */
 export const seedSyntheticLedger = (accountId: string, wallet: string, count: number) =>
@@ -19,14 +20,19 @@ export const seedSyntheticLedger = (accountId: string, wallet: string, count: nu
     })
       ON CONFLICT (account_id) DO UPDATE SET built_version = 1, replay_version = 1, requested_version = 1,
         status = 'ready', report = excluded.report`
-    yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM ledger_event_pages WHERE account_id = ${accountId}`
     const batch = 100_000
     for (let start = 0; start < count; start += batch) {
       const end = Math.min(count, start + batch) - 1
       yield* sql`
-        INSERT INTO ledger_events (account_id, ord, id, type, token, day, needs_review, row)
-        SELECT ${accountId}, g, 'evt_' || g, 'transfer.in', 'AAPL', date '2026-01-01' + (g / 5000), false,
-          json_build_object(
+        INSERT INTO ledger_event_pages (account_id, first_ord, count, first_day, last_day, tokens, types, review_count,
+                                        review, lines)
+        SELECT ${accountId}, min(g), count(*), min(day), max(day), ARRAY['AAPL'], ARRAY['transfer.in'], 0, '[]'::json,
+          string_agg(
+            to_json('evt_' || g)::text || chr(31) || 'transfer.in' || chr(31) || '"AAPL"' || chr(31) ||
+            to_char(day, 'YYYY-MM-DD') || chr(31) || '0' || chr(31) || row::text,
+            E'\n' ORDER BY g)
+        FROM (SELECT g, date '2026-01-01' + (g / 5000) AS day, json_build_object(
             'id', 'evt_' || g, 'type', 'transfer.in', 'relationship', 'exchange', 'classifiedBy', 'rule',
             'confirmed', true, 'needsReview', false, 'taxable', true, 'treatment', 'acquisition', 'direction', 'in',
             'token', 'AAPL', 'tokenAddress', ${SYNTHETIC_TOKEN}::text, 'wallet', ${wallet}::text,
@@ -39,7 +45,8 @@ export const seedSyntheticLedger = (accountId: string, wallet: string, count: nu
             'price', null, 'lotIds', json_build_array(), 'disposalIds', json_build_array(),
             'nullReasons', json_build_array(),
             'walletTransaction', json_build_object('txHash', '0x' || lpad(to_hex(g), 64, '0'), 'block', 1000000 + g,
-              'logIndex', g % 7))
-        FROM generate_series(${start}::int, ${end}::int) AS g`
+              'logIndex', g % 7)) AS row
+          FROM generate_series(${start}::int, ${end}::int) AS g) s
+        GROUP BY g / ${PAGE_ROWS}`
     }
   })

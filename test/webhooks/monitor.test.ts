@@ -4,6 +4,7 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
+import { storeEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { sessionMinutesBetween } from "@scaledger/domain/alerts/OracleStaleness"
@@ -122,11 +123,19 @@ describe("the alert monitor derives every kind from the record (PGlite)", () => 
 
         // A backfill that ended partial; movements needing review; stale ECB rates for an SGD account.
         yield* sql`UPDATE wallets SET backfill_status = 'partial' WHERE id = ${wallet.id}`
-        for (const [i, counterparty] of ["0xaa", "0xbb", "0xbb"].entries()) {
-          yield* sql`INSERT INTO ledger_events (account_id, ord, id, type, token, day, needs_review, row)
-                     VALUES (${account.id}, ${i}, ${`e${i}`}, 'transfer.out', 'AAPL', '2026-11-02', true,
-                             ${JSON.stringify({ counterparty })}::json)`
-        }
+        const needingReview = (needsReview: boolean) =>
+          storeEvents(
+            account.id,
+            ["0xaa", "0xbb", "0xbb"].map((counterparty, i) => ({
+              id: `e${i}`,
+              type: "transfer.out",
+              token: "AAPL",
+              day: "2026-11-02",
+              needsReview,
+              row: { counterparty }
+            }))
+          )
+        yield* needingReview(true)
         yield* monitorPass
         expect(yield* openAlerts(account.id)).toEqual(["degraded-read||warning", "unlabeled-transfers||warning"])
         const [backlog] = (yield* (yield* AlertsStore).open(account.id)).filter((a) => a.kind === "unlabeled-transfers")
@@ -137,7 +146,7 @@ describe("the alert monitor derives every kind from the record (PGlite)", () => 
         expect(yield* openAlerts(account.id)).toContain("stale-reference||warning")
         // Settled: everything resolves.
         yield* sql`UPDATE wallets SET backfill_status = 'complete' WHERE id = ${wallet.id}`
-        yield* sql`UPDATE ledger_events SET needs_review = false`
+        yield* needingReview(false)
         yield* sql`UPDATE account_settings SET reporting_currency = 'USD'`
         yield* monitorPass
         expect(yield* openAlerts(account.id)).toEqual([])

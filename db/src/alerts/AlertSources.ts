@@ -290,8 +290,8 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     const reviewBacklog = (accountId: string) =>
       Effect.map(
         sql<{ counterparty: string | null; n: string }>`
-          SELECT row->>'counterparty' AS counterparty, count(*) AS n FROM ledger_events
-          WHERE account_id = ${accountId} AND needs_review
+          SELECT r->>4 AS counterparty, count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
+          WHERE p.account_id = ${accountId} AND p.review_count > 0
           GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1000`,
         (rows): ReviewBacklog => ({
           count: rows.reduce((sum, row) => sum + Number(row.n), 0),

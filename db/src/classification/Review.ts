@@ -3,6 +3,7 @@ import { NotFound, NotReviewable } from "@scaledger/domain/Errors"
 import type { ReviewEvent } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
+import { linesOf, readEventLine } from "../ledger/RowPages.js"
 
 /**
  * PATCH /v1/events/{id}: the counterparty gets a confirmed user label, every classification of the account with it
@@ -12,11 +13,40 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /**
+     * The stored event with the id, with its counterparty: from the pages' lists of rows needing review (what is
+     * labelled, as a rule), else from the pages' rows. An event line starts with its id (a JSON string) and the field
+     * separator, which no row's JSON holds, so only the page holding it matches (or one whose token has that name).
+     */
+    const findEvent = (accountId: string, eventId: string) =>
+      Effect.flatMap(
+        sql<{ type: string; counterparty: string | null }>`
+          SELECT r->>1 AS type, r->>4 AS counterparty FROM ledger_event_pages p, json_array_elements(p.review) r
+          WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>0 = ${eventId}`,
+        ([reviewed]) => reviewed !== undefined ? Effect.succeed(reviewed) : findStoredEvent(accountId, eventId)
+      )
+
+    const findStoredEvent = (accountId: string, eventId: string) =>
+      Effect.map(
+        sql<{ lines: string }>`
+          SELECT lines FROM ledger_event_pages
+          WHERE account_id = ${accountId} AND strpos(lines, ${JSON.stringify(eventId) + "\x1f"}) > 0`,
+        (pages) => {
+          for (const page of pages) {
+            for (const stored of linesOf(page.lines)) {
+              const line = readEventLine(stored)
+              if (line.id !== eventId) continue
+              const counterparty = (JSON.parse(line.json) as { counterparty?: unknown }).counterparty
+              return { type: line.type, counterparty: typeof counterparty === "string" ? counterparty : null }
+            }
+          }
+          return undefined
+        }
+      )
+
     const resolve = (accountId: string, chainId: number, eventId: string, input: ReviewEvent) =>
       Effect.gen(function*() {
-        const [event] = yield* sql<{ type: string; counterparty: string | null; needs_review: boolean }>`
-          SELECT type, row->>'counterparty' AS counterparty, needs_review FROM ledger_events
-          WHERE account_id = ${accountId} AND id = ${eventId}`
+        const event = yield* findEvent(accountId, eventId)
         if (event === undefined) return yield* new NotFound({ message: `No event ${eventId}.` })
         if (event.counterparty === null || event.counterparty === undefined) {
           return yield* new NotReviewable({
@@ -28,9 +58,9 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
         const key = counterparty.toLowerCase()
         return yield* sql.withTransaction(Effect.gen(function*() {
           const [settled] = yield* sql<{ n: string }>`
-            SELECT count(*) AS n FROM ledger_events
-            WHERE account_id = ${accountId} AND needs_review AND id <> ${eventId}
-              AND lower(row->>'counterparty') = ${key}`
+            SELECT count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
+            WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>0 <> ${eventId}
+              AND lower(r->>4) = ${key}`
           yield* sql`
             INSERT INTO counterparty_labels (account_id, address_key, address, relationship, label, note)
             VALUES (${accountId}, ${key}, ${counterparty}, ${input.relationship}, ${input.label ?? null},
@@ -60,9 +90,9 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
                 OR (c.tx_hash = ${transferHash ?? ""} AND c.log_index::text = ${transferLog ?? ""}))`
           yield* requestReplay(accountId)
           const [left] = yield* sql<{ n: string }>`
-            SELECT count(*) AS n FROM ledger_events
-            WHERE account_id = ${accountId} AND needs_review
-              AND (row->>'counterparty' IS NULL OR lower(row->>'counterparty') <> ${key})`
+            SELECT count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
+            WHERE p.account_id = ${accountId} AND p.review_count > 0
+              AND (r->>4 IS NULL OR lower(r->>4) <> ${key})`
           const [settings] = yield* sql<{ country: string }>`
             SELECT country FROM account_settings WHERE account_id = ${accountId}`
           const country = settings?.country ?? "US"

@@ -35,22 +35,6 @@ export const POSITION_COLUMNS = [
   column("row", (f) => `${f}::json`)
 ]
 export const LOT_COLUMNS = [column("ord", (f) => `${f}::integer`), column("token"), column("row", (f) => `${f}::json`)]
-export const DISPOSAL_COLUMNS = [
-  column("ord", (f) => `${f}::integer`),
-  column("token"),
-  column("day", (f) => `${f}::date`),
-  column("row", (f) => `${f}::json`)
-]
-export const EVENT_COLUMNS = [
-  column("ord", (f) => `${f}::bigint`),
-  column("id"),
-  column("type"),
-  column("token"),
-  column("day", (f) => `${f}::date`),
-  column("needs_review", (f) => `${f}::boolean`),
-  column("row", (f) => `${f}::json`)
-]
-
 /**
  * One chunk of rows (each a list of text fields, one per column) as one statement with one parameter: the
  * server splits the text (`string_to_array`) instead of binding and parsing thousands of parameters. Undefined

@@ -1,16 +1,21 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import { Effect, Fiber, Iterable, Option } from "effect"
+import { chunksOf, type Column, delimitedInsert, INSERT_CHUNK, LOT_COLUMNS, POSITION_COLUMNS } from "./BulkRows.js"
 import {
-  chunksOf,
-  type Column,
-  delimitedInsert,
-  DISPOSAL_COLUMNS,
-  EVENT_COLUMNS,
-  INSERT_CHUNK,
-  LOT_COLUMNS,
-  POSITION_COLUMNS
-} from "./BulkRows.js"
+  type DisposalRecord,
+  type EventLine,
+  type EventRecord,
+  linesOf,
+  type Page,
+  PAGE_ROWS,
+  PageBuilder,
+  readDisposalLine,
+  readEventLine,
+  type ReviewEntry
+} from "./RowPages.js"
+
+export type { DisposalRecord, EventRecord } from "./RowPages.js"
 
 export interface BuildState {
   readonly requestedVersion: number
@@ -27,15 +32,6 @@ export interface DueBuild {
   readonly replay: boolean
 }
 
-export interface EventRecord {
-  readonly id: string
-  readonly type: string
-  readonly token: string
-  readonly day: string
-  readonly needsReview: boolean
-  readonly row: unknown
-}
-
 export interface EventFilter {
   /** A token symbol, any case. */
   readonly token?: string | undefined
@@ -45,12 +41,43 @@ export interface EventFilter {
   readonly needsReview?: boolean | undefined
 }
 
+/** Whether an event line passes the filter (the page it is on passed the same filter on its summary). */
+const passes = (filter: EventFilter, token: string | undefined, line: EventLine) =>
+  (token === undefined || line.token.toUpperCase() === token) &&
+  (filter.type === undefined || line.type === filter.type) &&
+  (filter.from === undefined || line.day >= filter.from) &&
+  (filter.to === undefined || line.day <= filter.to) &&
+  (filter.needsReview === undefined || line.needsReview === filter.needsReview)
+
 /** Lot rows to write: all of them (`replace`), or only those that changed since the stored build. */
 export interface LotWrites {
   readonly replace: boolean
   readonly deletes: ReadonlyArray<number>
   readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
+
+/** Writes one page of events or disposals (see `RowPages`), in place of the stored page at its position. */
+export const insertPage = (
+  sql: SqlClient.SqlClient,
+  table: "ledger_event_pages" | "ledger_disposal_pages",
+  accountId: string,
+  page: Page
+) =>
+  table === "ledger_event_pages"
+    ? sql`INSERT INTO ledger_event_pages (account_id, first_ord, count, first_day, last_day, tokens, types,
+                                          review_count, review, lines)
+          VALUES (${accountId}, ${page.firstOrd}, ${page.count}, ${page.firstDay}, ${page.lastDay},
+                  ARRAY(SELECT json_array_elements_text(${JSON.stringify(page.tokens)}::json)),
+                  ARRAY(SELECT json_array_elements_text(${JSON.stringify(page.types)}::json)),
+                  ${page.review.length}, ${JSON.stringify(page.review)}, ${page.text})
+          ON CONFLICT (account_id, first_ord) DO UPDATE SET count = EXCLUDED.count, first_day = EXCLUDED.first_day,
+            last_day = EXCLUDED.last_day, tokens = EXCLUDED.tokens, types = EXCLUDED.types,
+            review_count = EXCLUDED.review_count, review = EXCLUDED.review, lines = EXCLUDED.lines`
+    : sql`INSERT INTO ledger_disposal_pages (account_id, first_ord, count, first_day, last_day, tokens, lines)
+          VALUES (${accountId}, ${page.firstOrd}, ${page.count}, ${page.firstDay}, ${page.lastDay},
+                  ARRAY(SELECT json_array_elements_text(${JSON.stringify(page.tokens)}::json)), ${page.text})
+          ON CONFLICT (account_id, first_ord) DO UPDATE SET count = EXCLUDED.count, first_day = EXCLUDED.first_day,
+            last_day = EXCLUDED.last_day, tokens = EXCLUDED.tokens, lines = EXCLUDED.lines`
 
 /** Derived ledger records: which builds are due, storing a build whole, and the reads the API serves from them. */
 export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/LedgerStore", {
@@ -118,10 +145,14 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
      * Inserts rows a chunk at a time, one statement in flight: while the database writes a chunk, the next one is
      * made (rows formatted, JSON written), so the two overlap instead of waiting on each other.
      */
-    const insertChunks = <A, E>(rows: Iterable<A>, insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, E>) =>
+    const insertChunks = <A, E>(
+      rows: Iterable<A>,
+      insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, E>,
+      size = INSERT_CHUNK
+    ) =>
       Effect.gen(function*() {
         let inFlight: Fiber.RuntimeFiber<unknown, E> | undefined
-        for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
+        for (const chunk of chunksOf(rows, size)) {
           const statement = insert(chunk)
           if (inFlight !== undefined) yield* Fiber.join(inFlight)
           inFlight = yield* Effect.fork(statement)
@@ -129,6 +160,72 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           yield* Effect.yieldNow()
         }
         if (inFlight !== undefined) yield* Fiber.join(inFlight)
+      })
+
+    /**
+     * Replaces the rows from position `since` on with `records`, a page at a time. The stored page before them
+     * is written again with the new rows when it holds rows from `since` on or is not full (an incremental build
+     * adds a few rows a block; its pages would otherwise stay that small), keeping its rows before `since`.
+     */
+    const writePages = <A>(
+      table: "ledger_event_pages" | "ledger_disposal_pages",
+      accountId: string,
+      since: number,
+      records: Iterable<A>,
+      add: (page: PageBuilder, record: A) => void,
+      keep: (page: PageBuilder, line: string) => void
+    ) =>
+      Effect.gen(function*() {
+        const iterator = records[Symbol.iterator]()
+        let next = iterator.next()
+        const more = next.done !== true
+        // One statement: the rows from `since` on go, and the page before them is read (its lines only if kept).
+        const [last] = yield* sql<{
+          first_ord: string
+          count: number
+          first_day: string
+          last_day: string
+          tokens: string
+          types: string | null
+          review: string | null
+          lines: string | null
+        }>`
+          WITH gone AS (DELETE FROM ${sql(table)} WHERE account_id = ${accountId} AND first_ord >= ${since})
+          SELECT first_ord, count, first_day::text AS first_day, last_day::text AS last_day,
+            to_json(tokens)::text AS tokens,
+            ${table === "ledger_event_pages" ? sql`to_json(types)::text` : sql`NULL`} AS types,
+            ${table === "ledger_event_pages" ? sql`review::text` : sql`NULL`} AS review,
+            CASE WHEN first_ord + count > ${since} OR (count < ${PAGE_ROWS} AND ${more}) THEN lines END AS lines
+          FROM ${sql(table)} WHERE account_id = ${accountId} AND first_ord < ${since}
+          ORDER BY first_ord DESC LIMIT 1`
+        let builder = new PageBuilder(since)
+        if (last !== undefined && last.lines !== null) {
+          const first = Number(last.first_ord)
+          if (first + last.count === since) {
+            // Kept whole: its summary as stored.
+            builder = PageBuilder.resume({
+              firstOrd: first,
+              count: last.count,
+              firstDay: last.first_day,
+              lastDay: last.last_day,
+              tokens: JSON.parse(last.tokens) as Array<string>,
+              types: last.types === null ? [] : JSON.parse(last.types) as Array<string>,
+              review: last.review === null ? [] : JSON.parse(last.review) as Array<ReviewEntry>,
+              text: last.lines
+            })
+          } else {
+            builder = new PageBuilder(first)
+            for (const line of linesOf(last.lines).slice(0, since - first)) keep(builder, line)
+          }
+        }
+        function* pages(): Generator<Page> {
+          for (; next.done !== true; next = iterator.next()) {
+            add(builder, next.value)
+            if (builder.size === PAGE_ROWS) yield builder.take()
+          }
+          if (builder.size > 0) yield builder.take()
+        }
+        yield* insertChunks(pages(), (chunk) => insertPage(sql, table, accountId, chunk[0]!), 1)
       })
 
     /**
@@ -159,7 +256,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
          * as stored); without it every position row is replaced.
          */
         readonly positionOrds?: ReadonlyArray<number> | undefined
-        readonly disposals: Iterable<{ readonly token: string; readonly day: string; readonly row: unknown }>
+        readonly disposals: Iterable<DisposalRecord>
         readonly events: Iterable<EventRecord>
       },
       since?: { readonly events: number; readonly disposals: number }
@@ -182,8 +279,6 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             yield* sql`DELETE FROM ledger_lots WHERE account_id = ${accountId} AND ord IN ${sql.in(chunk)}`
           }
         }
-        yield* sql`DELETE FROM ledger_disposals WHERE account_id = ${accountId} AND ord >= ${since?.disposals ?? 0}`
-        yield* sql`DELETE FROM ledger_events WHERE account_id = ${accountId} AND ord >= ${since?.events ?? 0}`
         /** A chunk as one delimited text, or with a parameter per value when a field holds a separator. */
         const insert = (
           table: string,
@@ -223,34 +318,12 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
                 sql.insert(chunk.map((l) => ({ account_id: accountId, ord: l.ord, token: l.token, row: l.json })))
               }`
           ))
-        ord = since?.disposals ?? 0
-        yield* insertChunks(build.disposals, (chunk) => {
-          const rows = chunk.map((d) => ({ ord: ord++, token: d.token, day: d.day, row: JSON.stringify(d.row) }))
-          return insert(
-            "ledger_disposals",
-            DISPOSAL_COLUMNS,
-            rows.map((r) => [String(r.ord), r.token, r.day, r.row]),
-            () => sql`INSERT INTO ledger_disposals ${sql.insert(rows.map((r) => ({ account_id: accountId, ...r })))}`
-          )
-        })
-        ord = since?.events ?? 0
-        yield* insertChunks(build.events, (chunk) => {
-          const rows = chunk.map((e) => ({
-            ord: ord++,
-            id: e.id,
-            type: e.type,
-            token: e.token,
-            day: e.day,
-            needs_review: e.needsReview,
-            row: JSON.stringify(e.row)
-          }))
-          return insert(
-            "ledger_events",
-            EVENT_COLUMNS,
-            rows.map((r) => [String(r.ord), r.id, r.type, r.token, r.day, r.needs_review ? "t" : "f", r.row]),
-            () => sql`INSERT INTO ledger_events ${sql.insert(rows.map((r) => ({ account_id: accountId, ...r })))}`
-          )
-        })
+        yield* writePages("ledger_disposal_pages", accountId, since?.disposals ?? 0, build.disposals, (page, d) =>
+          page.addDisposal(d), (page, line) =>
+          page.addDisposalLine(line))
+        yield* writePages("ledger_event_pages", accountId, since?.events ?? 0, build.events, (page, e) =>
+          page.addEvent(e), (page, line) =>
+          page.addEventLine(line))
         yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
                      status = 'ready', error = NULL, report = ${
           JSON.stringify(build.report)
@@ -332,12 +405,37 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         }
       )
 
+    /** The pages of a table that pass `where`, in order, after `afterFirst`, `limit` at a time. */
+    const pagesAfter = (
+      table: "ledger_event_pages" | "ledger_disposal_pages",
+      where: Statement.Fragment,
+      afterFirst: number,
+      limit: number
+    ) =>
+      sql<{ first_ord: string; lines: string }>`
+        SELECT first_ord, lines FROM ${sql(table)} WHERE ${where} AND first_ord > ${afterFirst}
+        ORDER BY first_ord LIMIT ${limit}`
+
     const disposals = (accountId: string, token: string | undefined) =>
-      Effect.map(
-        sql<{ row: unknown }>`SELECT row FROM ledger_disposals WHERE account_id = ${accountId}
-          ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
-        (rows) => rows.map((r) => Ledger.expandDisposalRow(r.row))
-      )
+      Effect.gen(function*() {
+        const key = token?.toUpperCase()
+        const where = sql`account_id = ${accountId} ${key === undefined ? sql`` : sql`AND ${key} = ANY(tokens)`}`
+        const out: Array<unknown> = []
+        let after = -1
+        for (;;) {
+          const pages = yield* pagesAfter("ledger_disposal_pages", where, after, 8)
+          for (const page of pages) {
+            for (const text of linesOf(page.lines)) {
+              const line = readDisposalLine(text)
+              if (key === undefined || line.token.toUpperCase() === key) {
+                out.push(Ledger.expandDisposalRow(JSON.parse(line.json)))
+              }
+            }
+            after = Number(page.first_ord)
+          }
+          if (pages.length < 8) return out
+        }
+      })
 
     /** A page of events in chain order after position `afterOrd`, filtered; `hasMore` when another page follows. */
     const events = (
@@ -345,33 +443,70 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       filter: EventFilter,
       page: { readonly afterOrd: number | undefined; readonly limit: number }
     ) =>
-      Effect.map(
-        sql<{ ord: string; row: unknown }>`
-          SELECT ord, row FROM ledger_events WHERE account_id = ${accountId}
-            ${filter.token === undefined ? sql`` : sql`AND upper(token) = ${filter.token.toUpperCase()}`}
-            ${filter.type === undefined ? sql`` : sql`AND type = ${filter.type}`}
-            ${filter.from === undefined ? sql`` : sql`AND day >= ${filter.from}`}
-            ${filter.to === undefined ? sql`` : sql`AND day <= ${filter.to}`}
-            ${filter.needsReview === undefined ? sql`` : sql`AND needs_review = ${filter.needsReview}`}
-            ${page.afterOrd === undefined ? sql`` : sql`AND ord > ${page.afterOrd}`}
-          ORDER BY ord LIMIT ${page.limit + 1}`,
-        (rows) => ({
-          events: rows.slice(0, page.limit).map((r) => ({ ord: Number(r.ord), row: Ledger.expandEventRow(r.row) })),
-          hasMore: rows.length > page.limit
-        })
-      )
+      Effect.gen(function*() {
+        const token = filter.token?.toUpperCase()
+        const afterOrd = page.afterOrd ?? -1
+        // Pages whose summary passes the filter, from the one holding the row after `afterOrd` on.
+        const where = sql`account_id = ${accountId} AND first_ord + count > ${afterOrd + 1}
+          ${token === undefined ? sql`` : sql`AND ${token} = ANY(tokens)`}
+          ${filter.type === undefined ? sql`` : sql`AND ${filter.type} = ANY(types)`}
+          ${filter.from === undefined ? sql`` : sql`AND last_day >= ${filter.from}`}
+          ${filter.to === undefined ? sql`` : sql`AND first_day <= ${filter.to}`}
+          ${
+          filter.needsReview === undefined
+            ? sql``
+            : filter.needsReview
+            ? sql`AND review_count > 0`
+            : sql`AND review_count < count`
+        }`
+        const found: Array<{ ord: number; json: string }> = []
+        let after = -1
+        for (;;) {
+          const [stored] = yield* pagesAfter("ledger_event_pages", where, after, 1)
+          if (stored === undefined) break
+          const first = Number(stored.first_ord)
+          const lines = linesOf(stored.lines)
+          for (let i = Math.max(0, afterOrd + 1 - first); i < lines.length && found.length <= page.limit; i++) {
+            const line = readEventLine(lines[i]!)
+            if (passes(filter, token, line)) found.push({ ord: first + i, json: line.json })
+          }
+          if (found.length > page.limit) break
+          after = first
+        }
+        return {
+          events: found.slice(0, page.limit).map((e) => ({
+            ord: e.ord,
+            row: Ledger.expandEventRow(JSON.parse(e.json))
+          })),
+          hasMore: found.length > page.limit
+        }
+      })
 
+    /** The account's last `count` events, newest first. */
     const recentEvents = (accountId: string, count: number) =>
-      Effect.map(
-        sql<
-          { row: unknown }
-        >`SELECT row FROM ledger_events WHERE account_id = ${accountId} ORDER BY ord DESC LIMIT ${count}`,
-        (rows) => rows.map((r) => Ledger.expandEventRow(r.row))
-      )
+      Effect.gen(function*() {
+        const out: Array<unknown> = []
+        let before: number | undefined
+        while (out.length < count) {
+          const [stored] = yield* sql<{ first_ord: string; lines: string }>`
+            SELECT first_ord, lines FROM ledger_event_pages WHERE account_id = ${accountId}
+              ${before === undefined ? sql`` : sql`AND first_ord < ${before}`}
+            ORDER BY first_ord DESC LIMIT 1`
+          if (stored === undefined) break
+          const lines = linesOf(stored.lines)
+          for (let i = lines.length - 1; i >= 0 && out.length < count; i--) {
+            out.push(Ledger.expandEventRow(JSON.parse(readEventLine(lines[i]!).json)))
+          }
+          before = Number(stored.first_ord)
+        }
+        return out
+      })
 
     const countNeedingReview = (accountId: string) =>
       Effect.map(
-        sql<{ n: string }>`SELECT count(*) AS n FROM ledger_events WHERE account_id = ${accountId} AND needs_review`,
+        sql<
+          { n: string | null }
+        >`SELECT sum(review_count) AS n FROM ledger_event_pages WHERE account_id = ${accountId}`,
         (rows) => Number(rows[0]?.n ?? 0)
       )
 

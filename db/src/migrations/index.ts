@@ -21,6 +21,7 @@ import provisionalIndexes from "./0024_provisional_indexes.js"
 import walletRecordedXid from "./0025_wallet_recorded_xid.js"
 import ledgerMovementVersion from "./0026_ledger_movement_version.js"
 import priceRoundsRecordedXid from "./0027_price_rounds_recorded_xid.js"
+import ledgerRowPages from "./0028_ledger_row_pages.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -44,5 +45,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0024_provisional_indexes": provisionalIndexes,
   "0025_wallet_recorded_xid": walletRecordedXid,
   "0026_ledger_movement_version": ledgerMovementVersion,
-  "0027_price_rounds_recorded_xid": priceRoundsRecordedXid
+  "0027_price_rounds_recorded_xid": priceRoundsRecordedXid,
+  "0028_ledger_row_pages": ledgerRowPages
 }

@@ -32,13 +32,13 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
           first_seen: string
           last_seen: string
         }>`
-          SELECT lower(row->>'counterparty') AS address_key, max(row->>'counterparty') AS address,
-            count(*) AS movements, array_agg(DISTINCT token ORDER BY token) AS tokens,
-            min(day)::text AS first_seen, max(day)::text AS last_seen
-          FROM ledger_events
-          WHERE account_id = ${accountId} AND needs_review AND row->>'counterparty' IS NOT NULL
-          GROUP BY lower(row->>'counterparty')
-          ORDER BY count(*) DESC, lower(row->>'counterparty')`
+          SELECT lower(r->>4) AS address_key, max(r->>4) AS address,
+            count(*) AS movements, array_agg(DISTINCT r->>2 ORDER BY r->>2) AS tokens,
+            min(r->>3) AS first_seen, max(r->>3) AS last_seen
+          FROM ledger_event_pages p, json_array_elements(p.review) r
+          WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>4 IS NOT NULL
+          GROUP BY lower(r->>4)
+          ORDER BY count(*) DESC, lower(r->>4)`
         const keys = rows.map((row) => row.address_key)
         const suggestions = keys.length === 0 ? [] : yield* sql<{
           counterparty_key: string

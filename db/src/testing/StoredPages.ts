@@ -1,0 +1,55 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { insertPage } from "../ledger/LedgerStore.js"
+import {
+  type EventRecord,
+  linesOf,
+  type Page,
+  PAGE_ROWS,
+  PageBuilder,
+  readDisposalLine,
+  readEventLine
+} from "../ledger/RowPages.js"
+
+/** Every stored event row of the account in order, with its position and filter fields (the row as stored). */
+export const storedEvents = (accountId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pages = yield* sql<{ first_ord: string; lines: string }>`
+      SELECT first_ord, lines FROM ledger_event_pages WHERE account_id = ${accountId} ORDER BY first_ord`
+    return pages.flatMap((page) =>
+      linesOf(page.lines).map((text, i) => {
+        const { json, ...line } = readEventLine(text)
+        return { ord: Number(page.first_ord) + i, ...line, row: JSON.parse(json) as unknown }
+      })
+    )
+  })
+
+/** Every stored disposal row of the account in order, with its position. */
+export const storedDisposals = (accountId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pages = yield* sql<{ first_ord: string; lines: string }>`
+      SELECT first_ord, lines FROM ledger_disposal_pages WHERE account_id = ${accountId} ORDER BY first_ord`
+    return pages.flatMap((page) =>
+      linesOf(page.lines).map((text, i) => {
+        const { json, ...line } = readDisposalLine(text)
+        return { ord: Number(page.first_ord) + i, ...line, row: JSON.parse(json) as unknown }
+      })
+    )
+  })
+
+/** Replaces the account's stored events with `events`, paged as a build stores them. */
+export const storeEvents = (accountId: string, events: ReadonlyArray<EventRecord>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DELETE FROM ledger_event_pages WHERE account_id = ${accountId}`
+    const builder = new PageBuilder(0)
+    const pages: Array<Page> = []
+    for (const event of events) {
+      builder.addEvent(event)
+      if (builder.size === PAGE_ROWS) pages.push(builder.take())
+    }
+    if (builder.size > 0) pages.push(builder.take())
+    for (const page of pages) yield* insertPage(sql, "ledger_event_pages", accountId, page)
+  })
