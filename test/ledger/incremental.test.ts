@@ -8,6 +8,7 @@ import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
+import { Ledger } from "@scaledger/domain/ledger/index"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {
@@ -407,7 +408,7 @@ for (
         const storedLots = Effect.map(
           sql<{ row: unknown; xmin: string }>`SELECT row, xmin::text AS xmin FROM ledger_lots
                                                WHERE account_id = ${accountId} ORDER BY ord`,
-          (rows) => ({ rows: rows.map((r) => r.row), writers: rows.map((r) => r.xmin) })
+          (rows) => ({ rows: rows.map((r) => Ledger.expandLotRow(r.row)), writers: rows.map((r) => r.xmin) })
         )
         const storedPositions = Effect.map(
           sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`,

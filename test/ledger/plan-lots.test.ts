@@ -7,7 +7,10 @@ import { describe, expect, it } from "vitest"
 
 type Writes = ReturnType<typeof planLotRows>["writes"]
 
-/** The rows a table would hold after applying the writes, in `ord` order. */
+/** A stored lot row as reads list it. */
+const expanded = (json: string) => JSON.stringify(Ledger.expandLotRow(JSON.parse(json)))
+
+/** The rows a table would hold after applying the writes, in `ord` order, as reads list them. */
 const apply = (table: Map<number, string>, writes: Writes): Array<string> => {
   if (writes.replace) table.clear()
   for (const ord of writes.deletes) {
@@ -16,7 +19,7 @@ const apply = (table: Map<number, string>, writes: Writes): Array<string> => {
   }
   for (const row of writes.rows) {
     expect(table.has(row.ord)).toBe(false)
-    table.set(row.ord, row.json)
+    table.set(row.ord, expanded(row.json))
   }
   return [...table.entries()].sort((a, b) => a[0] - b[0]).map(([, json]) => json)
 }
@@ -126,7 +129,7 @@ describe("lot rows written by an incremental build", () => {
       })
     )
     const table = new Map<number, string>()
-    first.writes.rows.forEach((row, i) => table.set(i, row.json))
+    first.writes.rows.forEach((row, i) => table.set(i, expanded(row.json)))
     // A new AAPL lot at the end of its pool, which the (unchanged) TSLA rows follow at once.
     state = more(state, 2_004, 2_004)
     const plan = planLotRows(state, packed, cache)

@@ -253,7 +253,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         tx_hash: string
         log_index: number
         block: string
-        block_time: Date
+        block_seconds: number
         token_key: string
         from_address: string
         to_address: string
@@ -263,7 +263,8 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
       }
       const page = (after: readonly [number, number], span: number) =>
         sql<Row>`
-          SELECT t.tx_hash, t.log_index, t.block, t.block_hash, t.block_time, t.token_key, t.from_address, t.to_address, t.raw,
+          SELECT t.tx_hash, t.log_index, t.block, t.block_hash, t.token_key, t.from_address, t.to_address, t.raw,
+            floor(date_part('epoch', t.block_time)) AS block_seconds,
             c.type AS c_type, c.relationship AS c_relationship, c.classified_by AS c_classified_by,
             c.confirmed AS c_confirmed,
             (c.status IS NULL AND EXISTS (
@@ -338,7 +339,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
               block: Number(row.block),
               logIndex: row.log_index,
               txHash: row.tx_hash,
-              timestamp: Math.floor(row.block_time.getTime() / 1000)
+              timestamp: row.block_seconds
             }
           })
           if (seen !== undefined) {

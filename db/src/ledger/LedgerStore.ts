@@ -376,7 +376,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       Effect.map(
         sql<{ row: unknown }>`SELECT row FROM ledger_lots WHERE account_id = ${accountId}
           ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
-        (rows) => rows.map((r) => r.row)
+        (rows) => rows.map((r) => Ledger.expandLotRow(r.row))
       )
 
     /**

@@ -25,8 +25,10 @@ export { disposalRows, incomeRows, movementRows, release, type RowCounts, rowCou
 export {
   expandDisposalRow,
   expandEventRow,
+  expandLotRow,
   storedDisposalKeys,
   storedDisposalRows,
+  storedLotRowMaker,
   storedMovementKeys,
   storedMovementRows,
   type StoredRow

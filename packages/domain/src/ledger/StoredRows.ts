@@ -8,9 +8,9 @@
 import type { Converted } from "./Convert.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
-import type { BasisComponent, Disposal, Movement, NullReason, PriceProvenance } from "./LedgerReport.js"
+import type { BasisComponent, Disposal, Lot, Movement, NullReason, PriceProvenance } from "./LedgerReport.js"
 import type { DisposalRecord, LedgerState, MovementRecord } from "./LedgerState.js"
-import { componentParts, Conversions, provenance } from "./LotFigures.js"
+import { componentParts, Conversions, type FiguresCache, type OpenLot, provenance } from "./LotFigures.js"
 import type { PriceRef } from "./Prices.js"
 import { disposalFigures, minus } from "./ReportRows.js"
 
@@ -111,14 +111,7 @@ export const storedDisposal = (state: LedgerState, conversions: Conversions, rec
       big(figures.basis),
       storedQuote(conversions, figures.date),
       storedPrice(record.price),
-      lot === null ? [] : componentParts(accrual, lot, record.step, record.raw).map(({ meta, usd }) => [
-        meta.kind === "acquisition" ? 0 : 1,
-        meta.eventId,
-        meta.at,
-        big(usd),
-        storedQuote(conversions, utcDate(meta.at)),
-        storedPrice(meta.price)
-      ]),
+      lot === null ? [] : storedComponents(conversions, componentParts(accrual, lot, record.step, record.raw)),
       bool(record.taxable),
       bool(record.needsReview),
       record.classifiedBy,
@@ -128,6 +121,65 @@ export const storedDisposal = (state: LedgerState, conversions: Conversions, rec
       event.logIndex
     ]
   }
+}
+
+/** A stored component of a basis: [0 acquisition | 1 income, event id, time, USD, quote, price]. */
+const storedComponents = (
+  conversions: Conversions,
+  parts: ReturnType<typeof componentParts>
+): Array<unknown> =>
+  parts.map(({ meta, usd }) => [
+    meta.kind === "acquisition" ? 0 : 1,
+    meta.eventId,
+    meta.at,
+    big(usd),
+    storedQuote(conversions, utcDate(meta.at)),
+    storedPrice(meta.price)
+  ])
+
+/**
+ * A stored open lot row, with `wallet`, `location` and `id` named (reads select by them): what `lotRowMaker` lists,
+ * with the figures of `cache` where it has them. Expanded by `expandLotRow`.
+ */
+export const storedLotRowMaker = (state: LedgerState, cache?: FiguresCache) => {
+  const conversions = new Conversions(state)
+  const currency = state.context.currency
+  return ({ book, location, lot, wallet }: OpenLot): StoredLotRow => {
+    const accrual = book.accrual
+    const at = accrual.steps.length
+    const figures = cache === undefined
+      ? conversions.basis(accrual, lot, at)
+      : (cache.get(accrual, lot, at) ?? cache.set(accrual, lot, at, conversions.basis(accrual, lot, at))).figures
+    const reasons = figures.basisConverted === null && figures.basisUsd !== null
+      ? [...lot.nullReasons, ...conversions.staleReasons(accrual, lot, at)]
+      : conversions.reasons(accrual, lot, at)
+    return {
+      id: lot.id,
+      location,
+      wallet,
+      v: [
+        book.symbol,
+        book.tokenAddress,
+        lot.acquiredAt,
+        lot.raw.toString(),
+        lot.multiplier.toString(),
+        sharesMultiplier(book.multiplier),
+        big(figures.basisUsd),
+        big(figures.basisConverted),
+        currency,
+        storedComponents(conversions, componentParts(accrual, lot, at)),
+        lot.sourceEventId === lot.id ? null : lot.sourceEventId,
+        storedReasons(reasons)
+      ]
+    }
+  }
+}
+
+export interface StoredLotRow {
+  readonly id: string
+  readonly location: Lot["location"]
+  readonly wallet: string | null
+  readonly v: ReadonlyArray<unknown>
 }
 
 /** The stored movements, in event order; from the `from`-th on (as `movementRows`). */
@@ -323,6 +375,37 @@ export const expandDisposalRow = (row: unknown): unknown => {
     walletTransaction: { txHash: v[21] as string, block: v[22] as number, logIndex: v[23] as number }
   }
   return disposal
+}
+
+/** A stored lot row as the report lists it (a row stored whole is returned as it is). */
+export const expandLotRow = (row: unknown): unknown => {
+  if (!isStored(row)) return row
+  const stored = row as unknown as StoredLotRow
+  const v = stored.v
+  const acquiredAt = v[2] as number
+  const raw = BigInt(v[3] as string)
+  const components = (v[9] as ReadonlyArray<unknown>).map(componentOf)
+  const lot: Lot = {
+    id: stored.id,
+    token: v[0] as string,
+    tokenAddress: v[1] as string,
+    location: stored.location,
+    wallet: stored.wallet,
+    acquired: utcDate(acquiredAt),
+    acquiredAt,
+    raw: v[3] as string,
+    qty: formatWad(raw),
+    multiplierAtAcquisition: formatWad(BigInt(v[4] as string)),
+    shares: sharesOf(raw, v[5]),
+    basisUsd: usdText(unbig(v[6])),
+    basis: usdText(unbig(v[7])),
+    currency: v[8] as Lot["currency"],
+    rate: components[0]?.converted?.rate ?? null,
+    components,
+    sourceEventId: (v[10] as string | null) ?? stored.id,
+    nullReasons: reasonsOf(v[11])
+  }
+  return lot
 }
 
 /** What the stored movement's table columns hold, and its chain position. */

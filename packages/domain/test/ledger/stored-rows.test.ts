@@ -7,8 +7,8 @@ import { address, round, transfer, user } from "./fixtures.js"
 import { interpret, type Op, OP_KINDS, settingsFor } from "./generate.js"
 
 /**
- * Movement and disposal rows are stored compactly (`Ledger.storedMovementRows`, `storedDisposalRows`) and expanded
- * when read: through the database's JSON, each must give the report's row byte for byte.
+ * Movement, disposal and open lot rows are stored compactly (`Ledger.storedMovementRows`, `storedDisposalRows`,
+ * `storedLotRowMaker`) and expanded when read: through the database's JSON, each must give the report's row byte for byte.
  */
 const dateOf = (t: number) => new Date(t * 1000).toISOString().slice(0, 10)
 
@@ -52,10 +52,13 @@ const storedThenExpanded = (state: LedgerState) => ({
   ),
   disposals: [...Ledger.storedDisposalRows(state)].map((row) =>
     JSON.stringify(Ledger.expandDisposalRow(JSON.parse(JSON.stringify(row))))
+  ),
+  lots: [...Ledger.openLotsOf(state)].map((open) =>
+    JSON.stringify(Ledger.expandLotRow(JSON.parse(JSON.stringify(Ledger.storedLotRowMaker(state)(open)))))
   )
 })
 
-describe("stored movement and disposal rows", () => {
+describe("stored movement, disposal and lot rows", () => {
   it("expand into the report's rows byte for byte", () => {
     fc.assert(
       fc.property(
@@ -84,6 +87,7 @@ describe("stored movement and disposal rows", () => {
           const expanded = storedThenExpanded(state)
           expect(expanded.movements).toEqual([...Ledger.movementRows(state)].map((row) => JSON.stringify(row)))
           expect(expanded.disposals).toEqual([...Ledger.disposalRows(state)].map((row) => JSON.stringify(row)))
+          expect(expanded.lots).toEqual([...Ledger.lotRows(state)].map((row) => JSON.stringify(row)))
         }
       ),
       { numRuns: 200 }

@@ -45,7 +45,7 @@ export const planLotRows = (
   cache: Ledger.FiguresCache
 ): { readonly writes: LotWrites; readonly stored: StoredLotRows } => {
   const pools = [...Ledger.openPoolsOf(state)]
-  const rowOf = Ledger.lotRowMaker(state, cache)
+  const rowOf = Ledger.storedLotRowMaker(state, cache)
   const sizeOf = (pool: Ledger.OpenPool) => pool.queue.lots.length - pool.queue.head
   const total = pools.reduce((sum, pool) => sum + sizeOf(pool), 0)
   const stampOf = ({ book, location, queue, wallet }: Ledger.OpenPool) => {
