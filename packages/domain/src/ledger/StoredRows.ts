@@ -2,7 +2,8 @@
  * Movement and disposal rows as the database stores them: the few figures a row is made of (amounts as integer
  * strings × 1e18, the rate quote, the price round), written straight from the ledger's records, and expanded into
  * the exact report rows (`movementRows`, `disposalRows`) when read. `wallet`, `counterparty` and `tokenAddress`
- * stay named fields, so queries can filter on them; the rest is one positional array `v`. A row without `v` (an
+ * stay named fields, so queries can filter on them; the rest is one positional array `v`. What the row's id already
+ * says is left out (null): the transaction hash of an id `<tx hash>:<log index>`, the lot an acquisition opens. A row without `v` (an
  * older build's, or an income or split row) is stored whole and read as it is.
  */
 import type { Converted } from "./Convert.js"
@@ -48,6 +49,19 @@ const storedReasons = (reasons: ReadonlyArray<NullReason>): StoredReasons => rea
 
 const sharesMultiplier = (multiplier: bigint): string | null => (multiplier === WAD ? null : multiplier.toString())
 
+/** A transfer's hash, null when its event id already spells it (`<tx hash>:<log index>`, as the chain record's). */
+const storedTxHash = (id: string, txHash: string, logIndex: number): string | null =>
+  id.length === txHash.length + 1 + String(logIndex).length && id.startsWith(txHash) && id.endsWith(`:${logIndex}`)
+    ? null
+    : txHash
+
+const txHashOf = (stored: unknown, id: string, logIndex: number): string =>
+  (stored as string | null) ?? id.slice(0, id.length - 1 - String(logIndex).length)
+
+/** A movement's lot ids, null for the one lot an acquisition opens (its id is the event's). */
+const storedLotIds = (id: string, lotIds: ReadonlyArray<string>): ReadonlyArray<string> | null =>
+  lotIds.length === 1 && lotIds[0] === id ? null : lotIds
+
 /** A movement row to store (see `movementRows` for the row it expands into). */
 export const storedMovement = (state: LedgerState, conversions: Conversions, record: MovementRecord): StoredRow => {
   const { classification, event } = record
@@ -75,10 +89,10 @@ export const storedMovement = (state: LedgerState, conversions: Conversions, rec
       big(valueUsd),
       storedQuote(conversions, utcDate(event.timestamp)),
       storedPrice(record.price),
-      record.lotIds,
+      storedLotIds(event.id, record.lotIds),
       record.disposalCount,
       storedReasons(record.nullReasons),
-      event.txHash,
+      storedTxHash(event.id, event.txHash, event.logIndex),
       event.block,
       event.logIndex
     ]
@@ -116,7 +130,7 @@ export const storedDisposal = (state: LedgerState, conversions: Conversions, rec
       bool(record.needsReview),
       record.classifiedBy,
       storedReasons(record.nullReasons),
-      event.txHash,
+      storedTxHash(event.id, event.txHash, event.logIndex),
       event.block,
       event.logIndex
     ]
@@ -302,10 +316,14 @@ export const expandEventRow = (row: unknown): unknown => {
     valueUsd: usdText(valueUsd),
     value: convertedOf(valueUsd, quoteOf(v[15], date)),
     price: priceOf(v[16]),
-    lotIds: [...(v[17] as ReadonlyArray<string>)],
+    lotIds: v[17] === null ? [id] : [...(v[17] as ReadonlyArray<string>)],
     disposalIds,
     nullReasons: reasonsOf(v[19]),
-    walletTransaction: { txHash: v[20] as string, block: v[21] as number, logIndex: v[22] as number }
+    walletTransaction: {
+      txHash: txHashOf(v[20], id, v[22] as number),
+      block: v[21] as number,
+      logIndex: v[22] as number
+    }
   }
   return movement
 }
@@ -372,7 +390,11 @@ export const expandDisposalRow = (row: unknown): unknown => {
     needsReview: v[18] === 1,
     classifiedBy: v[19] as Disposal["classifiedBy"],
     nullReasons: reasonsOf(v[20]),
-    walletTransaction: { txHash: v[21] as string, block: v[22] as number, logIndex: v[23] as number }
+    walletTransaction: {
+      txHash: txHashOf(v[21], eventId, v[23] as number),
+      block: v[22] as number,
+      logIndex: v[23] as number
+    }
   }
   return disposal
 }
