@@ -338,6 +338,9 @@ describe("classification and review on the local chain", () => {
         const stake1 = one("stake1")
         const missing = yield* call("PATCH", "/v1/events/0xdead:1", { key, body: { relationship: "self" } })
         expect([missing.status, missing.body.error.code]).toEqual([404, "not_found"])
+        // Control characters are refused at the edge (no event id holds one; PostgreSQL takes no NUL).
+        const control = yield* call("PATCH", "/v1/events/0xdead%00%1f:1", { key, body: { relationship: "self" } })
+        expect([control.status, control.body.error.code]).toEqual([400, "invalid_request"])
         const badRelationship = yield* call("PATCH", `/v1/events/${stake1.id}`, {
           key,
           body: { relationship: "friend" }
