@@ -97,12 +97,13 @@ for (const [name, database] of backends) {
                             ON CONFLICT (account_id) DO UPDATE SET lease_owner = 'me',
                               lease_until = now() + interval '1 hour'`
           yield* lease
-          const full = buildOf(2_500, "ODD")
+          const full = buildOf(2_100, "ODD")
           expect(yield* store.store(account.id, "me", 1, full)).toBe(true)
-          // A build from position 2,400 on (the rows after its checkpoint), inside the last page; then one adding
-          // rows after the last one; then one replacing rows of a full page.
-          const more = buildOf(2_700, "NEW")
-          const steps = [[2_400, 2_450], [2_450, 2_700], [1_990, 2_700]] as const
+          // A build from position 2,050 on (the rows after its checkpoint), inside the last page; then one adding rows
+          // after that page (under a quarter full: they join it); then one replacing rows of a full page; then one
+          // adding rows after a page over a quarter full (a new page).
+          const more = buildOf(2_720, "NEW")
+          const steps = [[2_050, 2_100], [2_100, 2_700], [1_990, 2_700], [2_700, 2_720]] as const
           let expected: ReadonlyArray<Omit<(typeof full.events)[number], "row"> & { readonly row: object }> =
             full.events
           let version = 2
@@ -122,7 +123,12 @@ for (const [name, database] of backends) {
           }
           const pages = yield* sql<{ first_ord: string; count: number }>`
             SELECT first_ord, count FROM ledger_event_pages WHERE account_id = ${account.id} ORDER BY first_ord`
-          expect(pages.map((p) => [Number(p.first_ord), p.count])).toEqual([[0, 1_000], [1_000, 1_000], [2_000, 700]])
+          expect(pages.map((p) => [Number(p.first_ord), p.count])).toEqual([
+            [0, 1_000],
+            [1_000, 1_000],
+            [2_000, 700],
+            [2_700, 20]
+          ])
           expect(yield* store.countNeedingReview(account.id)).toBe(expected.filter((e) => e.needsReview).length)
         }))
     })

@@ -56,6 +56,9 @@ export interface LotWrites {
   readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
 
+/** A stored last page with fewer rows than this takes the next build's rows; a fuller one is followed by a new page. */
+const MERGE_BELOW = PAGE_ROWS / 4
+
 /** Writes one page of events or disposals (see `RowPages`), in place of the stored page at its position. */
 export const insertPage = (
   sql: SqlClient.SqlClient,
@@ -164,8 +167,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
 
     /**
      * Replaces the rows from position `since` on with `records`, a page at a time. The stored page before them
-     * is written again with the new rows when it holds rows from `since` on or is not full (an incremental build
-     * adds a few rows a block; its pages would otherwise stay that small), keeping its rows before `since`.
+     * is written again with the new rows when it holds rows from `since` on, or holds fewer than `MERGE_BELOW` rows
+     * (an incremental build adds a few rows a block; its pages would otherwise stay that small), keeping its rows
+     * before `since`. A block then reads and writes at most a quarter page besides its own rows.
      */
     const writePages = <A>(
       table: "ledger_event_pages" | "ledger_disposal_pages",
@@ -195,7 +199,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             to_json(tokens)::text AS tokens,
             ${table === "ledger_event_pages" ? sql`to_json(types)::text` : sql`NULL`} AS types,
             ${table === "ledger_event_pages" ? sql`review::text` : sql`NULL`} AS review,
-            CASE WHEN first_ord + count > ${since} OR (count < ${PAGE_ROWS} AND ${more}) THEN lines END AS lines
+            CASE WHEN first_ord + count > ${since} OR (count < ${MERGE_BELOW} AND ${more}) THEN lines END AS lines
           FROM ${sql(table)} WHERE account_id = ${accountId} AND first_ord < ${since}
           ORDER BY first_ord DESC LIMIT 1`
         let builder = new PageBuilder(since)
