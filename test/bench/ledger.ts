@@ -34,6 +34,9 @@ const TOKENS = ["AAPL", "CRWD", "SGOV", "MU", "TSLA"]
 const BASE_TIME = Date.UTC(2024, 0, 2) / 1000
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const SIZES = sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]
+/** `--repeat=N`: the pure ledger and the stored full rebuild each made N times (alternately), their medians printed. */
+const repeatArg = process.argv.find((arg) => arg.startsWith("--repeat="))
+const REPEAT = repeatArg === undefined ? 1 : Math.max(1, Number(repeatArg.slice("--repeat=".length)))
 /** New blocks timed after the first one that follows the full rebuild. */
 const LATER_BLOCKS = 9
 /** `--profile=<file>`: a CPU profile of the new blocks' builds only (open it in Chrome's DevTools). */
@@ -227,20 +230,35 @@ const bench = Effect.gen(function*() {
 
     // Each step keeps nothing alive for the next: one ledger state in memory at a time.
     const pure = yield* pureLedger(accountId, events, asOf)
-    const pureMs = pure.ms
     const computeStart = performance.now()
     yield* Effect.asVoid(buildLedger(accountId, CHAIN, asOf))
     const computeMs = performance.now() - computeStart
-    // The due build (the wallets' creation asked for one), made and stored by the ledger worker's own step.
+    // The due build (the wallets' creation asked for one), made and stored by the ledger worker's own step; with
+    // `--repeat`, replays of it after the pure ledger again.
     const builder = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
-    const rebuildCpu = process.cpuUsage()
-    const rebuildStart = performance.now()
-    yield* profiled(
-      rebuildProfileFile === undefined ? undefined : `${rebuildProfileFile}.${events}.cpuprofile`,
-      builder.poll
-    )
-    const rebuildMs = performance.now() - rebuildStart
-    const rebuildCpuMs = cpuMsSince(rebuildCpu)
+    const pures: Array<{ readonly ms: number; readonly cpuMs: number }> = [pure]
+    const rebuilds: Array<{ readonly ms: number; readonly cpuMs: number }> = []
+    for (let r = 0; r < REPEAT; r++) {
+      if (r > 0) {
+        pures.push(yield* pureLedger(accountId, events, asOf))
+        yield* requestReplay(accountId)
+      }
+      const rebuildCpu = process.cpuUsage()
+      const rebuildStart = performance.now()
+      yield* profiled(
+        rebuildProfileFile === undefined ? undefined : `${rebuildProfileFile}.${events}.${r}.cpuprofile`,
+        builder.poll
+      )
+      rebuilds.push({ ms: performance.now() - rebuildStart, cpuMs: cpuMsSince(rebuildCpu) })
+    }
+    const median = (runs: ReadonlyArray<{ readonly ms: number; readonly cpuMs: number }>) => {
+      const by = (key: "ms" | "cpuMs") => [...runs].map((run) => run[key]).sort((a, b) => a - b)[runs.length >> 1]!
+      return { ms: by("ms"), cpuMs: by("cpuMs") }
+    }
+    const pureMs = median(pures).ms
+    const pureCpuMs = median(pures).cpuMs
+    const rebuildMs = median(rebuilds).ms
+    const rebuildCpuMs = median(rebuilds).cpuMs
     const [stored] = yield* (yield* SqlClient.SqlClient)<
       { n: string }
     >`SELECT sum(count) AS n FROM ledger_event_pages WHERE account_id = ${accountId}`
@@ -254,14 +272,20 @@ const bench = Effect.gen(function*() {
 
     console.log(
       `${events.toLocaleString("en").padStart(9)} events: pure ledger ${seconds(pureMs)} ` +
-        `(${Math.round(events / (pureMs / 1000)).toLocaleString("en")} events/s, CPU ${seconds(pure.cpuMs)}); ` +
+        `(${Math.round(events / (pureMs / 1000)).toLocaleString("en")} events/s, CPU ${seconds(pureCpuMs)}); ` +
         `from the database ${seconds(computeMs)} ` +
         `(${(computeMs / pureMs).toFixed(1)}× the pure ledger); with the derived records stored ${
           seconds(rebuildMs)
         } ` +
         `(${(rebuildMs / pureMs).toFixed(1)}×, CPU ${seconds(rebuildCpuMs)} = ${
-          (rebuildCpuMs / pure.cpuMs).toFixed(1)
-        }× the pure ledger's CPU, ${Number(stored?.n ?? 0).toLocaleString("en")} event rows); ` +
+          (rebuildCpuMs / pureCpuMs).toFixed(1)
+        }× the pure ledger's CPU, ${Number(stored?.n ?? 0).toLocaleString("en")} event rows${
+          REPEAT > 1
+            ? `; medians of ${REPEAT}: pure ${pures.map((p) => seconds(p.ms)).join(", ")}; stored ${
+              rebuilds.map((b) => seconds(b.ms)).join(", ")
+            }`
+            : ""
+        }); ` +
         `one new block ${blockMs.ms.toFixed(0)} ms, CPU ${blockMs.cpuMs.toFixed(0)} ms (${
           blockMs.incremental ? "incremental" : "FULL rebuild"
         }); the next ${later.length}: median ${laterMs[Math.floor(laterMs.length / 2)]!.toFixed(0)} ms, slowest ${
