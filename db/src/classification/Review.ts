@@ -5,6 +5,22 @@ import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
 import { linesOf, readEventLine } from "../ledger/RowPages.js"
 
+/** A movement's id: its transfer's hash and log index. */
+const TRANSFER_ID = /^(0x[0-9a-fA-F]{64}):(\d{1,9})$/
+
+/** The event with the id among the lines of `pages`, with its type and counterparty. */
+const eventIn = (pages: ReadonlyArray<{ readonly lines: string }>, eventId: string) => {
+  for (const page of pages) {
+    for (const stored of linesOf(page.lines)) {
+      const line = readEventLine(stored)
+      if (line.id !== eventId) continue
+      const counterparty = (JSON.parse(line.json) as { counterparty?: unknown }).counterparty
+      return { type: line.type, counterparty: typeof counterparty === "string" ? counterparty : null }
+    }
+  }
+  return undefined
+}
+
 /**
  * PATCH /v1/events/{id}: the counterparty gets a confirmed user label, every classification of the account with it
  * that awaits review is settled with it (in one transaction), and a replay rebuilds the record.
@@ -15,38 +31,44 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
 
     /**
      * The stored event with the id, with its counterparty: from the pages' lists of rows needing review (what is
-     * labelled, as a rule), else from the pages' rows. An event line starts with its id (a JSON string) and the field
-     * separator, which no row's JSON holds, so only the page holding it matches (or one whose token has that name).
+     * labelled, as a rule), else from the pages' rows (`findStoredEvent`).
      */
-    const findEvent = (accountId: string, eventId: string) =>
+    const findEvent = (accountId: string, chainId: number, eventId: string) =>
       Effect.flatMap(
         sql<{ type: string; counterparty: string | null }>`
           SELECT r->>1 AS type, r->>4 AS counterparty FROM ledger_event_pages p, json_array_elements(p.review) r
           WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>0 = ${eventId}`,
-        ([reviewed]) => reviewed !== undefined ? Effect.succeed(reviewed) : findStoredEvent(accountId, eventId)
+        ([reviewed]) => reviewed !== undefined ? Effect.succeed(reviewed) : findStoredEvent(accountId, chainId, eventId)
       )
 
-    const findStoredEvent = (accountId: string, eventId: string) =>
-      Effect.map(
-        sql<{ lines: string }>`
-          SELECT lines FROM ledger_event_pages
-          WHERE account_id = ${accountId} AND strpos(lines, ${JSON.stringify(eventId) + "\x1f"}) > 0`,
-        (pages) => {
-          for (const page of pages) {
-            for (const stored of linesOf(page.lines)) {
-              const line = readEventLine(stored)
-              if (line.id !== eventId) continue
-              const counterparty = (JSON.parse(line.json) as { counterparty?: unknown }).counterparty
-              return { type: line.type, counterparty: typeof counterparty === "string" ? counterparty : null }
-            }
-          }
-          return undefined
-        }
-      )
+    /**
+     * The event among the pages' rows. An event line starts with its id (a JSON string) and the field separator,
+     * which no row's JSON holds, so only the page holding it matches (or one whose token has that name). A movement's
+     * id names its transfer (`<tx hash>:<log index>`): only the pages of the transfer's day are searched first, then,
+     * should the transfer's block have changed since the build, every page.
+     */
+    const findStoredEvent = (accountId: string, chainId: number, eventId: string) =>
+      Effect.gen(function*() {
+        const needle = JSON.stringify(eventId) + "\x1f"
+        const transfer = TRANSFER_ID.exec(eventId)
+        const onDay = transfer === null ? [] : yield* sql<{ lines: string }>`
+          SELECT p.lines FROM ledger_event_pages p, token_transfers t
+          WHERE t.chain_id = ${chainId} AND t.tx_hash = ${transfer[1]!} AND t.log_index = ${Number(transfer[2])}
+            AND p.account_id = ${accountId}
+            AND (t.block_time AT TIME ZONE 'UTC')::date BETWEEN p.first_day AND p.last_day
+            AND strpos(p.lines, ${needle}) > 0`
+        const found = eventIn(onDay, eventId)
+        if (found !== undefined) return found
+        return eventIn(
+          yield* sql<{ lines: string }>`
+            SELECT lines FROM ledger_event_pages WHERE account_id = ${accountId} AND strpos(lines, ${needle}) > 0`,
+          eventId
+        )
+      })
 
     const resolve = (accountId: string, chainId: number, eventId: string, input: ReviewEvent) =>
       Effect.gen(function*() {
-        const event = yield* findEvent(accountId, eventId)
+        const event = yield* findEvent(accountId, chainId, eventId)
         if (event === undefined) return yield* new NotFound({ message: `No event ${eventId}.` })
         if (event.counterparty === null || event.counterparty === undefined) {
           return yield* new NotReviewable({

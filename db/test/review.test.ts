@@ -1,0 +1,88 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { Review } from "@scaledger/db/classification/Review"
+import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
+import { storeEvents } from "@scaledger/db/testing/StoredPages"
+import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { Effect, Layer } from "effect"
+
+const backends = [
+  ["PostgreSQL", TestDatabase.postgres],
+  ["PGlite", TestDatabase.pglite]
+] as const
+
+const CHAIN = 31337
+const WALLET = "0x00000000000000000000000000000000000000a1"
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
+const counterparty = (n: number) => `0x${(0xc000 + n).toString(16).padStart(40, "0")}`
+
+/** A stored movement row that needs no review (the review lists do not name it). */
+const movement = (id: string, day: string, n: number) => ({
+  id,
+  type: "transfer.in",
+  token: "AAPL",
+  day,
+  needsReview: false,
+  row: { wallet: WALLET, counterparty: counterparty(n), tokenAddress: counterparty(999), v: [id] }
+})
+
+for (const [name, database] of backends) {
+  describe(name, () => {
+    layer(Layer.provideMerge(Layer.mergeAll(AccountsRepo.Default, Review.Default), database), {
+      timeout: 120_000
+    })((it) => {
+      it.effect("PATCH finds an event that needs no review among the pages: by its transfer's day, else anywhere", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const review = yield* Review
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("review-pages")
+          // Three pages of days in January; `onDay` is stored on the day of its transfer, `moved` on a day its
+          // transfer no longer has (a re-org moved it to another block since the build).
+          const days = (i: number) => `2024-01-${String(1 + Math.floor((i * 28) / (3 * PAGE_ROWS))).padStart(2, "0")}`
+          const events = Array.from(
+            { length: 3 * PAGE_ROWS },
+            (_, i) => movement(i === 1500 ? `${hash(1)}:4` : i === 2500 ? `${hash(2)}:0` : `t:${i}`, days(i), i)
+          )
+          yield* storeEvents(account.id, events)
+          const transfers = [
+            { tx: hash(1), logIndex: 4, time: "2024-01-15T10:00:00Z" },
+            { tx: hash(2), logIndex: 0, time: "2024-03-01T00:00:00Z" }
+          ]
+          for (const { logIndex, time, tx } of transfers) {
+            yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                                                    token_key, from_key, to_key, from_address, to_address, raw)
+                       VALUES (${CHAIN}, ${tx}, ${logIndex}, 1, ${hash(9)}, ${time}, ${counterparty(999)},
+                               ${counterparty(0)}, ${WALLET}, ${counterparty(0)}, ${WALLET}, 1)`
+          }
+          expect(events[1500]!.day).toBe("2024-01-15")
+
+          const onDay = yield* review.resolve(account.id, CHAIN, `${hash(1)}:4`, { relationship: "exchange" })
+          expect(onDay).toMatchObject({ id: `${hash(1)}:4`, counterparty: counterparty(1500), needsReview: false })
+          const moved = yield* review.resolve(account.id, CHAIN, `${hash(2)}:0`, { relationship: "self" })
+          expect(moved).toMatchObject({ counterparty: counterparty(2500), relationship: "self", taxable: false })
+          // An id that names no transfer is looked for in every page.
+          const plain = yield* review.resolve(account.id, CHAIN, "t:2999", { relationship: "exchange" })
+          expect(plain.counterparty).toBe(counterparty(2999))
+          const labels = yield* sql<{ address_key: string; relationship: string }>`
+            SELECT address_key, relationship FROM counterparty_labels WHERE account_id = ${account.id}
+            ORDER BY address_key`
+          expect(labels).toEqual([
+            { address_key: counterparty(1500), relationship: "exchange" },
+            { address_key: counterparty(2500), relationship: "self" },
+            { address_key: counterparty(2999), relationship: "exchange" }
+          ])
+
+          // A transfer that is recorded but not in this account's record, and an id stored nowhere: not found.
+          yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                                                  token_key, from_key, to_key, from_address, to_address, raw)
+                     VALUES (${CHAIN}, ${hash(3)}, 0, 1, ${hash(9)}, '2024-01-15T00:00:00Z', ${counterparty(999)},
+                             ${counterparty(0)}, ${WALLET}, ${counterparty(0)}, ${WALLET}, 1)`
+          for (const id of [`${hash(3)}:0`, `${hash(4)}:0`, "t:3000"]) {
+            const error = yield* Effect.flip(review.resolve(account.id, CHAIN, id, { relationship: "exchange" }))
+            expect(error._tag).toBe("NotFound")
+          }
+        }))
+    })
+  })
+}
