@@ -186,6 +186,11 @@ export const buildLedgerFrom = <E = never, R = never>(
     let held: Array<LedgerEvent> = []
     const seen: TransfersSeen = { waiting: new Set(), blockHashes: new WeakMap() }
     let lastTransfer: TransferEvent | null = null
+    /** The last final transfer so far: only its block hash is kept (the checkpoint's), not every transfer's. */
+    const settle = (transfer: TransferEvent) => {
+      if (lastTransfer !== null) seen.blockHashes.delete(lastTransfer)
+      lastTransfer = transfer
+    }
     /**
      * Final events go into the checkpoint state, from the first transfer waiting for its classification on into
      * `held` (given to the state when more than `holdEvents` pile up); from the first provisional block on, into
@@ -200,12 +205,12 @@ export const buildLedgerFrom = <E = never, R = never>(
             if (held.length <= holdEvents) continue
             for (const kept of held) {
               batch.push(kept)
-              if (kept.kind === "transfer") lastTransfer = kept
+              if (kept.kind === "transfer") settle(kept)
             }
             held = []
           } else {
             batch.push(event)
-            if (event.kind === "transfer") lastTransfer = event
+            if (event.kind === "transfer") settle(event)
           }
         } else {
           tail.push(event)
