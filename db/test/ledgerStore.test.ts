@@ -29,7 +29,7 @@ const buildOf = (events: number, odd: string) => {
       token: tokenOf(i),
       day: `2024-01-${String(1 + (i % 28)).padStart(2, "0")}`,
       needsReview: i % 5 === 0,
-      row: { id: `t:${i}`, text: "quote \" backslash \\ tab \t" }
+      row: { id: `t:${i}`, text: "quote \" backslash \\ tab \t", label: i % 7 === 0 ? "Müller 株式 📈" : "" }
     }))
   }
 }

@@ -214,9 +214,8 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               lastDay: last.last_day,
               tokens: JSON.parse(last.tokens) as Array<string>,
               types: last.types === null ? [] : JSON.parse(last.types) as Array<string>,
-              review: last.review === null ? [] : JSON.parse(last.review) as Array<ReviewEntry>,
-              text: last.lines
-            })
+              review: last.review === null ? [] : JSON.parse(last.review) as Array<ReviewEntry>
+            }, last.lines)
           } else {
             builder = new PageBuilder(first)
             for (const line of linesOf(last.lines).slice(0, since - first)) keep(builder, line)
