@@ -19,7 +19,7 @@ import {
   makeLedgerBuilder
 } from "@scaledger/workers/ledger/LedgerBuilder"
 import { positionRow } from "@scaledger/workers/ledger/PositionPlan"
-import { Chunk, Clock, ConfigProvider, Effect, Layer, Stream } from "effect"
+import { Chunk, Clock, ConfigProvider, Context, Effect, Fiber, Layer, Stream } from "effect"
 
 const CHAIN = 31337
 const TOKENS = ["AAPL", "CRWD", "SGOV"]
@@ -306,33 +306,57 @@ for (
         yield* builder.poll
       }))
 
-    it.effect("a replay gives way to a newer replay asked for while it runs: nothing stored, then the newer one", () =>
-      Effect.gen(function*() {
-        const { accountId, builder } = yield* harness(5)
-        yield* seed(1, 500)
-        const sql = yield* SqlClient.SqlClient
-        const versions = Effect.map(
-          sql<{ replay_version: string; built_version: string; status: string }>`
+    it.effect(
+      name === "PostgreSQL"
+        ? "a replay gives way to a newer replay asked for while it runs: nothing stored, then the newer one"
+        : "a replay asked for while a build runs lands after the build's transaction (one session), then is made",
+      () =>
+        Effect.gen(function*() {
+          const { accountId, builder } = yield* harness(5)
+          yield* seed(1, 500)
+          const sql = yield* SqlClient.SqlClient
+          const versions = Effect.map(
+            sql<{ replay_version: string; built_version: string; status: string }>`
             SELECT replay_version, built_version, status FROM ledger_builds WHERE account_id = ${accountId}`,
-          ([row]) => ({ replay: Number(row!.replay_version), built: Number(row!.built_version), status: row!.status })
-        )
-        const eventCount = Effect.map(
-          sql<{ n: string | null }>`SELECT sum(count) AS n FROM ledger_event_pages WHERE account_id = ${accountId}`,
-          ([row]) => Number(row?.n ?? 0)
-        )
-        const asked = (yield* versions).replay
-        // A label is confirmed while the first replay runs: its replay is asked for before the first transfers.
-        duringBuild = Effect.provideService(requestReplay(accountId), SqlClient.SqlClient, sql)
-        yield* builder.poll
-        expect(yield* versions).toEqual({ replay: asked + 1, built: 0, status: "pending" })
-        expect(yield* eventCount).toBe(0)
-        expect(builder.stats).toEqual({ full: 0, incremental: 0 })
-        // The lease was given back: the next poll makes the newer replay.
-        yield* builder.poll
-        expect(yield* versions).toEqual({ replay: asked + 1, built: asked + 1, status: "ready" })
-        expect(yield* eventCount).toBeGreaterThan(0)
-        expect(builder.stats).toEqual({ full: 1, incremental: 0 })
-      }))
+            ([row]) => ({ replay: Number(row!.replay_version), built: Number(row!.built_version), status: row!.status })
+          )
+          const eventCount = Effect.map(
+            sql<{ n: string | null }>`SELECT sum(count) AS n FROM ledger_event_pages WHERE account_id = ${accountId}`,
+            ([row]) => Number(row?.n ?? 0)
+          )
+          const asked = (yield* versions).replay
+          // A label is confirmed while the first replay runs (before its first transfers), by another session: not
+          // in the build's transaction.
+          const request = requestReplay(accountId).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.mapInputContext((context: Context.Context<never>) =>
+              Context.omit(SqlClient.TransactionConnection)(context) as Context.Context<never>
+            )
+          )
+          if (name === "PostgreSQL") {
+            duringBuild = request
+            yield* builder.poll
+            expect(yield* versions).toEqual({ replay: asked + 1, built: 0, status: "pending" })
+            expect(yield* eventCount).toBe(0)
+            expect(builder.stats).toEqual({ full: 0, incremental: 0 })
+          } else {
+            // PGlite's one session is the build's until it commits: the request waits for it.
+            let landed: Fiber.RuntimeFiber<void, unknown> | undefined
+            duringBuild = Effect.sync(() => {
+              landed = Effect.runFork(request)
+            })
+            yield* builder.poll
+            yield* Fiber.join(landed!)
+            expect(yield* versions).toEqual({ replay: asked + 1, built: asked, status: "ready" })
+            expect(builder.stats).toEqual({ full: 1, incremental: 0 })
+          }
+          // The lease was given back: the next poll makes the newer replay.
+          yield* builder.poll
+          expect(yield* versions).toEqual({ replay: asked + 1, built: asked + 1, status: "ready" })
+          expect(yield* eventCount).toBeGreaterThan(0)
+          expect(builder.stats).toEqual({ full: name === "PostgreSQL" ? 1 : 2, incremental: 0 })
+        })
+    )
 
     it.effect("provisional blocks are rewritten by a reorg; a backfill of older blocks forces a full build", () =>
       Effect.gen(function*() {

@@ -1,4 +1,5 @@
 /** How a build's rows go to the database: in chunks, each chunk one statement with its rows as one text. */
+import { Utf8Buffer } from "../Utf8Buffer.js"
 
 /** Rows per insert statement. */
 export const INSERT_CHUNK = 5_000
@@ -19,6 +20,8 @@ export function* chunksOf<A>(rows: Iterable<A>, size: number): Generator<Array<A
 /** Rows and fields of a chunk sent as one text: control characters JSON always escapes and no key column holds. */
 const ROW_SEPARATOR = "\x1e"
 const FIELD_SEPARATOR = "\x1f"
+const ROW_BYTE = 0x1e
+const FIELD_BYTE = 0x1f
 
 /** A column of a bulk insert: its name, and its value made from the text field `f` (a cast). */
 export interface Column {
@@ -45,19 +48,21 @@ export const delimitedInsert = (
   columns: ReadonlyArray<Column>,
   rows: ReadonlyArray<ReadonlyArray<string>>
 ) => {
-  let text = ""
+  const text = new Utf8Buffer()
   for (let i = 0; i < rows.length; i++) {
     const fields = rows[i]!
     for (let k = 0; k < fields.length; k++) {
       const field = fields[k]!
       if (k < fields.length - 1 && (field.includes(ROW_SEPARATOR) || field.includes(FIELD_SEPARATOR))) return undefined
-      text += k === 0 ? (i === 0 ? field : ROW_SEPARATOR + field) : FIELD_SEPARATOR + field
+      if (k > 0) text.writeByte(FIELD_BYTE)
+      else if (i > 0) text.writeByte(ROW_BYTE)
+      text.write(field)
     }
   }
   return {
     statement: `INSERT INTO ${table} (account_id, ${columns.map((c) => c.name).join(", ")})
       SELECT $1, ${columns.map((c, k) => c.value(`f[${k + 1}]`)).join(", ")}
       FROM unnest(string_to_array($2, chr(30))) AS r(line), LATERAL (SELECT string_to_array(r.line, chr(31)) AS f) x`,
-    text
+    text: text.take()
   }
 }

@@ -1,6 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import { Effect, Fiber, Iterable, Option } from "effect"
+import { Data, Effect, Fiber, Iterable, Option, type Scope } from "effect"
 import { chunksOf, type Column, delimitedInsert, INSERT_CHUNK, LOT_COLUMNS, POSITION_COLUMNS } from "./BulkRows.js"
 import {
   type DisposalRecord,
@@ -55,6 +56,47 @@ export interface LotWrites {
   readonly deletes: ReadonlyArray<number>
   readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
+
+/** What `store` writes of a build. */
+export interface StoredBuild {
+  readonly report: unknown
+  readonly positions: ReadonlyArray<
+    { readonly token: string; readonly wallet: string | null; readonly row: unknown }
+  >
+  readonly lots: ReadonlyArray<{ readonly token: string; readonly row: unknown }>
+  /**
+   * How to write the lots instead of replacing them all in order: the stored rows to delete (by `ord`) and
+   * the rows to insert (JSON already written), or every row with its `ord` (`replace`).
+   */
+  readonly lotWrites?: LotWrites
+  /**
+   * The `ord` of each row of `positions` when only those changed since the stored build (the others are kept
+   * as stored); without it every position row is replaced.
+   */
+  readonly positionOrds?: ReadonlyArray<number> | undefined
+  readonly disposals: Iterable<DisposalRecord>
+  readonly events: Iterable<EventRecord>
+}
+
+/** Where a full build writes its event and disposal rows as it makes them (`LedgerStore.storeBuild`). */
+export interface RowSink {
+  readonly events: (records: Iterable<EventRecord>) => Effect.Effect<void, SqlError>
+  readonly disposals: (records: Iterable<DisposalRecord>) => Effect.Effect<void, SqlError>
+}
+
+/** A build made by `storeBuild`'s `make`: what to store, and how its event and disposal rows are written. */
+export interface MadeBuild {
+  readonly build: StoredBuild
+  /**
+   * `"streamed"`: a full build that gave every event and disposal row to the sink (`build.events` and
+   * `build.disposals` are not read); otherwise the rows are in `build`, after the stored rows kept (`since`, an
+   * incremental build) or replacing them all (undefined).
+   */
+  readonly rows: "streamed" | { readonly events: number; readonly disposals: number } | undefined
+}
+
+/** The build's lease was lost before it was stored: its transaction is rolled back. */
+class LeaseNotHeld extends Data.TaggedError("LeaseNotHeld") {}
 
 /** A stored last page with fewer rows than this takes the next build's rows; a fuller one is followed by a new page. */
 const MERGE_BELOW = PAGE_ROWS / 4
@@ -232,42 +274,20 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       })
 
     /**
-     * Replaces the account's derived records with a build made from inputs as of `version`. False (and nothing
-     * written) when the lease was lost meanwhile. Runs in one transaction: readers see the old build or the new one.
-     *
-     * With `since` (an incremental build), the stored events and disposals before those positions are kept: only
-     * the rows from there on are replaced (`build.events` and `build.disposals` then hold just those rows).
-     * Positions, lots and the summary are always replaced.
+     * Writes a build in the transaction it runs in, first making sure the lease is still held: `LeaseNotHeld`
+     * otherwise, and the transaction is rolled back. See `store` and `storeBuild`.
      */
-    const store = (
+    const writeBuild = (
       accountId: string,
       owner: string,
       version: number,
-      build: {
-        readonly report: unknown
-        readonly positions: ReadonlyArray<
-          { readonly token: string; readonly wallet: string | null; readonly row: unknown }
-        >
-        readonly lots: ReadonlyArray<{ readonly token: string; readonly row: unknown }>
-        /**
-         * How to write the lots instead of replacing them all in order: the stored rows to delete (by `ord`) and
-         * the rows to insert (JSON already written), or every row with its `ord` (`replace`).
-         */
-        readonly lotWrites?: LotWrites
-        /**
-         * The `ord` of each row of `positions` when only those changed since the stored build (the others are kept
-         * as stored); without it every position row is replaced.
-         */
-        readonly positionOrds?: ReadonlyArray<number> | undefined
-        readonly disposals: Iterable<DisposalRecord>
-        readonly events: Iterable<EventRecord>
-      },
-      since?: { readonly events: number; readonly disposals: number }
+      build: StoredBuild,
+      rows: MadeBuild["rows"]
     ) =>
-      sql.withTransaction(Effect.gen(function*() {
+      Effect.gen(function*() {
         const held =
           yield* sql`SELECT 1 FROM ledger_builds WHERE account_id = ${accountId} AND lease_owner = ${owner} FOR UPDATE`
-        if (held.length === 0) return false
+        if (held.length === 0) return yield* new LeaseNotHeld()
         const positionOrds = build.positionOrds
         if (positionOrds === undefined) {
           yield* sql`DELETE FROM ledger_positions WHERE account_id = ${accountId}`
@@ -321,19 +341,115 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
                 sql.insert(chunk.map((l) => ({ account_id: accountId, ord: l.ord, token: l.token, row: l.json })))
               }`
           ))
-        yield* writePages("ledger_disposal_pages", accountId, since?.disposals ?? 0, build.disposals, (page, d) =>
-          page.addDisposal(d), (page, line) =>
-          page.addDisposalLine(line))
-        yield* writePages("ledger_event_pages", accountId, since?.events ?? 0, build.events, (page, e) =>
-          page.addEvent(e), (page, line) =>
-          page.addEventLine(line))
+        if (rows !== "streamed") {
+          yield* writePages("ledger_disposal_pages", accountId, rows?.disposals ?? 0, build.disposals, (page, d) =>
+            page.addDisposal(d), (page, line) =>
+            page.addDisposalLine(line))
+          yield* writePages("ledger_event_pages", accountId, rows?.events ?? 0, build.events, (page, e) =>
+            page.addEvent(e), (page, line) =>
+            page.addEventLine(line))
+        }
         yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
                      status = 'ready', error = NULL, report = ${
           JSON.stringify(build.report)
         }, lease_owner = NULL, lease_until = NULL
                    WHERE account_id = ${accountId}`
-        return true
-      }))
+      })
+
+    /**
+     * Replaces the account's derived records with a build made from inputs as of `version`. False (and nothing
+     * written) when the lease was lost meanwhile. Runs in one transaction: readers see the old build or the new one.
+     *
+     * With `since` (an incremental build), the stored events and disposals before those positions are kept: only
+     * the rows from there on are replaced (`build.events` and `build.disposals` then hold just those rows).
+     * Positions, lots and the summary are always replaced.
+     */
+    const store = (
+      accountId: string,
+      owner: string,
+      version: number,
+      build: StoredBuild,
+      since?: { readonly events: number; readonly disposals: number }
+    ) =>
+      sql.withTransaction(writeBuild(accountId, owner, version, build, since)).pipe(
+        Effect.as(true),
+        Effect.catchTag("LeaseNotHeld", () => Effect.succeed(false))
+      )
+
+    /**
+     * Makes a build and stores it, in one transaction: readers see the old build or the new one. A full build
+     * writes its event and disposal rows through the sink while it is made (the old pages go with its first page),
+     * so it needs to keep neither its records nor its rows; it then returns `rows: "streamed"`. The rest is
+     * written as `store` writes it. None (and nothing written) when the lease was lost meanwhile; a failure of
+     * `make` rolls back what the sink wrote.
+     */
+    const storeBuild = <A extends MadeBuild, E, R>(
+      accountId: string,
+      owner: string,
+      version: number,
+      make: (sink: RowSink) => Effect.Effect<A, E, R>
+    ) =>
+      sql.withTransaction(Effect.scoped(Effect.gen(function*() {
+        const sink = makeSink(accountId, yield* Effect.scope)
+        const made = yield* make(sink)
+        if (made.rows === "streamed") yield* sink.finish
+        yield* writeBuild(accountId, owner, version, made.build, made.rows)
+        return Option.some(made)
+      }))).pipe(Effect.catchTag("LeaseNotHeld", () => Effect.succeed(Option.none<A>())))
+
+    /**
+     * Event and disposal pages written as a full build gives its rows, one statement in flight while the next page
+     * is made. The account's stored pages are deleted before its first page is written. Statements run in
+     * `scope` (the build's; a build gives rows from the fibers of its transfer stream, which end before it).
+     */
+    const makeSink = (accountId: string, scope: Scope.Scope) => {
+      const builders = {
+        ledger_event_pages: new PageBuilder(0),
+        ledger_disposal_pages: new PageBuilder(0)
+      }
+      let cleared = false
+      let inFlight: Fiber.RuntimeFiber<unknown, SqlError> | undefined
+      const clear = Effect.suspend((): Effect.Effect<void, SqlError> => {
+        if (cleared) return Effect.void
+        cleared = true
+        return Effect.asVoid(Effect.zipRight(
+          sql`DELETE FROM ledger_event_pages WHERE account_id = ${accountId}`,
+          sql`DELETE FROM ledger_disposal_pages WHERE account_id = ${accountId}`
+        ))
+      })
+      const send = (table: keyof typeof builders, page: Page) =>
+        Effect.gen(function*() {
+          yield* clear
+          if (inFlight !== undefined) yield* Fiber.join(inFlight)
+          inFlight = yield* Effect.forkIn(insertPage(sql, table, accountId, page), scope)
+          // Let the statement go out before the next page is made.
+          yield* Effect.yieldNow()
+        })
+      const add = <A>(
+        table: keyof typeof builders,
+        records: Iterable<A>,
+        addTo: (page: PageBuilder, record: A) => void
+      ) =>
+        Effect.gen(function*() {
+          const builder = builders[table]
+          for (const record of records) {
+            addTo(builder, record)
+            if (builder.size === PAGE_ROWS) yield* send(table, builder.take())
+          }
+        })
+      const sink: RowSink = {
+        events: (records) => add("ledger_event_pages", records, (page, e) => page.addEvent(e)),
+        disposals: (records) => add("ledger_disposal_pages", records, (page, d) => page.addDisposal(d))
+      }
+      const finish = Effect.gen(function*() {
+        for (const table of ["ledger_disposal_pages", "ledger_event_pages"] as const) {
+          if (builders[table].size > 0) yield* send(table, builders[table].take())
+        }
+        yield* clear
+        if (inFlight !== undefined) yield* Fiber.join(inFlight)
+      })
+      return { ...sink, finish }
+    }
 
     /** A build that cannot be made from its inputs: recorded, so reads say why instead of waiting forever. */
     const fail = (accountId: string, owner: string, version: number, error: string) =>
@@ -518,6 +634,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       claim,
       expireOlderThan,
       store,
+      storeBuild,
       fail,
       renew,
       release,

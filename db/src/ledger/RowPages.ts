@@ -1,3 +1,5 @@
+import { Utf8Buffer } from "../Utf8Buffer.js"
+
 /**
  * How a build's event and disposal rows are stored: in pages of up to `PAGE_ROWS` rows in chain order, one table
  * row per page (`ledger_event_pages`, `ledger_disposal_pages`), instead of one table row per record. A page's rows
@@ -102,13 +104,7 @@ export interface Page {
 
 /** Gathers lines into a page, with its summary. */
 export class PageBuilder {
-  /**
-   * The page's text as UTF-8, written a line at a time and sent as it is (a text parameter may be given as its
-   * bytes). Neither a string grown by `+` (a rope of thousands of pieces, flattened by the driver) nor one string
-   * per page (a large object, each allocated afresh) comes near its speed.
-   */
-  private bytes = Buffer.allocUnsafe(64 * 1024)
-  private length = 0
+  private readonly text = new Utf8Buffer()
   private count = 0
   private firstDay = ""
   private lastDay = ""
@@ -121,7 +117,7 @@ export class PageBuilder {
   /** A builder going on from a stored page, kept whole. */
   static resume(page: Omit<Page, "text">, text: string): PageBuilder {
     const builder = new PageBuilder(page.firstOrd)
-    builder.write(text)
+    builder.text.write(text)
     builder.count = page.count
     builder.firstDay = page.firstDay
     builder.lastDay = page.lastDay
@@ -135,21 +131,9 @@ export class PageBuilder {
     return this.count
   }
 
-  /** Writes `text`, after a newline when the page has lines already. */
-  private write(text: string): void {
-    // At most three UTF-8 bytes per UTF-16 unit, and the newline.
-    const needed = this.length + 1 + text.length * 3
-    if (needed > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(needed, this.bytes.length * 2))
-      this.bytes.copy(grown, 0, 0, this.length)
-      this.bytes = grown
-    }
-    if (this.count > 0) this.bytes[this.length++] = NEWLINE
-    this.length += this.bytes.write(text, this.length, "utf8")
-  }
-
   add(line: string, day: string, token: string, type: string | null, review: ReviewEntry | null): void {
-    this.write(line)
+    if (this.count > 0) this.text.writeByte(NEWLINE)
+    this.text.write(line)
     if (this.count === 0 || day < this.firstDay) this.firstDay = day
     if (this.count === 0 || day > this.lastDay) this.lastDay = day
     this.count++
@@ -199,12 +183,9 @@ export class PageBuilder {
       tokens: [...this.tokens],
       types: [...this.types],
       review: this.review,
-      text: this.bytes.subarray(0, this.length)
+      text: this.text.take()
     }
-    // The page keeps its bytes until stored; the next page is written into new ones.
-    this.bytes = Buffer.allocUnsafe(this.bytes.length)
     this.firstOrd += this.count
-    this.length = 0
     this.count = 0
     this.tokens.clear()
     this.types.clear()

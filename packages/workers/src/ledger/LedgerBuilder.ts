@@ -8,13 +8,14 @@ import {
   type LoadSince,
   type TransfersSeen
 } from "@scaledger/db/ledger/LedgerInputs"
-import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
+import { type DisposalRecord, LedgerStore, type RowSink } from "@scaledger/db/ledger/LedgerStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable, RateTable, TransferEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
+import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
@@ -112,13 +113,14 @@ const summaryOf = (report: LedgerReport) => {
  * before the first provisional block and before the first transfer still waiting for its classification (at most
  * `holdEvents` final events behind), so a classification landing later resumes from it.
  */
-export const buildLedgerFrom = <E = never, R = never>(
+export const buildLedgerFrom = <E = never, R = never, EE = never>(
   accountId: string,
   chainId: number,
   asOf: number,
   checkpoint: LedgerCheckpoint | undefined,
   stillWanted?: Effect.Effect<boolean, E, R>,
-  holdEvents = 10_000
+  holdEvents = 10_000,
+  emit?: RowEmitter<EE>
 ) =>
   Effect.gen(function*() {
     const ledgerInputs = yield* LedgerInputs
@@ -170,6 +172,8 @@ export const buildLedgerFrom = <E = never, R = never>(
     if (checkpoint !== undefined && resumed === undefined) ({ inputs, prices, rates } = yield* loadInputs(undefined))
     if (resumed === undefined) boundary = yield* ledgerInputs.provisionalFrom(accountId, chainId)
     const provisionalFrom = boundary ?? Number.POSITIVE_INFINITY
+    /** A full build gives its rows to `emit` as it goes, and keeps none of its records. */
+    const streamed = emit !== undefined && resumed === undefined
     const newer = { prices, initialMultipliers: inputs.initialMultipliers, rates }
     let final = resumed === undefined
       ? yield* Ledger.empty({
@@ -217,8 +221,9 @@ export const buildLedgerFrom = <E = never, R = never>(
         }
       }
       // Each batch gives the state before it up (nothing else holds it: a resumed checkpoint left the cache).
-      return batch.length === 0 ? Effect.void : Effect.map(Ledger.apply(final, batch, { consume: true }), (next) => {
-        final = next
+      return batch.length === 0 ? Effect.void : Effect.gen(function*() {
+        const next = yield* Ledger.apply(final, batch, { consume: true })
+        final = streamed ? yield* emit!(next) : next
       })
     }
     /** Fails when the build is no longer wanted; asked before each chunk of transfers. */
@@ -244,7 +249,8 @@ export const buildLedgerFrom = <E = never, R = never>(
     )
     if (pending.length > 0) yield* take(mergeInto(pending, [], true))
     const onTop = held.length === 0 ? tail : [...held, ...tail]
-    const state = onTop.length === 0 ? final : yield* Ledger.apply(final, onTop)
+    let state = onTop.length === 0 ? final : yield* Ledger.apply(final, onTop)
+    if (streamed && state !== final) state = yield* emit!(state)
     const rows = Ledger.rowCounts(final)
     // Set by `take` (a closure the compiler does not follow).
     const last = lastTransfer as TransferEvent | null
@@ -274,9 +280,33 @@ export const buildLedgerFrom = <E = never, R = never>(
       state,
       checkpoint: next,
       /** The rows of the checkpoint the build resumed from (kept as stored); undefined for a full build. */
-      since: resumed
+      since: resumed,
+      /** Whether every row was given to `emit` (a full build given one): the state holds none. */
+      streamed
     }
   })
+
+/**
+ * Given the state after a chunk of events, writes the rows of the records added since its last call and returns
+ * the state without them (`Ledger.release`).
+ */
+export type RowEmitter<E> = (state: LedgerState) => Effect.Effect<LedgerState, E>
+
+/** Event and disposal rows to `sink`, in the order and form `store` writes them. */
+export const emitRows = (sink: RowSink): RowEmitter<SqlError> => {
+  let written: Ledger.RowCounts = { movements: 0, disposals: 0, income: 0, splits: 0 }
+  return (state) =>
+    Effect.gen(function*() {
+      yield* sink.events(chainOrdered(state, written))
+      yield* sink.disposals(disposalRecords(state, written.disposals))
+      written = Ledger.rowCounts(state)
+      return Ledger.release(state)
+    })
+}
+
+function* disposalRecords(state: LedgerState, from?: number): Generator<DisposalRecord> {
+  for (const row of Ledger.storedDisposalRows(state, from)) yield { ...Ledger.storedDisposalKeys(row), row }
+}
 
 /** A newer replay of the account was asked for while this one ran: it stops at its next chunk, storing nothing. */
 export class LedgerBuildSuperseded extends Data.TaggedError("LedgerBuildSuperseded")<{ readonly accountId: string }> {}
@@ -328,39 +358,47 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       const stillWanted = replay
         ? Effect.map(store.state(accountId), (now) => Option.isNone(now) || now.value.replayVersion <= version)
         : undefined
-      const { checkpoint, since, state } = yield* buildLedgerFrom(
-        accountId,
-        chainId,
-        asOf,
-        usable,
-        stillWanted,
-        config.holdEvents
-      )
-      // Without the lots: rows are made only for the lots that changed (`planLotRows`).
-      const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })
-      const lotPlan = planLotRows(state, usable?.lots, checkpoint.figures)
-      const positionPlan = planPositionRows(report.positions, usable?.positions)
-      const written = yield* store.store(
-        accountId,
-        owner,
-        version,
-        {
-          report: summaryOf(report),
-          positions: positionPlan.rows.map((row) => ({ token: row.token, wallet: row.wallet, row })),
-          positionOrds: positionPlan.ords,
-          lots: [],
-          lotWrites: lotPlan.writes,
-          disposals: (function*() {
-            for (const row of Ledger.storedDisposalRows(state, since?.rows.disposals)) {
-              yield { ...Ledger.storedDisposalKeys(row), row }
-            }
-          })(),
-          events: chainOrdered(state, since?.rows)
-        },
-        since === undefined ? undefined : { events: since.eventRows, disposals: since.rows.disposals }
-      )
-      if (written) stats[since === undefined ? "full" : "incremental"]++
-      if (written && config.checkpoints > 0) {
+      // Made and stored in one transaction: a full build writes its rows as it makes them (`emitRows`).
+      const made = yield* store.storeBuild(accountId, owner, version, (sink) =>
+        Effect.gen(function*() {
+          const { checkpoint, since, state, streamed } = yield* buildLedgerFrom(
+            accountId,
+            chainId,
+            asOf,
+            usable,
+            stillWanted,
+            config.holdEvents,
+            emitRows(sink)
+          )
+          // Without the lots: rows are made only for the lots that changed (`planLotRows`).
+          const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })
+          const lotPlan = planLotRows(state, usable?.lots, checkpoint.figures)
+          const positionPlan = planPositionRows(report.positions, usable?.positions)
+          return {
+            build: {
+              report: summaryOf(report),
+              positions: positionPlan.rows.map((row) => ({ token: row.token, wallet: row.wallet, row })),
+              positionOrds: positionPlan.ords,
+              lots: [],
+              lotWrites: lotPlan.writes,
+              disposals: streamed ? [] : disposalRecords(state, since?.rows.disposals),
+              events: streamed ? [] : chainOrdered(state, since?.rows)
+            },
+            rows: streamed
+              ? "streamed" as const
+              : since === undefined
+              ? undefined
+              : { events: since.eventRows, disposals: since.rows.disposals },
+            checkpoint,
+            since,
+            lotPlan,
+            positionPlan
+          }
+        }))
+      if (Option.isNone(made)) return { incremental: false }
+      const { checkpoint, lotPlan, positionPlan, since } = made.value
+      stats[since === undefined ? "full" : "incremental"]++
+      if (config.checkpoints > 0) {
         const built = yield* store.state(accountId)
         if (Option.isSome(built)) {
           // Its rows are stored now: the checkpoint keeps only lots, holdings and year sums (Ledger.release).
