@@ -1,8 +1,9 @@
 /**
  * The pure ledger on the `bench:ledger` trader account, generated in memory a chunk at a time:
- * `npm run bench:ledger:pure -- [events…] [--chunk=N] [--copy] [--repeat=N]` (default 10000 100000 1000000, in one
- * process, each size run `--repeat` times, default 3, with the median of its runs printed after them: the first runs
- * warm the JIT up, as a benchmark harness's warm-up iterations do; every run is printed). Prints the wall and CPU time of `Ledger.apply(…, { consume: true })` over chunks of 2,000
+ * `npm run bench:ledger:pure -- [events…] [--chunk=N] [--copy] [--warmup=N] [--repeat=N]` (default 10000 100000
+ * 1000000, in one process; each size run `--warmup` times first, default 2, as a benchmark harness's warm-up
+ * iterations let the JIT compile the code, then `--repeat` times, default 3, with the median of those runs printed
+ * after them; every run is printed, the first, cold one marked). Prints the wall and CPU time of `Ledger.apply(…, { consume: true })` over chunks of 2,000
  * events (`--copy`: apply to copies instead), each chunk's rows released once applied (a writer would format and
  * store them), then `Ledger.report(…, { rows: false, lots: false })` (generating the events is not timed); the heap
  * after a forced collection with the state and report alive; then, timed apart, every open lot row with its
@@ -19,10 +20,13 @@ const consume = !process.argv.includes("--copy")
 const CHUNK = chunkArg === undefined ? 2_000 : Number(chunkArg.slice("--chunk=".length))
 const repeatArg = process.argv.find((arg) => arg.startsWith("--repeat="))
 const REPEAT = repeatArg === undefined ? 3 : Math.max(1, Number(repeatArg.slice("--repeat=".length)))
+const warmupArg = process.argv.find((arg) => arg.startsWith("--warmup="))
+/** Runs of each size made first and not counted in its median (the JIT compiles the ledger's code meanwhile). */
+const WARMUP = warmupArg === undefined ? 2 : Math.max(0, Number(warmupArg.slice("--warmup=".length)))
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
 const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`
 
-const run = (events: number): { readonly ms: number; readonly cpu: number } => {
+const run = (events: number, label = ""): { readonly ms: number; readonly cpu: number } => {
   gc()
   const heapBefore = process.memoryUsage().heapUsed
   let state: LedgerState = Either.getOrThrow(Ledger.empty({
@@ -64,7 +68,7 @@ const run = (events: number): { readonly ms: number; readonly cpu: number } => {
   const heap = process.memoryUsage().heapUsed - heapBefore
   const rate = (n: number, msOf: number) => Math.round(n / (msOf / 1000)).toLocaleString("en")
   console.log(
-    `${events.toLocaleString("en").padStart(9)} events: pure ledger ${(ms / 1000).toFixed(2)} s wall ` +
+    `${events.toLocaleString("en").padStart(9)} events${label}: pure ledger ${(ms / 1000).toFixed(2)} s wall ` +
       `(${rate(events, ms)} events/s), CPU ${(cpu / 1000).toFixed(2)} s (${rate(events, cpu)} events/s of CPU); ` +
       `heap of state + report ${mb(heap)} (${report.positions.length} positions, ` +
       `${state.eventCount === applied ? applied.toLocaleString("en") : "?"} events applied); ` +
@@ -79,12 +83,13 @@ const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a -
 
 const sizes = process.argv.slice(2).filter((arg) => !arg.startsWith("--")).map(Number).filter((n) => n > 0)
 for (const n of sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]) {
+  for (let w = 0; w < WARMUP; w++) run(n, w === 0 ? " (warm-up, the first run)" : " (warm-up)")
   const runs = Array.from({ length: REPEAT }, () => run(n))
   if (REPEAT > 1) {
     const ms = median(runs.map((r) => r.ms))
     const cpu = median(runs.map((r) => r.cpu))
     console.log(
-      `${n.toLocaleString("en").padStart(9)} events, median of ${REPEAT} runs: pure ledger ${
+      `${n.toLocaleString("en").padStart(9)} events, median of ${REPEAT} runs after ${WARMUP} warm-up: pure ledger ${
         (ms / 1000).toFixed(2)
       } s ` +
         `wall (${Math.round(n / (ms / 1000)).toLocaleString("en")} events/s), CPU ${(cpu / 1000).toFixed(2)} s ` +
