@@ -163,6 +163,27 @@ const cpuMsSince = (start: NodeJS.CpuUsage) => {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
+/** A full collection where `--expose-gc` allows it (`npm run bench:ledger` passes it). */
+const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.()
+
+/**
+ * The most heap in use while it runs, sampled every 10 ms (a full build keeps its open lots and the chunk in hand;
+ * the garbage collector decides when the rest goes), in MB.
+ */
+const heapPeak = () => {
+  collectGarbage()
+  let peak = process.memoryUsage().heapUsed
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().heapUsed)
+  }, 10)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      return Math.round(Math.max(peak, process.memoryUsage().heapUsed) / 1e6)
+    }
+  }
+}
+
 /** Records one more transfer in the next block, asks for a build as the recorder would, and times the worker's step. */
 const newBlock = (
   events: number,
@@ -206,6 +227,7 @@ const pureLedger = (accountId: string, events: number, asOf: number) =>
       a.logIndex - b.logIndex
     )
     const table = prices(events)
+    collectGarbage()
     const cpuStart = process.cpuUsage()
     const start = performance.now()
     const state = yield* Ledger.build({
@@ -237,19 +259,20 @@ const bench = Effect.gen(function*() {
     // `--repeat`, replays of it after the pure ledger again.
     const builder = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
     const pures: Array<{ readonly ms: number; readonly cpuMs: number }> = [pure]
-    const rebuilds: Array<{ readonly ms: number; readonly cpuMs: number }> = []
+    const rebuilds: Array<{ readonly ms: number; readonly cpuMs: number; readonly heapMb: number }> = []
     for (let r = 0; r < REPEAT; r++) {
       if (r > 0) {
         pures.push(yield* pureLedger(accountId, events, asOf))
         yield* requestReplay(accountId)
       }
+      const heap = heapPeak()
       const rebuildCpu = process.cpuUsage()
       const rebuildStart = performance.now()
       yield* profiled(
         rebuildProfileFile === undefined ? undefined : `${rebuildProfileFile}.${events}.${r}.cpuprofile`,
         builder.poll
       )
-      rebuilds.push({ ms: performance.now() - rebuildStart, cpuMs: cpuMsSince(rebuildCpu) })
+      rebuilds.push({ ms: performance.now() - rebuildStart, cpuMs: cpuMsSince(rebuildCpu), heapMb: heap.stop() })
     }
     const median = (runs: ReadonlyArray<{ readonly ms: number; readonly cpuMs: number }>) => {
       const by = (key: "ms" | "cpuMs") => [...runs].map((run) => run[key]).sort((a, b) => a - b)[runs.length >> 1]!
@@ -279,7 +302,9 @@ const bench = Effect.gen(function*() {
         } ` +
         `(${(rebuildMs / pureMs).toFixed(1)}×, CPU ${seconds(rebuildCpuMs)} = ${
           (rebuildCpuMs / pureCpuMs).toFixed(1)
-        }× the pure ledger's CPU, ${Number(stored?.n ?? 0).toLocaleString("en")} event rows${
+        }× the pure ledger's CPU, heap in use at most ${Math.max(...rebuilds.map((b) => b.heapMb))} MB, ${
+          Number(stored?.n ?? 0).toLocaleString("en")
+        } event rows${
           REPEAT > 1
             ? `; medians of ${REPEAT}: pure ${pures.map((p) => seconds(p.ms)).join(", ")}; stored ${
               rebuilds.map((b) => seconds(b.ms)).join(", ")

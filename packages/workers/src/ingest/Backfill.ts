@@ -1,16 +1,47 @@
 import { SqlClient } from "@effect/sql"
 import { type BackfillJob, Backfills } from "@scaledger/db/chain/Backfills"
-import type { AnnouncementRow, ChangeRow, GapRow, PauseRow } from "@scaledger/db/chain/ChainRows"
+import {
+  type AnnouncementRow,
+  type ChangeRow,
+  type GapRow,
+  key,
+  type PauseRow,
+  type TransferRow
+} from "@scaledger/db/chain/ChainRows"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { ChainClient, type StockEvent, StockLifecycleTopics } from "@scaledger/domain/chain/ChainClient"
-import { Chunk, Data, Effect, Option, Stream } from "effect"
+import { Chunk, Data, Effect, Fiber, Option, Stream } from "effect"
 import { ChainConfig } from "../chain/ChainConfig.js"
 import { activate, announcementRow, pendingChange } from "./Activation.js"
 import { IngestConfig } from "./IngestConfig.js"
 import { PauseChecks } from "./PauseChecks.js"
 import { RECORDER } from "./Recorder.js"
 import { scanTransfers } from "./TransferScan.js"
+
+/** Chain and database reads of the multiplier phase made at once (per token, per change to activate). */
+const READS_AT_ONCE = 4
+
+/** A token the wallet touched, and the first block it did (as `ChainStore.tokensOfWallet` lists them). */
+interface TouchedToken {
+  readonly token: string
+  readonly firstBlock: number
+}
+
+/** `touched` with the tokens of a span's transfers not yet stored added in, in the store's order. */
+const withScanned = (touched: ReadonlyArray<TouchedToken>, transfers: ReadonlyArray<TransferRow>) => {
+  const first = new Map(touched.map((t) => [t.token, t.firstBlock]))
+  for (const transfer of transfers) {
+    const token = key(transfer.token)
+    first.set(token, Math.min(first.get(token) ?? transfer.block, transfer.block))
+  }
+  return [...first.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map((
+    [token, firstBlock]
+  ): TouchedToken => ({ token, firstBlock }))
+}
+
+const sameTokens = (a: ReadonlyArray<TouchedToken>, b: ReadonlyArray<TouchedToken>) =>
+  a.length === b.length && a.every((t, i) => t.token === b[i]!.token && t.firstBlock === b[i]!.firstBlock)
 
 /** The job's row is gone (the wallet was deleted) or another worker holds it: stop without writing. */
 export class BackfillAbandoned extends Data.TaggedError("BackfillAbandoned")<{ readonly walletId: string }> {}
@@ -81,6 +112,114 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       Effect.flatMap(sameRange(end), (same) =>
         same ? Effect.as(backfills.enterPhase(job.walletId, "multipliers"), true) : Effect.succeed(false))
 
+    /**
+     * The multiplier phase's reads for the tokens the wallet touched (and the first block of each): their
+     * announcements and pauses over the range, the changes to activate and the coverage gaps. Reads only.
+     */
+    const multiplierHistory = (touched: ReadonlyArray<TouchedToken>, fromBlock: number, target: number) =>
+      Effect.gen(function*() {
+        const tokens = touched.map((t) =>
+          t.token
+        )
+        const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
+          .stockEvents({ tokens, fromBlock, toBlock: target, topics: StockLifecycleTopics })
+          .pipe(
+            Stream.runCollect,
+            Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)),
+            Effect.withSpan("Backfill.lifecycleLogs")
+          )
+        const announcements: Array<AnnouncementRow> = []
+        const pauses: Array<PauseRow> = []
+        const eventTimes = yield* chain.blockTimestamps(events.map((event) => event.block))
+        for (const event of events) {
+          const time = eventTimes.get(event.block)!
+          if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, time))
+          if (event._tag === "Pause") {
+            pauses.push({
+              txHash: event.txHash,
+              logIndex: event.logIndex,
+              block: event.block,
+              time: new Date(time * 1000),
+              token: event.token,
+              kind: event.kind
+            })
+          }
+        }
+        const changes = announcements.map(pendingChange)
+
+        // Where the node keeps no state: the oldest block each token's multiplier can still be read at. A token whose
+        // state is readable at the wallet's first transfer of it has no gap.
+        // The tokens' reads are independent of each other: made a few at a time, their results taken in order.
+        const gaps: Array<GapRow> = []
+        const readFloors = new Map<string, number>()
+        const floors = yield* Effect.forEach(
+          touched,
+          ({ firstBlock, token }) => oldestReadableBlock(token, firstBlock, target),
+          { concurrency: READS_AT_ONCE }
+        )
+        for (const [i, { firstBlock, token }] of touched.entries()) {
+          const floor = floors[i]!
+          if (floor === firstBlock) continue
+          readFloors.set(token, floor)
+          const lastUnreadable = floor - 1
+          gaps.push({
+            token,
+            walletId: job.walletId,
+            fromDate: utcDateOf((yield* chain.blockTimestamp(firstBlock)) * 1000),
+            toDate: utcDateOf((yield* chain.blockTimestamp(Math.min(lastUnreadable, target))) * 1000),
+            reason: "archive_unavailable"
+          })
+        }
+
+        const existing = new Map<string, ChangeRow>()
+        const stored = yield* Effect.forEach(tokens, (token) => store.changesOf(chainId, token), {
+          concurrency: READS_AT_ONCE
+        })
+        for (const change of stored.flat()) existing.set(`${change.token}:${change.effectiveAt.getTime()}`, change)
+        const toActivate: Array<ChangeRow> = []
+        const seen = new Set<string>()
+        for (const change of changes) {
+          const id = `${change.token}:${change.effectiveAt.getTime()}`
+          if (seen.has(id) || existing.get(id)?.status === "active") continue
+          seen.add(id)
+          toActivate.push(change)
+        }
+        const activated = yield* Effect.forEach(toActivate, (change) => {
+          const floor = readFloors.get(change.token)
+          return activate(change, {
+            searchFrom: fromBlock,
+            head: target,
+            walletId: job.walletId,
+            ...(floor === undefined ? {} : { readFloor: floor })
+          })
+        }, { concurrency: READS_AT_ONCE })
+        const activations: Array<ChangeRow> = []
+        for (const [i, activation] of activated.entries()) {
+          if (Option.isNone(activation)) continue
+          activations.push(activation.value.change)
+          const floor = readFloors.get(toActivate[i]!.token)
+          const gap = activation.value.gap
+          // Inside a span already reported as unreadable, the change's own date adds nothing.
+          if (Option.isSome(gap) && !(floor !== undefined && gap.value.reason === "archive_unavailable")) {
+            gaps.push(gap.value)
+          }
+        }
+        return { tokens, announcements, pauses, changes, activations, gaps }
+      })
+
+    /** The multiplier phase's reads begun beside the last span's write (see `multiplierHistory`). */
+    let prefetch:
+      | {
+        readonly touched: ReadonlyArray<TouchedToken>
+        readonly fromBlock: number
+        readonly target: number
+        readonly fiber: Fiber.RuntimeFiber<
+          Effect.Effect.Success<ReturnType<typeof multiplierHistory>>,
+          Effect.Effect.Error<ReturnType<typeof multiplierHistory>>
+        >
+      }
+      | undefined
+
     if (job.phase === "transfers") {
       yield* Effect.gen(function*() {
         for (;;) {
@@ -90,6 +229,18 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
             const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
             const scan = yield* scanTransfers([job.address], next, spanEnd)
             const finalizedThrough = yield* finalThrough()
+            if (spanEnd === target) {
+              // The tokens the wallet will have touched once this span is stored: read their multiplier history
+              // while it is written.
+              if (prefetch !== undefined) yield* Fiber.interrupt(prefetch.fiber)
+              const expected = withScanned(yield* store.tokensOfWallet(chainId, job.address), scan.transfers)
+              prefetch = {
+                touched: expected,
+                fromBlock,
+                target,
+                fiber: yield* Effect.fork(multiplierHistory(expected, fromBlock, target))
+              }
+            }
             entered = yield* checkpoint(Effect.gen(function*() {
               yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
               yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
@@ -112,80 +263,15 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
 
     yield* renew
     const touched = yield* store.tokensOfWallet(chainId, job.address)
-    const tokens = touched.map((t) =>
-      t.token
-    )
-    const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
-      .stockEvents({ tokens, fromBlock, toBlock: target, topics: StockLifecycleTopics })
-      .pipe(
-        Stream.runCollect,
-        Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)),
-        Effect.withSpan("Backfill.lifecycleLogs")
-      )
-    const announcements: Array<AnnouncementRow> = []
-    const pauses: Array<PauseRow> = []
-    const eventTimes = yield* chain.blockTimestamps(events.map((event) => event.block))
-    for (const event of events) {
-      const time = eventTimes.get(event.block)!
-      if (event._tag === "MultiplierAnnouncement") announcements.push(announcementRow(event, time))
-      if (event._tag === "Pause") {
-        pauses.push({
-          txHash: event.txHash,
-          logIndex: event.logIndex,
-          block: event.block,
-          time: new Date(time * 1000),
-          token: event.token,
-          kind: event.kind
-        })
-      }
-    }
-    const changes = announcements.map(pendingChange)
-
-    // Where the node keeps no state: the oldest block each token's multiplier can still be read at. A token whose
-    // state is readable at the wallet's first transfer of it has no gap.
-    const gaps: Array<GapRow> = []
-    const readFloors = new Map<string, number>()
-    for (const { firstBlock, token } of touched) {
-      const floor = yield* oldestReadableBlock(token, firstBlock, target)
-      if (floor === firstBlock) continue
-      readFloors.set(token, floor)
-      const lastUnreadable = floor - 1
-      gaps.push({
-        token,
-        walletId: job.walletId,
-        fromDate: utcDateOf((yield* chain.blockTimestamp(firstBlock)) * 1000),
-        toDate: utcDateOf((yield* chain.blockTimestamp(Math.min(lastUnreadable, target))) * 1000),
-        reason: "archive_unavailable"
-      })
-    }
-
-    const existing = new Map<string, ChangeRow>()
-    for (const token of tokens) {
-      for (const change of yield* store.changesOf(chainId, token)) {
-        existing.set(`${change.token}:${change.effectiveAt.getTime()}`, change)
-      }
-    }
-    const activations: Array<ChangeRow> = []
-    const seen = new Set<string>()
-    for (const change of changes) {
-      const id = `${change.token}:${change.effectiveAt.getTime()}`
-      if (seen.has(id) || existing.get(id)?.status === "active") continue
-      seen.add(id)
-      const floor = readFloors.get(change.token)
-      const activation = yield* activate(change, {
-        searchFrom: fromBlock,
-        head: target,
-        walletId: job.walletId,
-        ...(floor === undefined ? {} : { readFloor: floor })
-      })
-      if (Option.isNone(activation)) continue
-      activations.push(activation.value.change)
-      const gap = activation.value.gap
-      // Inside a span already reported as unreadable, the change's own date adds nothing.
-      if (Option.isSome(gap) && !(floor !== undefined && gap.value.reason === "archive_unavailable")) {
-        gaps.push(gap.value)
-      }
-    }
+    // Read while the last span was written, when made for these very tokens and range; else read now.
+    const prefetched = prefetch !== undefined && prefetch.target === target && prefetch.fromBlock === fromBlock &&
+        sameTokens(prefetch.touched, touched)
+      ? prefetch.fiber
+      : undefined
+    if (prefetched === undefined && prefetch !== undefined) yield* Fiber.interrupt(prefetch.fiber)
+    const { activations, announcements, changes, gaps, pauses, tokens } = prefetched === undefined
+      ? yield* multiplierHistory(touched, fromBlock, target)
+      : yield* Fiber.join(prefetched)
 
     const finalizedThrough = yield* finalThrough()
     const fromTime = new Date((yield* chain.blockTimestamp(fromBlock)) * 1000)
