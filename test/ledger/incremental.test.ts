@@ -572,5 +572,36 @@ for (
         expect(relabelled).not.toBe(allLanded)
         expect(yield* fullOf).toBe(relabelled)
       }))
+
+    it.effect("a full build that fails after writing pages leaves the stored build as it was", () =>
+      Effect.gen(function*() {
+        const { accountId, builder } = yield* harness(9)
+        const sql = yield* SqlClient.SqlClient
+        yield* seed(5_001, 8_000)
+        yield* builder.poll
+        const stored = yield* snapshot(accountId)
+        const records = (snap: string) => {
+          const { lots, positions, disposals, events } = JSON.parse(snap) as Record<string, unknown>
+          return { lots, positions, disposals, events }
+        }
+        expect(JSON.parse(stored).status).toBe("ready")
+        expect((records(stored).events as Array<unknown>).length).toBeGreaterThan(3_000)
+        // A step to a zero multiplier near the end of the history: the replay fails there, after the
+        // chunks before it (the transfer stream's windows start at 1/64 of the range and double) wrote its first
+        // pages.
+        yield* sql`
+          INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier, kind,
+                                          status, source, block, block_time)
+          VALUES (${CHAIN}, ${tokenKey(0)}, to_timestamp(${BASE_TIME + 7_990}), 1000000000000000000, 0, 'split',
+                  'active', 'chain_storage', 7990, to_timestamp(${BASE_TIME + 7_990}))`
+        yield* requestReplay(accountId)
+        yield* builder.poll
+        const [build] = yield* sql<{ status: string; error: string | null }>`
+          SELECT status, error FROM ledger_builds WHERE account_id = ${accountId}`
+        expect(build!.status).toBe("failed")
+        expect(build!.error).toContain("a multiplier cannot be zero")
+        expect(records(yield* snapshot(accountId))).toEqual(records(stored))
+        yield* sql`DELETE FROM multiplier_changes WHERE chain_id = ${CHAIN} AND block = 7990`
+      }))
   })
 }
