@@ -28,7 +28,7 @@ interface TouchedToken {
   readonly firstBlock: number
 }
 
-/** `touched` with the tokens of a span's transfers not yet stored added in, in the store's order. */
+/** `touched` with the tokens of a span's transfers not yet stored added in, by token. */
 const withScanned = (touched: ReadonlyArray<TouchedToken>, transfers: ReadonlyArray<TransferRow>) => {
   const first = new Map(touched.map((t) => [t.token, t.firstBlock]))
   for (const transfer of transfers) {
@@ -40,8 +40,11 @@ const withScanned = (touched: ReadonlyArray<TouchedToken>, transfers: ReadonlyAr
   ): TouchedToken => ({ token, firstBlock }))
 }
 
-const sameTokens = (a: ReadonlyArray<TouchedToken>, b: ReadonlyArray<TouchedToken>) =>
-  a.length === b.length && a.every((t, i) => t.token === b[i]!.token && t.firstBlock === b[i]!.firstBlock)
+/** The same tokens with the same first blocks, in any order. */
+const sameTokens = (a: ReadonlyArray<TouchedToken>, b: ReadonlyArray<TouchedToken>) => {
+  const first = new Map(a.map((t) => [t.token, t.firstBlock]))
+  return a.length === b.length && b.every((t) => first.get(t.token) === t.firstBlock)
+}
 
 /** The job's row is gone (the wallet was deleted) or another worker holds it: stop without writing. */
 export class BackfillAbandoned extends Data.TaggedError("BackfillAbandoned")<{ readonly walletId: string }> {}
