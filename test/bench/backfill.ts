@@ -3,23 +3,26 @@
  * `BENCH_TOTAL`), a tenth of them to one wallet, each of those in a transaction of its own: half mints, half
  * transfers from another holder (`-- --mints`: all mints, the composition of the figures before issue 14). Prints
  * (a) the wall time to backfill that wallet into the database (transfers, their block times, the multiplier history,
- * all stored), with its time per phase (span totals) and the process's CPU time (the node runs in this process, so
- * its work is counted too); (b) the same `eth_getLogs` calls made raw (the best of three), the ratio's reference;
+ * all stored), with its time per phase (span totals) and the process's CPU time; (b) the same `eth_getLogs` calls made raw (the best of three), the ratio's reference;
  * (c) the receipts of the transfers that are not mints and (d) the headers of the wallet's blocks, read raw in
  * batches of 100: what the node itself costs for them (block headers are what a backfill reads where logs carry no
  * times; receipts it no longer reads). Runs on PostgreSQL (`DATABASE_URL`, default the local server) and on the
  * embedded PGlite with the node as EDR is (no `blockTimestamp` in logs), then on PostgreSQL with the node as geth
- * 1.16+ is (times in the logs).
+ * 1.16+ is (times in the logs). The node runs in a child process of its own, as a node is never in the indexer's
+ * process (`-- --node-in-process`: in this one, as the figures before 2026-11-27 16:00 UTC were taken; its work for
+ * the backfill's concurrent reads then shares the backfill's thread and counts in its CPU).
  */
 import { SqlClient } from "@effect/sql"
 import * as Database from "@scaledger/db/Database"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
+import * as Url from "node:url"
 import { encodeFunctionData, type Hex } from "viem"
 import { loadArtifact } from "../chain/artifacts.js"
 import { startSeededNode, toJson } from "../chain/seed.js"
@@ -36,6 +39,8 @@ const TIMESTAMPS_ONLY = process.argv.includes("--timestamps")
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
 const PER_TX = 250
 const WALLET = "0x00000000000000000000000000000000000beef1"
+/** `--node-in-process`: the node in this process (see `startBenchChain`). */
+const NODE_IN_PROCESS = process.argv.includes("--node-in-process")
 
 let profiles = 0
 /** `getconf CLK_TCK` on Linux. */
@@ -47,15 +52,28 @@ const post = (session: Inspector.Session, method: string, params?: object) =>
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
-const main = async () => {
+/** The seeded chain as the benchmark uses it, wherever its node runs. */
+interface BenchChain {
+  readonly httpUrl: string
+  readonly chainId: number
+  readonly head: number
+  readonly tokenList: unknown
+  readonly walletTransfers: ReadonlyArray<Hex>
+  readonly setLogTimestamps: (on: boolean) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Starts a seeded node and adds the benchmark's history: the wallet's transfers each in a transaction of its own, as
+ * real purchases are; the other 90 % in batches, so seeding stays quick. Both kinds are interleaved over the range.
+ */
+const seedBenchChain = async () => {
   const { node, tokenList, manifest } = await startSeededNode()
   const seededTransfers = manifest.transfers.length
   const aapl = manifest.tokens.find((t) => t.symbol === "AAPL")!.address
   const issuer = node.accounts[0]!.address
   const stock = loadArtifact("Stock")
 
-  // The wallet's transfers each in a transaction of its own, as real purchases are; the other 90 % of the history
-  // in batches, so seeding stays quick. Both kinds are interleaved over the whole range.
   const seedStart = performance.now()
   const send = (data: Hex) =>
     node.request<Hex>("eth_sendTransaction", [{ from: issuer, to: aapl, data, gas: "0x1c9c380" }])
@@ -88,6 +106,83 @@ const main = async () => {
         seconds(seedMs)
       }; head block ${head}`
   )
+  return { node, head, tokenList: JSON.parse(toJson(tokenList)) as unknown, walletTransfers }
+}
+
+/** Messages between the benchmark and its chain process. */
+type ToChain = { readonly logTimestamps: boolean } | { readonly close: true }
+type FromChain =
+  | { readonly ready: Omit<BenchChain, "setLogTimestamps" | "close"> }
+  | { readonly done: true }
+
+/** The chain process (`--chain-process`): seeds its node, says where it is, and serves it until told to close. */
+const serveChain = async () => {
+  const { head, node, tokenList, walletTransfers } = await seedBenchChain()
+  const say = (message: FromChain) => process.send!(message)
+  process.on("message", (message: ToChain) => {
+    if ("close" in message) {
+      void node.close().then(() => process.exit(0))
+    } else {
+      node.setLogTimestamps(message.logTimestamps)
+      say({ done: true })
+    }
+  })
+  say({ ready: { httpUrl: node.httpUrl, chainId: node.chainId, head, tokenList, walletTransfers } })
+  // Serves until the benchmark says close, or ends without saying it.
+  process.on("disconnect", () => process.exit(0))
+  return new Promise<void>(() => {})
+}
+
+/**
+ * The node in a process of its own (the default, as a deployment has it: the node is never in the indexer's
+ * process), or in this one (`--node-in-process`).
+ */
+const startBenchChain = async (): Promise<BenchChain> => {
+  if (NODE_IN_PROCESS) {
+    const { head, node, tokenList, walletTransfers } = await seedBenchChain()
+    return {
+      httpUrl: node.httpUrl,
+      chainId: node.chainId,
+      head,
+      tokenList,
+      walletTransfers,
+      setLogTimestamps: async (on) => node.setLogTimestamps(on),
+      close: () => node.close()
+    }
+  }
+  const child = ChildProcess.fork(Url.fileURLToPath(import.meta.url), ["--chain-process", ...process.argv.slice(2)], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  const next = () =>
+    new Promise<FromChain>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the chain process exited (${code})`))
+      child.once("exit", onExit)
+      child.once("message", (message: FromChain) => {
+        child.off("exit", onExit)
+        resolve(message)
+      })
+    })
+  const first = await next()
+  if (!("ready" in first)) throw new Error("the chain process did not say where its node is")
+  return {
+    ...first.ready,
+    setLogTimestamps: async (logTimestamps) => {
+      const answer = next()
+      child.send({ logTimestamps } satisfies ToChain)
+      await answer
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve())
+        child.send({ close: true } satisfies ToChain)
+      })
+  }
+}
+
+const main = async () => {
+  const node = await startBenchChain()
+  const { head, tokenList, walletTransfers } = node
+  const where = NODE_IN_PROCESS ? "the in-process node included" : "the node runs in a process of its own"
 
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-bench-"))
   const tokenListPath = Path.join(dir, "tokens.json")
@@ -239,7 +334,7 @@ const main = async () => {
       }
       const cpuMs = (cpu.user + cpu.system) / 1000
       console.log(
-        `    process CPU (the in-process node included, the database server not): ${seconds(cpuMs)} (user ${
+        `    process CPU (${where}; the database server not): ${seconds(cpuMs)} (user ${
           seconds(cpu.user / 1000)
         }, system ${seconds(cpu.system / 1000)}) = ${(cpuMs / rawCpuMs).toFixed(1)}× the CPU of the raw getLogs (${
           seconds(rawCpuMs)
@@ -288,7 +383,7 @@ const main = async () => {
       Effect.runPromise(backfill("PGlite (in memory), node without log timestamps", TestDatabase.pglite, true))
     )
   }
-  node.setLogTimestamps(true)
+  await node.setLogTimestamps(true)
   rawMs = await rawGetLogs()
   console.log(
     `(b) raw eth_getLogs, node with log timestamps: ${seconds(rawMs)} for ${rawLogs.toLocaleString("en")} logs`
@@ -298,8 +393,7 @@ const main = async () => {
   Fs.rmSync(dir, { recursive: true, force: true })
   await node.close()
 }
-
-main().then(
+;(process.argv.includes("--chain-process") ? serveChain() : main()).then(
   () => process.exit(0),
   (error) => {
     console.error(error)

@@ -17,6 +17,27 @@ import { key } from "./ChainRows.js"
  */
 const fromMs = (sql: SqlClient.SqlClient) => sql`to_timestamp(u.time_ms / 1000)`
 
+/** An element an array literal can hold bare: no quoting, and not the word NULL. */
+const BARE = /^[0-9A-Za-z.+-]+$/
+
+/**
+ * A column as a PostgreSQL array literal (`{a,b,NULL}`), sent as one text parameter and cast by the statement. The
+ * driver makes the same literal from a JS array, but quotes and escapes every element on the way (21 ms of a
+ * 5,000-transfer backfill's CPU profile; its two inserts took 20 ms less without it). These columns are hex, digits
+ * and booleans, written bare and joined once; any other text is quoted and escaped as the driver would.
+ */
+export const arrayLiteral = (values: ReadonlyArray<string | number | boolean | null>): string => {
+  const parts = new Array<string>(values.length)
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]
+    if (value === null) parts[i] = "NULL"
+    else if (typeof value !== "string") parts[i] = String(value)
+    else if (BARE.test(value) && value.toUpperCase() !== "NULL") parts[i] = value
+    else parts[i] = `"${value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"`
+  }
+  return `{${parts.join(",")}}`
+}
+
 /** Rows per statement: keeps each parameter to a few hundred kilobytes. */
 const CHUNK = 5_000
 
@@ -27,8 +48,12 @@ export const insertBlocks = (sql: SqlClient.SqlClient, chainId: number, blocks: 
   chunked(blocks, (chunk) =>
     sql`INSERT INTO chain_blocks (chain_id, number, hash, parent_hash, block_time)
         SELECT ${chainId}, u.number, u.hash, u.parent_hash, ${fromMs(sql)}
-        FROM unnest(${chunk.map((b) => b.number)}::bigint[], ${chunk.map((b) => b.hash)}::text[],
-                    ${chunk.map((b) => b.parentHash)}::text[], ${chunk.map((b) => b.time.getTime())}::float8[])
+        FROM unnest(${arrayLiteral(chunk.map((b) => b.number))}::bigint[], ${
+      arrayLiteral(chunk.map((b) => b.hash))
+    }::text[],
+                    ${arrayLiteral(chunk.map((b) => b.parentHash))}::text[], ${
+      arrayLiteral(chunk.map((b) => b.time.getTime()))
+    }::float8[])
           AS u(number, hash, parent_hash, time_ms)
         ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash,
           parent_hash = coalesce(excluded.parent_hash, chain_blocks.parent_hash), block_time = excluded.block_time`)
@@ -46,13 +71,21 @@ export const insertTransfers = (
           to_key, from_address, to_address, raw, provisional)
         SELECT ${chainId}, u.tx_hash, u.log_index, u.block, u.block_hash, ${fromMs(sql)}, u.token_key, u.from_key,
           u.to_key, u.from_address, u.to_address, u.raw, u.provisional
-        FROM unnest(${chunk.map((t) => t.txHash)}::text[], ${chunk.map((t) => t.logIndex)}::integer[],
-                    ${chunk.map((t) => t.block)}::bigint[], ${chunk.map((t) => t.blockHash)}::text[],
-                    ${chunk.map((t) => t.time.getTime())}::float8[], ${chunk.map((t) => key(t.token))}::text[],
-                    ${chunk.map((t) => key(t.from))}::text[], ${chunk.map((t) => key(t.to))}::text[],
-                    ${chunk.map((t) => t.from)}::text[], ${chunk.map((t) => t.to)}::text[],
-                    ${chunk.map((t) => t.raw.toString())}::numeric[],
-                    ${chunk.map((t) => provisional(t.block))}::boolean[])
+        FROM unnest(${arrayLiteral(chunk.map((t) => t.txHash))}::text[], ${
+        arrayLiteral(chunk.map((t) => t.logIndex))
+      }::integer[],
+                    ${arrayLiteral(chunk.map((t) => t.block))}::bigint[], ${
+        arrayLiteral(chunk.map((t) => t.blockHash))
+      }::text[],
+                    ${arrayLiteral(chunk.map((t) => t.time.getTime()))}::float8[], ${
+        arrayLiteral(chunk.map((t) => key(t.token)))
+      }::text[],
+                    ${arrayLiteral(chunk.map((t) => key(t.from)))}::text[], ${
+        arrayLiteral(chunk.map((t) => key(t.to)))
+      }::text[],
+                    ${arrayLiteral(chunk.map((t) => t.from))}::text[], ${arrayLiteral(chunk.map((t) => t.to))}::text[],
+                    ${arrayLiteral(chunk.map((t) => t.raw.toString()))}::numeric[],
+                    ${arrayLiteral(chunk.map((t) => provisional(t.block)))}::boolean[])
           AS u(tx_hash, log_index, block, block_hash, time_ms, token_key, from_key, to_key, from_address, to_address,
                raw, provisional)
         ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`
