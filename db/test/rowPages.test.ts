@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { linesOf, PageBuilder, readEventLine } from "@scaledger/db/ledger/RowPages"
+import { Utf8Buffer } from "@scaledger/db/Utf8Buffer"
 
 const decode = (bytes: Uint8Array) => new TextDecoder("utf-8", { fatal: true }).decode(bytes)
 
@@ -43,5 +44,27 @@ describe("PageBuilder", () => {
     expect(page.firstDay).toBe("2024-01-31")
     expect([...page.tokens].sort()).toEqual(["AAPL", "TSLA"])
     expect(linesOf(decode(page.text)).map((line) => JSON.parse(readEventLine(line).json).n)).toEqual(["é", 2])
+  })
+})
+
+describe("Utf8Buffer", () => {
+  it("reuses the memory of a text given back, and never that of a text still held", () => {
+    // Texts of pages' size, each in memory of its own (small buffers share Node's pool and are never reused).
+    const text = (label: string) => label.padEnd(20_000, ".")
+    const buffer = new Utf8Buffer(16 * 1024)
+    buffer.write(text("first"))
+    const first = buffer.take()
+    buffer.write(text("second"))
+    const second = buffer.take()
+    expect(second.buffer).not.toBe(first.buffer)
+    buffer.recycle(first)
+    // The text after the next is written where the first was; the texts still held are untouched.
+    buffer.write(text("third"))
+    const third = buffer.take()
+    buffer.write(text("fourth"))
+    const fourth = buffer.take()
+    expect(fourth.buffer).toBe(first.buffer)
+    expect(new Set([second.buffer, third.buffer, fourth.buffer]).size).toBe(3)
+    expect([second, third, fourth].map(decode)).toEqual([text("second"), text("third"), text("fourth")])
   })
 })

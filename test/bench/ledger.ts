@@ -25,7 +25,7 @@ import {
   makeLedgerBuilder
 } from "@scaledger/workers/ledger/LedgerBuilder"
 import { Chunk, ConfigProvider, Effect, Layer, Logger, LogLevel, Redacted, Stream } from "effect"
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { performance } from "node:perf_hooks"
 
@@ -167,6 +167,16 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.()
 
 /**
+ * The process's resident memory at most since `residentPeakReset` (`VmHWM`; Linux, which resets it when "5" is
+ * written to `/proc/self/clear_refs`), in MB.
+ */
+const residentPeakMb = () => {
+  const status = readFileSync("/proc/self/status", "utf8")
+  return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024)
+}
+const residentPeakReset = () => writeFileSync("/proc/self/clear_refs", "5")
+
+/**
  * The most heap in use while it runs, sampled every 10 ms (a full build keeps its open lots and the chunk in hand;
  * the garbage collector decides when the rest goes), in MB.
  */
@@ -259,20 +269,28 @@ const bench = Effect.gen(function*() {
     // `--repeat`, replays of it after the pure ledger again.
     const builder = yield* makeLedgerBuilder.pipe(Effect.provide(LedgerBuilderSettings.Live))
     const pures: Array<{ readonly ms: number; readonly cpuMs: number }> = [pure]
-    const rebuilds: Array<{ readonly ms: number; readonly cpuMs: number; readonly heapMb: number }> = []
+    const rebuilds: Array<
+      { readonly ms: number; readonly cpuMs: number; readonly heapMb: number; readonly rssMb: number }
+    > = []
     for (let r = 0; r < REPEAT; r++) {
       if (r > 0) {
         pures.push(yield* pureLedger(accountId, events, asOf))
         yield* requestReplay(accountId)
       }
       const heap = heapPeak()
+      residentPeakReset()
       const rebuildCpu = process.cpuUsage()
       const rebuildStart = performance.now()
       yield* profiled(
         rebuildProfileFile === undefined ? undefined : `${rebuildProfileFile}.${events}.${r}.cpuprofile`,
         builder.poll
       )
-      rebuilds.push({ ms: performance.now() - rebuildStart, cpuMs: cpuMsSince(rebuildCpu), heapMb: heap.stop() })
+      rebuilds.push({
+        ms: performance.now() - rebuildStart,
+        cpuMs: cpuMsSince(rebuildCpu),
+        heapMb: heap.stop(),
+        rssMb: residentPeakMb()
+      })
     }
     const median = (runs: ReadonlyArray<{ readonly ms: number; readonly cpuMs: number }>) => {
       const by = (key: "ms" | "cpuMs") => [...runs].map((run) => run[key]).sort((a, b) => a - b)[runs.length >> 1]!
@@ -302,7 +320,9 @@ const bench = Effect.gen(function*() {
         } ` +
         `(${(rebuildMs / pureMs).toFixed(1)}×, CPU ${seconds(rebuildCpuMs)} = ${
           (rebuildCpuMs / pureCpuMs).toFixed(1)
-        }× the pure ledger's CPU, heap in use at most ${Math.max(...rebuilds.map((b) => b.heapMb))} MB, ${
+        }× the pure ledger's CPU, heap in use at most ${
+          Math.max(...rebuilds.map((b) => b.heapMb))
+        } MB, process RSS at most ${Math.max(...rebuilds.map((b) => b.rssMb))} MB, ${
           Number(stored?.n ?? 0).toLocaleString("en")
         } event rows${
           REPEAT > 1

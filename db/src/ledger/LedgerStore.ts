@@ -270,7 +270,11 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           }
           if (builder.size > 0) yield builder.take()
         }
-        yield* insertChunks(pages(), (chunk) => insertPage(sql, table, accountId, chunk[0]!), 1)
+        yield* insertChunks(
+          pages(),
+          (chunk) => Effect.tap(insertPage(sql, table, accountId, chunk[0]!), () => builder.recycle(chunk[0]!)),
+          1
+        )
       })
 
     /**
@@ -421,7 +425,10 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         Effect.gen(function*() {
           yield* clear
           if (inFlight !== undefined) yield* Fiber.join(inFlight)
-          inFlight = yield* Effect.forkIn(insertPage(sql, table, accountId, page), scope)
+          inFlight = yield* Effect.forkIn(
+            Effect.tap(insertPage(sql, table, accountId, page), () => builders[table].recycle(page)),
+            scope
+          )
           // Let the statement go out before the next page is made.
           yield* Effect.yieldNow()
         })

@@ -173,6 +173,11 @@ export class PageBuilder {
     this.add(line, d.day, d.token, null, null)
   }
 
+  /** Gives back the memory of a page `take` handed over, once its statement has run (see `Utf8Buffer.recycle`). */
+  recycle(page: Page): void {
+    this.text.recycle(page.text)
+  }
+
   /** The page made so far, and an empty builder for the rows after it. */
   take(): Page {
     const page: Page = {
