@@ -28,6 +28,7 @@ import { Chunk, ConfigProvider, Effect, Layer, Logger, LogLevel, Redacted, Strea
 import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { performance } from "node:perf_hooks"
+import { getHeapStatistics } from "node:v8"
 
 const CHAIN = 31337
 const TOKENS = ["AAPL", "CRWD", "SGOV", "MU", "TSLA"]
@@ -176,20 +177,23 @@ const residentPeakMb = () => {
 }
 const residentPeakReset = () => writeFileSync("/proc/self/clear_refs", "5")
 
+/** The heap in use (as `process.memoryUsage().heapUsed`, without its reading of the resident size: a tenth the cost). */
+const heapUsed = () => getHeapStatistics().used_heap_size
+
 /**
  * The most heap in use while it runs, sampled every 10 ms (a full build keeps its open lots and the chunk in hand;
- * the garbage collector decides when the rest goes), in MB.
+ * the garbage collector decides when the rest goes: garbage not yet collected counts), in MB.
  */
 const heapPeak = () => {
   collectGarbage()
-  let peak = process.memoryUsage().heapUsed
+  let peak = heapUsed()
   const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().heapUsed)
+    peak = Math.max(peak, heapUsed())
   }, 10)
   return {
     stop: () => {
       clearInterval(timer)
-      return Math.round(Math.max(peak, process.memoryUsage().heapUsed) / 1e6)
+      return Math.round(Math.max(peak, heapUsed()) / 1e6)
     }
   }
 }
