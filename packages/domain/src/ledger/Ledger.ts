@@ -21,7 +21,16 @@ export {
   openPoolsOf
 } from "./LotFigures.js"
 export { type ReportOptions } from "./ReportBuilder.js"
-export { disposalRows, incomeRows, movementRows, release, type RowCounts, rowCounts, splitRows } from "./ReportRows.js"
+export {
+  type DisposalGains,
+  disposalRows,
+  incomeRows,
+  movementRows,
+  release,
+  type RowCounts,
+  rowCounts,
+  splitRows
+} from "./ReportRows.js"
 export {
   expandDisposalRow,
   expandEventRow,

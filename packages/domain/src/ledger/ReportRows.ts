@@ -71,14 +71,18 @@ export class TotalBuilder {
 
 export const minus = (a: bigint | null, b: bigint | null): bigint | null => (a === null || b === null ? null : a - b)
 
-interface DisposalFigures {
+/** What `release` keeps of a disposal: its gain, in USD and converted. */
+export interface DisposalGains {
+  readonly gainUsd: bigint | null
+  readonly gain: bigint | null
+}
+
+interface DisposalFigures extends DisposalGains {
   readonly date: string
   readonly proceedsUsd: bigint | null
   readonly basisUsd: bigint | null
-  readonly gainUsd: bigint | null
   readonly proceeds: bigint | null
   readonly basis: bigint | null
-  readonly gain: bigint | null
 }
 
 export const disposalFigures = (
@@ -319,9 +323,10 @@ export const needsReviewCount = (state: LedgerState): number => {
  * report needs of them is kept as sums: realised gains per UTC year of disposal (converted at the rates the state
  * has now) and the count of movements needing review. Row numbers go on (`rowCounts`); a released row is no longer
  * listed. A report of a released state counts a released disposal in its year's totals even when `asOf` is earlier
- * in that year than the disposal.
+ * in that year than the disposal. `gains`: those of the disposals the state holds, one each in order, as
+ * `storedDisposalRows` gathered them while it made their rows; computed here when not given (or not one each).
  */
-export const release = (state: LedgerState): LedgerState => {
+export const release = (state: LedgerState, gains?: ReadonlyArray<DisposalGains>): LedgerState => {
   const conversions = new Conversions(state)
   const realised = new Map<number, TotalBuilder>()
   const realisedTaxable = new Map<number, TotalBuilder>()
@@ -334,10 +339,11 @@ export const release = (state: LedgerState): LedgerState => {
     return total
   }
   const { base, items, length } = state.disposals
+  const given = gains !== undefined && gains.length === length - base ? gains : undefined
   for (let i = 0; i < length - base; i++) {
     const record = items[i]!
     const year = utcYear(record.event.timestamp)
-    const { gain, gainUsd } = disposalFigures(state, conversions, record)
+    const { gain, gainUsd } = given?.[i] ?? disposalFigures(state, conversions, record)
     builder(realised, state.released.realised, year).add(gainUsd, gain)
     if (record.taxable) builder(realisedTaxable, state.released.realisedTaxable, year).add(gainUsd, gain)
   }

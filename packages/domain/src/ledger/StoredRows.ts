@@ -13,7 +13,7 @@ import type { BasisComponent, Disposal, Lot, Movement, NullReason, PriceProvenan
 import type { DisposalRecord, LedgerState, MovementRecord } from "./LedgerState.js"
 import { componentParts, Conversions, type FiguresCache, type OpenLot, provenance } from "./LotFigures.js"
 import type { PriceRef } from "./Prices.js"
-import { disposalFigures, minus } from "./ReportRows.js"
+import { disposalFigures, type DisposalGains, minus } from "./ReportRows.js"
 
 /** A rate quote: 0 for the identity of the figure's own date (reporting in USD), null for none. */
 type StoredQuote = 0 | null | readonly [string, string, string, string, 0 | 1]
@@ -99,10 +99,14 @@ export const storedMovement = (state: LedgerState, conversions: Conversions, rec
   }
 }
 
-/** A disposal row to store (see `disposalRows`). */
-export const storedDisposal = (state: LedgerState, conversions: Conversions, record: DisposalRecord): StoredRow => {
+/** A disposal row to store (see `disposalRows`), from its figures. */
+export const storedDisposal = (
+  state: LedgerState,
+  conversions: Conversions,
+  record: DisposalRecord,
+  figures: ReturnType<typeof disposalFigures> = disposalFigures(state, conversions, record)
+): StoredRow => {
   const { event, lot } = record
-  const figures = disposalFigures(state, conversions, record)
   const accrual = state.books.get(event.token)!.accrual
   return {
     wallet: record.wallet,
@@ -203,11 +207,23 @@ export function* storedMovementRows(state: LedgerState, from = 0): Generator<Sto
   for (let i = Math.max(from, base); i < length; i++) yield storedMovement(state, conversions, items[i - base]!)
 }
 
-/** The stored disposals, in event order; from the `from`-th on (as `disposalRows`). */
-export function* storedDisposalRows(state: LedgerState, from = 0): Generator<StoredRow> {
+/**
+ * The stored disposals, in event order; from the `from`-th on (as `disposalRows`). `gains`: each row's gains are
+ * added to it, for `release` (which then need not compute them again).
+ */
+export function* storedDisposalRows(
+  state: LedgerState,
+  from = 0,
+  gains?: Array<DisposalGains>
+): Generator<StoredRow> {
   const conversions = new Conversions(state)
   const { base, items, length } = state.disposals
-  for (let i = Math.max(from, base); i < length; i++) yield storedDisposal(state, conversions, items[i - base]!)
+  for (let i = Math.max(from, base); i < length; i++) {
+    const record = items[i - base]!
+    const figures = disposalFigures(state, conversions, record)
+    gains?.push(figures)
+    yield storedDisposal(state, conversions, record, figures)
+  }
 }
 
 interface Quote {

@@ -3,6 +3,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Ledger, type LedgerEvent, type LedgerSettings, type RateTable } from "../../src/ledger/index.js"
 import type { LedgerState } from "../../src/ledger/LedgerState.js"
+import { formatUsd } from "../../src/ledger/LotFigures.js"
 import { address, multiplier, round, runLedger, transfer, user } from "./fixtures.js"
 import { interpret, randomOps, settingsFor } from "./generate.js"
 
@@ -261,6 +262,77 @@ describe("streaming: released rows and streamed lots give the report of the whol
       }),
       { numRuns: 80 }
     )
+  })
+
+  it("release takes the gains the stored disposal rows gathered: the same totals as computing them again", () => {
+    fc.assert(
+      fc.property(caseArb, ({ chunk, count, country, seed, withRates }) => {
+        const history = interpret(randomOps(count, seed))
+        const { events } = history
+        if (events.length === 0) return
+        const settings: LedgerSettings = {
+          ...settingsFor(history, country),
+          ...(withRates ? { rates: ratesFor(history.start, history.end) } : {})
+        }
+        let computed = Either.getOrThrow(Ledger.empty(settings))
+        let given = computed
+        for (let i = 0; i < events.length; i += chunk) {
+          const next = events.slice(i, i + chunk)
+          computed = Ledger.release(Either.getOrThrow(Ledger.apply(computed, next)))
+          given = Either.getOrThrow(Ledger.apply(given, next))
+          const gains: Array<Ledger.DisposalGains> = []
+          for (const _ of Ledger.storedDisposalRows(given, given.disposals.base, gains)) void _
+          // One per disposal held, each that of its own row.
+          expect(gains.map((g) => [formatUsd(g.gainUsd), formatUsd(g.gain)])).toEqual(
+            [...Ledger.disposalRows(given, given.disposals.base)].map((row) => [row.gainUsd, row.gain])
+          )
+          given = Ledger.release(given, gains)
+        }
+        const totals = (state: LedgerState) =>
+          JSON.stringify(state.released, (_, v) => typeof v === "bigint" ? v.toString() : v instanceof Map ? [...v] : v)
+        expect(totals(given)).toBe(totals(computed))
+      }),
+      { numRuns: 60 }
+    )
+  })
+
+  it("release counts each disposal's given gains in its own year, and computes them when not one each", () => {
+    const [a, exchange] = [address(0xa), address(0xe)]
+    const sale = (id: string, time: string, block: number) =>
+      transfer({
+        id,
+        token: "TSLA",
+        from: a,
+        to: exchange,
+        qty: "1",
+        time,
+        block,
+        classification: user("transfer.out", "exchange")
+      })
+    const state = build({
+      wallets: [{ address: a, self: true }],
+      country: "US",
+      prices: { TSLA: [round(1, "100", "2023-01-01T00:00:00Z")] }
+    }, [
+      transfer({
+        id: "buy",
+        token: "TSLA",
+        from: exchange,
+        to: a,
+        qty: "2",
+        time: "2023-06-01T15:00:00Z",
+        block: 1,
+        classification: user("transfer.in", "exchange")
+      }),
+      sale("sell-2023", "2023-12-01T15:00:00Z", 2),
+      sale("sell-2024", "2024-03-01T15:00:00Z", 3)
+    ])
+    expect(Ledger.rowCounts(state).disposals).toBe(2)
+    const released = Ledger.release(state, [{ gainUsd: 1n, gain: 2n }, { gainUsd: 3n, gain: 4n }]).released
+    expect(released.realised.get(2023)).toMatchObject({ knownUsd: 1n, knownConverted: 2n, count: 1 })
+    expect(released.realised.get(2024)).toMatchObject({ knownUsd: 3n, knownConverted: 4n, count: 1 })
+    // Not one per disposal held: not trusted.
+    expect(Ledger.release(state, [{ gainUsd: 1n, gain: 2n }]).released).toEqual(Ledger.release(state).released)
   })
 
   it("a released state still applies new events like the full one", () => {

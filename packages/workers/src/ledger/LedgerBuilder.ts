@@ -298,14 +298,19 @@ export const emitRows = (sink: RowSink): RowEmitter<SqlError> => {
   return (state) =>
     Effect.gen(function*() {
       yield* sink.events(chainOrdered(state, written))
-      yield* sink.disposals(disposalRecords(state, written.disposals))
+      const gains: Array<Ledger.DisposalGains> = []
+      yield* sink.disposals(disposalRecords(state, written.disposals, gains))
       written = Ledger.rowCounts(state)
-      return Ledger.release(state)
+      return Ledger.release(state, gains)
     })
 }
 
-function* disposalRecords(state: LedgerState, from?: number): Generator<DisposalRecord> {
-  for (const row of Ledger.storedDisposalRows(state, from)) yield { ...Ledger.storedDisposalKeys(row), row }
+function* disposalRecords(
+  state: LedgerState,
+  from?: number,
+  gains?: Array<Ledger.DisposalGains>
+): Generator<DisposalRecord> {
+  for (const row of Ledger.storedDisposalRows(state, from, gains)) yield { ...Ledger.storedDisposalKeys(row), row }
 }
 
 /** A newer replay of the account was asked for while this one ran: it stops at its next chunk, storing nothing. */
