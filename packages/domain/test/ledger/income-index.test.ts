@@ -218,6 +218,8 @@ const caseArb = fc.record({
   withRates: fc.boolean()
 })
 
+type Case = typeof caseArb extends fc.Arbitrary<infer C> ? C : never
+
 const ratesFor = (start: number, end: number): RateTable => {
   const rates: Array<RateTable["rates"][number]> = []
   for (let t = start - 86_400; t <= end + 86_400; t += 86_400) {
@@ -227,17 +229,22 @@ const ratesFor = (start: number, end: number): RateTable => {
   return { currency: "SGD", rates }
 }
 
+/** A random history of `caseArb` with its settings. */
+const caseOf = ({ count, country, seed, withRates }: Omit<Case, "chunk">) => {
+  const history = interpret(randomOps(count, seed))
+  const settings: LedgerSettings = {
+    ...settingsFor(history, country),
+    ...(withRates ? { rates: ratesFor(history.start, history.end) } : {})
+  }
+  return { events: history.events, history, settings }
+}
+
 describe("streaming: released rows and streamed lots give the report of the whole state", () => {
   it("apply in chunks, releasing each chunk's rows, reports like one build; lotRows lists the report's lots", () => {
     fc.assert(
       fc.property(caseArb, ({ chunk, count, country, seed, withRates }) => {
-        const history = interpret(randomOps(count, seed))
-        const { events } = history
+        const { events, history, settings } = caseOf({ count, country, seed, withRates })
         if (events.length === 0) return
-        const settings: LedgerSettings = {
-          ...settingsFor(history, country),
-          ...(withRates ? { rates: ratesFor(history.start, history.end) } : {})
-        }
         const whole = build(settings, events)
         let streamed = Either.getOrThrow(Ledger.empty(settings))
         const written: Array<string> = []
@@ -267,13 +274,8 @@ describe("streaming: released rows and streamed lots give the report of the whol
   it("release takes the gains the stored disposal rows gathered: the same totals as computing them again", () => {
     fc.assert(
       fc.property(caseArb, ({ chunk, count, country, seed, withRates }) => {
-        const history = interpret(randomOps(count, seed))
-        const { events } = history
+        const { events, settings } = caseOf({ count, country, seed, withRates })
         if (events.length === 0) return
-        const settings: LedgerSettings = {
-          ...settingsFor(history, country),
-          ...(withRates ? { rates: ratesFor(history.start, history.end) } : {})
-        }
         let computed = Either.getOrThrow(Ledger.empty(settings))
         let given = computed
         for (let i = 0; i < events.length; i += chunk) {
