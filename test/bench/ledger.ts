@@ -175,7 +175,13 @@ const residentPeakMb = () => {
   const status = readFileSync("/proc/self/status", "utf8")
   return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024)
 }
-const residentPeakReset = () => writeFileSync("/proc/self/clear_refs", "5")
+const residentPeakReset = () => {
+  try {
+    writeFileSync("/proc/self/clear_refs", "5")
+  } catch {
+    // Not Linux, or not allowed: the peak then counts from the process's start.
+  }
+}
 
 /** The heap in use (as `process.memoryUsage().heapUsed`, without its reading of the resident size: a tenth the cost). */
 const heapUsed = () => getHeapStatistics().used_heap_size

@@ -41,19 +41,23 @@ export const arrayLiteral = (values: ReadonlyArray<string | number | boolean | n
 /** Rows per statement: keeps each parameter to a few hundred kilobytes. */
 const CHUNK = 5_000
 
-const chunked = <A>(rows: ReadonlyArray<A>, insert: (chunk: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError>) =>
-  Effect.forEach(Arr.chunksOf(rows, CHUNK), insert, { discard: true })
+/** `rows` a chunk at a time, each chunk's columns given to `insert` as array literals (`column(field)`). */
+const chunked = <A>(
+  rows: ReadonlyArray<A>,
+  insert: (column: (field: (row: A) => string | number | boolean | null) => string) => Effect.Effect<unknown, SqlError>
+) =>
+  Effect.forEach(
+    Arr.chunksOf(rows, CHUNK),
+    (chunk) => insert((field) => arrayLiteral(chunk.map(field))),
+    { discard: true }
+  )
 
 export const insertBlocks = (sql: SqlClient.SqlClient, chainId: number, blocks: ReadonlyArray<BlockRow>) =>
-  chunked(blocks, (chunk) =>
+  chunked(blocks, (c) =>
     sql`INSERT INTO chain_blocks (chain_id, number, hash, parent_hash, block_time)
         SELECT ${chainId}, u.number, u.hash, u.parent_hash, ${fromMs(sql)}
-        FROM unnest(${arrayLiteral(chunk.map((b) => b.number))}::bigint[], ${
-      arrayLiteral(chunk.map((b) => b.hash))
-    }::text[],
-                    ${arrayLiteral(chunk.map((b) => b.parentHash))}::text[], ${
-      arrayLiteral(chunk.map((b) => b.time.getTime()))
-    }::float8[])
+        FROM unnest(${c((b) => b.number)}::bigint[], ${c((b) => b.hash)}::text[], ${c((b) => b.parentHash)}::text[],
+                    ${c((b) => b.time.getTime())}::float8[])
           AS u(number, hash, parent_hash, time_ms)
         ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash,
           parent_hash = coalesce(excluded.parent_hash, chain_blocks.parent_hash), block_time = excluded.block_time`)
@@ -66,26 +70,16 @@ export const insertTransfers = (
 ) =>
   chunked(
     transfers,
-    (chunk) =>
+    (c) =>
       sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key, from_key,
           to_key, from_address, to_address, raw, provisional)
         SELECT ${chainId}, u.tx_hash, u.log_index, u.block, u.block_hash, ${fromMs(sql)}, u.token_key, u.from_key,
           u.to_key, u.from_address, u.to_address, u.raw, u.provisional
-        FROM unnest(${arrayLiteral(chunk.map((t) => t.txHash))}::text[], ${
-        arrayLiteral(chunk.map((t) => t.logIndex))
-      }::integer[],
-                    ${arrayLiteral(chunk.map((t) => t.block))}::bigint[], ${
-        arrayLiteral(chunk.map((t) => t.blockHash))
-      }::text[],
-                    ${arrayLiteral(chunk.map((t) => t.time.getTime()))}::float8[], ${
-        arrayLiteral(chunk.map((t) => key(t.token)))
-      }::text[],
-                    ${arrayLiteral(chunk.map((t) => key(t.from)))}::text[], ${
-        arrayLiteral(chunk.map((t) => key(t.to)))
-      }::text[],
-                    ${arrayLiteral(chunk.map((t) => t.from))}::text[], ${arrayLiteral(chunk.map((t) => t.to))}::text[],
-                    ${arrayLiteral(chunk.map((t) => t.raw.toString()))}::numeric[],
-                    ${arrayLiteral(chunk.map((t) => provisional(t.block)))}::boolean[])
+        FROM unnest(${c((t) => t.txHash)}::text[], ${c((t) => t.logIndex)}::integer[], ${c((t) => t.block)}::bigint[],
+                    ${c((t) => t.blockHash)}::text[], ${c((t) => t.time.getTime())}::float8[],
+                    ${c((t) => key(t.token))}::text[], ${c((t) => key(t.from))}::text[], ${c((t) => key(t.to))}::text[],
+                    ${c((t) => t.from)}::text[], ${c((t) => t.to)}::text[], ${c((t) => t.raw.toString())}::numeric[],
+                    ${c((t) => provisional(t.block))}::boolean[])
           AS u(tx_hash, log_index, block, block_hash, time_ms, token_key, from_key, to_key, from_address, to_address,
                raw, provisional)
         ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`
