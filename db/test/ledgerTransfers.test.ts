@@ -96,6 +96,53 @@ for (const [name, database] of backends) {
           expect(Chunk.size(yield* Stream.runCollect(inputs.transfers(account.id, CHAIN, tokens, [40_000_000, 999]))))
             .toBe(0)
         }))
+
+      it.effect("loads the tokens of the account's transfers, the UTC dates they fall on and how many there are", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("dates")
+          const own = "0x00000000000000000000000000000000000000d1"
+          const second = "0x00000000000000000000000000000000000000d2"
+          yield* sql`INSERT INTO wallets (account_id, address, address_key) VALUES (${account.id}, ${own}, ${own})`
+          const at = [
+            [1, TOKEN, "2024-03-09T23:59:59.999Z"],
+            [2, TOKEN, "2024-03-10T00:00:00.000Z"],
+            [3, second, "2024-03-10T12:00:00.000Z"],
+            [4, TOKEN, "2024-03-10T23:59:59.000Z"],
+            [5, second, "2025-01-01T00:00:00.000Z"]
+          ] as const
+          yield* sql`INSERT INTO token_transfers ${
+            sql.insert(at.map(([block, token, time]) => ({
+              chain_id: CHAIN,
+              tx_hash: `0x${(0xd000 + block).toString(16).padStart(64, "0")}`,
+              log_index: 0,
+              block,
+              block_hash: `0x${block.toString(16).padStart(64, "0")}`,
+              block_time: new Date(time),
+              token_key: token,
+              from_key: OTHER,
+              to_key: own,
+              from_address: OTHER,
+              to_address: own,
+              raw: "1"
+            })))
+          }`
+          const inputs = yield* LedgerInputs
+          const all = yield* inputs.load(account.id, CHAIN)
+          expect(all.dates).toEqual(["2024-03-09", "2024-03-10", "2025-01-01"])
+          expect(all.tokens.map((token) => token.key)).toEqual([TOKEN, second].sort())
+          expect(all.transferCount).toBe(5)
+          // After a position: the transfers after it, with the tokens and dates the position already knew.
+          const since = yield* inputs.load(account.id, CHAIN, {
+            block: 3,
+            logIndex: 0,
+            tokenKeys: [TOKEN],
+            dates: ["2024-03-09"]
+          })
+          expect(since.dates).toEqual(["2024-03-09", "2024-03-10", "2025-01-01"])
+          expect(since.tokens.map((token) => token.key)).toEqual([TOKEN, second].sort())
+          expect(since.transferCount).toBe(2)
+        }))
     })
   })
 }

@@ -124,15 +124,17 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
     const load = (accountId: string, chainId: number, since?: LoadSince) =>
       Effect.gen(function*() {
         // One pass over the account's transfers (after `since`) gives its tokens, the dates they fall on and how many
-        // there are; the tokens' listing and multiplier changes are read for those and the ones `since` knows.
+        // there are; the tokens' listing and multiplier changes are read for those and the ones `since` knows. Days
+        // are formatted per group, not per transfer (half the statement's time at 100,000 transfers).
         const [loaded] = yield* sql<{ data: Loaded | string }>`
           WITH g AS (
-            SELECT t.token_key, to_char((t.block_time AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
-              count(*)::text AS n
-            FROM token_transfers t
-            WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
-              ${after(since === undefined ? undefined : [since.block, since.logIndex])}
-            GROUP BY 1, 2
+            SELECT token_key, to_char(day, 'YYYY-MM-DD') AS day, n::text AS n FROM (
+              SELECT t.token_key, (t.block_time AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+              FROM token_transfers t
+              WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
+                ${after(since === undefined ? undefined : [since.block, since.logIndex])}
+              GROUP BY 1, 2
+            ) d
           ), k AS (
             SELECT token_key FROM g
             UNION SELECT json_array_elements_text(${JSON.stringify(since?.tokenKeys ?? [])}::json)
