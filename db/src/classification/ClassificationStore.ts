@@ -280,57 +280,32 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
        */
       const complete = (owner: string, results: ReadonlyArray<ClassificationResult>) =>
         results.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
-          // One statement for the batch (a round trip per row cost more than the batch's decisions on a busy
-          // server). JSON carries the nulls and any text as they are.
-          const decisions = JSON.stringify(results.map((r) => ({
-            account_id: r.accountId,
-            chain_id: r.chainId,
-            tx_hash: r.txHash,
-            log_index: r.logIndex,
-            type: r.type,
-            relationship: r.relationship,
-            classified_by: r.type === null ? null : r.classifiedBy,
-            confirmed: r.confirmed,
-            rule: r.rule,
-            counterparty_key: r.counterpartyKey,
-            model: r.model,
-            confidence: r.confidence,
-            rationale: r.rationale,
-            error: r.error
-          })))
-          const updated = yield* sql<{ account_id: string }>`
-            UPDATE transfer_classifications c SET
-              status = 'done', type = d.type, relationship = d.relationship, classified_by = d.classified_by,
-              confirmed = d.confirmed, rule = d.rule, counterparty_key = d.counterparty_key, model = d.model,
-              confidence = d.confidence, rationale = d.rationale, error = d.error,
-              lease_owner = NULL, lease_until = NULL, updated_at = now()
-            FROM json_to_recordset(${decisions}::json) AS d(
-              account_id text, chain_id integer, tx_hash text, log_index integer, type text, relationship text,
-              classified_by text, confirmed boolean, rule text, counterparty_key text, model text,
-              confidence double precision, rationale text, error text)
-            WHERE c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
-              AND c.log_index = d.log_index AND c.status = 'pending' AND c.lease_owner = ${owner}
-            RETURNING c.account_id`
-          const accounts = [...new Set(updated.map((row) => row.account_id))]
-          if (accounts.length > 0) {
-            // A build for each account touched. While the account still has transfers queued, the request may
-            // wait (`deferred_version`, see migration 0029): a long run rebuilds it every so often, not after every
-            // batch; its last batch, or a request of another kind already waiting, keeps it prompt.
+          let written = 0
+          const accounts = new Set<string>()
+          for (const r of results) {
+            const rows = yield* sql<{ account_id: string }>`
+              UPDATE transfer_classifications SET
+                status = 'done', type = ${r.type}, relationship = ${r.relationship},
+                classified_by = ${r.type === null ? null : r.classifiedBy}, confirmed = ${r.confirmed},
+                rule = ${r.rule}, counterparty_key = ${r.counterpartyKey}, model = ${r.model},
+                confidence = ${r.confidence}, rationale = ${r.rationale}, error = ${r.error},
+                lease_owner = NULL, lease_until = NULL, updated_at = now()
+              WHERE account_id = ${r.accountId} AND chain_id = ${r.chainId} AND tx_hash = ${r.txHash}
+                AND log_index = ${r.logIndex} AND status = 'pending' AND lease_owner = ${owner}
+              RETURNING account_id`
+            if (rows.length > 0) {
+              written++
+              accounts.add(r.accountId)
+            }
+          }
+          if (accounts.size > 0) {
             yield* sql`
               INSERT INTO ledger_builds (account_id)
-              SELECT id FROM accounts WHERE id IN ${sql.in(accounts)}
+              SELECT id FROM accounts WHERE id IN ${sql.in([...accounts])}
               ON CONFLICT (account_id) DO UPDATE SET
-                requested_version = ledger_builds.requested_version + 1, requested_at = now(),
-                deferred_version = CASE
-                  WHEN NOT EXISTS (SELECT 1 FROM transfer_classifications q
-                                   WHERE q.account_id = ledger_builds.account_id AND q.status = 'pending')
-                    THEN ledger_builds.deferred_version
-                  WHEN ledger_builds.requested_version > ledger_builds.built_version
-                    AND ledger_builds.requested_version > ledger_builds.deferred_version
-                    THEN ledger_builds.deferred_version
-                  ELSE ledger_builds.requested_version + 1 END`
+                requested_version = ledger_builds.requested_version + 1, requested_at = now()`
           }
-          return updated.length
+          return written
         }))
 
       /**

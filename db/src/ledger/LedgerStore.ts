@@ -156,10 +156,8 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
      * arrives in small steps; one build covers many of them). A build whose worker died is due again once its
      * lease lapses. Replays first, then builds asked for by the account's own movements (a new block of a wallet
      * must not wait behind every account a classification run or a price round touched), then the oldest request.
-     * A build asked for only by classifications while more of the account's transfers were queued (its
-     * `deferred_version`) waits `deferredIntervalMs` since the last build.
      */
-    const claim = (owner: string, limit: number, leaseSeconds: number, minIntervalMs: number, deferredIntervalMs = 0) =>
+    const claim = (owner: string, limit: number, leaseSeconds: number, minIntervalMs: number) =>
       Effect.map(
         sql<{ account_id: string; requested_version: string; replay_version: string; built_version: string }>`
           UPDATE ledger_builds SET lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseSeconds})
@@ -168,9 +166,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             WHERE requested_version > built_version
               AND (lease_until IS NULL OR lease_until < now())
               AND (replay_version > built_version OR built_at IS NULL
-                   OR (built_at < now() - make_interval(secs => ${minIntervalMs / 1000})
-                       AND (requested_version > deferred_version
-                            OR built_at < now() - make_interval(secs => ${deferredIntervalMs / 1000}))))
+                   OR built_at < now() - make_interval(secs => ${minIntervalMs / 1000}))
             ORDER BY (replay_version > built_version) DESC, (movement_version > built_version) DESC, requested_at
             LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)

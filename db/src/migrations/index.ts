@@ -22,7 +22,6 @@ import walletRecordedXid from "./0025_wallet_recorded_xid.js"
 import ledgerMovementVersion from "./0026_ledger_movement_version.js"
 import priceRoundsRecordedXid from "./0027_price_rounds_recorded_xid.js"
 import ledgerRowPages from "./0028_ledger_row_pages.js"
-import ledgerDeferredVersion from "./0029_ledger_deferred_version.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -47,6 +46,5 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0025_wallet_recorded_xid": walletRecordedXid,
   "0026_ledger_movement_version": ledgerMovementVersion,
   "0027_price_rounds_recorded_xid": priceRoundsRecordedXid,
-  "0028_ledger_row_pages": ledgerRowPages,
-  "0029_ledger_deferred_version": ledgerDeferredVersion
+  "0028_ledger_row_pages": ledgerRowPages
 }

@@ -41,12 +41,6 @@ export const LedgerBuilderConfig = Config.all({
   poll: durationSetting("LEDGER_POLL_MS", "millis", 500, { positive: true }),
   /** Chain data arrives in small steps: an account is rebuilt for it at most this often. Replays do not wait. */
   minInterval: durationSetting("LEDGER_MIN_INTERVAL_MS", "millis", 2_000),
-  /**
-   * While an account's transfers are still queued for classification, the classifier's results rebuild it at most
-   * this often (each such build applies every event behind the first transfer still queued); its last batch, and
-   * any other change, rebuild it as soon as `minInterval` allows.
-   */
-  classifyingInterval: durationSetting("LEDGER_CLASSIFYING_INTERVAL_SECONDS", "seconds", 30),
   /** A build older than this is made again: "now" moves the year's figures and the current value. */
   maxAge: durationSetting("LEDGER_MAX_AGE_SECONDS", "seconds", 3_600, { positive: true }),
   concurrency: positiveInteger("LEDGER_CONCURRENCY", 2),
@@ -474,8 +468,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
       owner,
       config.concurrency,
       Duration.toSeconds(config.lease),
-      Duration.toMillis(config.minInterval),
-      Duration.toMillis(config.classifyingInterval)
+      Duration.toMillis(config.minInterval)
     )
     yield* Effect.forEach(due, (build) => Effect.ignore(buildOne(build.accountId, build.version, build.replay)), {
       concurrency: config.concurrency,
@@ -488,13 +481,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
    * when a whole poll's batch is), so a block's build waits for at most one build ahead of it.
    */
   const slot = Effect.gen(function*() {
-    const due = yield* store.claim(
-      owner,
-      1,
-      Duration.toSeconds(config.lease),
-      Duration.toMillis(config.minInterval),
-      Duration.toMillis(config.classifyingInterval)
-    )
+    const due = yield* store.claim(owner, 1, Duration.toSeconds(config.lease), Duration.toMillis(config.minInterval))
     if (due.length === 0) return yield* Effect.sleep(config.poll)
     for (const build of due) yield* Effect.ignore(buildOne(build.accountId, build.version, build.replay))
   }).pipe(

@@ -19,19 +19,12 @@ describe("LedgerBuilderConfig", () => {
     expect(config.checkpointEvents).toBe(2_000_000)
     expect(config.checkpointLots).toBe(40_000)
     expect(config.holdEvents).toBe(10_000)
-    expect(Duration.toSeconds(config.classifyingInterval)).toBe(30)
   })
 
   it("reads the variables in their units, and 0 where 0 means off", () => {
     const config = Either.getOrThrow(
-      load({
-        LEDGER_POLL_MS: "100",
-        LEDGER_MIN_INTERVAL_MS: "0",
-        LEDGER_CHECKPOINTS: "0",
-        LEDGER_CLASSIFYING_INTERVAL_SECONDS: "5"
-      })
+      load({ LEDGER_POLL_MS: "100", LEDGER_MIN_INTERVAL_MS: "0", LEDGER_CHECKPOINTS: "0" })
     )
-    expect(Duration.toMillis(config.classifyingInterval)).toBe(5_000)
     expect(Duration.toMillis(config.poll)).toBe(100)
     expect(Duration.toMillis(config.minInterval)).toBe(0)
     expect(config.checkpoints).toBe(0)
@@ -44,12 +37,7 @@ describe("LedgerBuilderConfig", () => {
     ["LEDGER_LEASE_SECONDS", "0", "LEDGER_LEASE_SECONDS must be more than zero"],
     ["LEDGER_CHECKPOINTS", "-2", "LEDGER_CHECKPOINTS must be zero or more"],
     ["LEDGER_CHECKPOINT_EVENTS", "many", "LEDGER_CHECKPOINT_EVENTS"],
-    ["LEDGER_CHECKPOINT_LOTS", "-1", "LEDGER_CHECKPOINT_LOTS must be zero or more"],
-    [
-      "LEDGER_CLASSIFYING_INTERVAL_SECONDS",
-      "soon",
-      "LEDGER_CLASSIFYING_INTERVAL_SECONDS must be a whole number of seconds"
-    ]
+    ["LEDGER_CHECKPOINT_LOTS", "-1", "LEDGER_CHECKPOINT_LOTS must be zero or more"]
   ])("refuses %s=%s", (name, value, message) => {
     const result = load({ [name]: value })
     expect(Either.isLeft(result)).toBe(true)
