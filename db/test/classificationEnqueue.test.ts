@@ -88,6 +88,91 @@ for (const [name, database] of backends) {
           expect((yield* store.enqueue(CHAIN, rest.since)).queued).toBe(0)
           expect((yield* store.enqueue(CHAIN)).queued).toBe(1)
         }))
+
+      it.effect("claims an account's queued transfers in chain order, one account after the other", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          // A chain of its own: the transfers the test above left queued are not in its claims.
+          const ORDER_CHAIN = CHAIN + 1
+          const store = yield* ClassificationStore
+          const accounts = yield* AccountsRepo
+          const P = "0x00000000000000000000000000000000000000c1"
+          const Q = "0x00000000000000000000000000000000000000c2"
+          const p = (yield* accounts.findOrCreate("order-p")).account.id
+          const q = (yield* accounts.findOrCreate("order-q")).account.id
+          yield* sql`INSERT INTO wallets (account_id, address, address_key) VALUES (${p}, ${P}, ${P}), (${q}, ${Q}, ${Q})`
+          // Six transfers each, the two accounts' blocks interleaved, and transaction hashes falling as blocks rise
+          // (an order by hash would take them backwards); two logs in one block of P's.
+          const rows = Array.from({ length: 12 }, (_, i) => ({
+            block: 1000 + (i < 6 ? 2 * i : 2 * (i - 6) + 1) - (i === 1 ? 2 : 0),
+            logIndex: i === 1 ? 5 : 0,
+            to: i < 6 ? P : Q,
+            hash: `0x${(0xfff - i).toString(16).padStart(64, "0")}`
+          }))
+          for (const r of rows) {
+            yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                         token_key, from_key, to_key, from_address, to_address, raw)
+                       VALUES (${ORDER_CHAIN}, ${r.hash}, ${r.logIndex}, ${r.block}, ${r.hash}, now(), ${OTHER}, ${OTHER},
+                         ${r.to}, ${OTHER}, ${r.to}, 1)`
+          }
+          expect((yield* store.enqueue(ORDER_CHAIN)).queued).toBe(12)
+
+          const claimed: Array<{ accountId: string; block: number; logIndex: number }> = []
+          for (let batch = 0; batch < 4; batch++) {
+            const got = yield* store.claim(ORDER_CHAIN, "order-test", 3, 60)
+            expect(got).toHaveLength(3)
+            // A batch is one account's (six each, three a batch).
+            expect(new Set(got.map((c) => c.accountId)).size).toBe(1)
+            claimed.push(...got)
+          }
+          expect(yield* store.claim(ORDER_CHAIN, "order-test", 3, 60)).toHaveLength(0)
+          const first = claimed[0]!.accountId
+          expect(claimed.slice(0, 6).every((c) => c.accountId === first)).toBe(true)
+          expect(claimed.slice(6).every((c) => c.accountId !== first)).toBe(true)
+          const positions = (accountId: string) =>
+            rows.filter((r) => r.to === (accountId === p ? P : Q))
+              .map((r) => [r.block, r.logIndex])
+              .sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!)
+          expect(claimed.slice(0, 6).map((c) => [c.block, c.logIndex])).toEqual(positions(first))
+          expect(claimed.slice(6).map((c) => [c.block, c.logIndex])).toEqual(positions(claimed[6]!.accountId))
+
+          // The decisions of one batch in one statement: only rows still leased by the one deciding are written,
+          // and each account written asks for a build.
+          const built = (accountId: string) =>
+            Effect.map(
+              sql<{ v: string }>`SELECT requested_version AS v FROM ledger_builds WHERE account_id = ${accountId}`,
+              (r) => Number(r[0]?.v ?? 0)
+            )
+          const before = [yield* built(p), yield* built(q)] as const
+          const decide = (c: (typeof claimed)[number], note: string | null) => ({
+            accountId: c.accountId,
+            chainId: ORDER_CHAIN,
+            txHash: rows.find((r) => r.block === c.block && r.logIndex === c.logIndex)!.hash,
+            logIndex: c.logIndex,
+            type: "transfer.in" as const,
+            relationship: null,
+            classifiedBy: "rule" as const,
+            confirmed: false,
+            rule: "test",
+            counterpartyKey: OTHER,
+            model: null,
+            confidence: null,
+            rationale: note,
+            error: null
+          })
+          expect(yield* store.complete("someone-else", [decide(claimed[0]!, null)])).toBe(0)
+          expect(yield* store.complete("order-test", claimed.map((c, i) => decide(c, i === 0 ? "it's \"quoted\"" : null))))
+            .toBe(12)
+          expect(yield* store.complete("order-test", [decide(claimed[1]!, null)])).toBe(0)
+          const done = yield* sql<{ n: string; rationale: string | null }>`
+            SELECT count(*) FILTER (WHERE status = 'done' AND lease_owner IS NULL AND type = 'transfer.in') AS n,
+              max(rationale) AS rationale
+            FROM transfer_classifications WHERE account_id IN (${p}, ${q})`
+          expect(Number(done[0]!.n)).toBe(12)
+          expect(done[0]!.rationale).toBe("it's \"quoted\"")
+          expect(yield* built(p)).toBe(before[0] + 1)
+          expect(yield* built(q)).toBe(before[1] + 1)
+        }))
     })
   })
 }

@@ -120,8 +120,8 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
                 WHERE c.account_id = n.account_id AND c.chain_id = ${chainId} AND c.tx_hash = n.tx_hash
                   AND c.log_index = n.log_index)
             ), inserted AS (
-              INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index)
-              SELECT account_id, ${chainId}, tx_hash, log_index FROM fresh
+              INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index, block)
+              SELECT account_id, ${chainId}, tx_hash, log_index, block FROM fresh
               ON CONFLICT DO NOTHING
               RETURNING 1
             )
@@ -130,7 +130,12 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
         )
       }
 
-      /** Leases up to `limit` pending rows whose transfer still exists (a re-org may have removed it). */
+      /**
+       * Leases up to `limit` pending rows whose transfer still exists (a re-org may have removed it): the oldest
+       * queued first and, of those queued together, an account's in chain order, one account after another, so a
+       * batch moves the account's first queued transfer forward (its ledger checkpoint waits behind it) and asks
+       * for a build of few accounts.
+       */
       const claim = (chainId: number, owner: string, limit: number, leaseSeconds: number) =>
         Effect.map(
           sql<TransferRow>`
@@ -138,7 +143,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
               SELECT c.account_id, c.chain_id, c.tx_hash, c.log_index FROM transfer_classifications c
               WHERE c.status = 'pending' AND c.chain_id = ${chainId}
                 AND (c.lease_until IS NULL OR c.lease_until < now())
-              ORDER BY c.created_at, c.tx_hash, c.log_index
+              ORDER BY c.created_at, c.account_id, c.block, c.log_index
               LIMIT ${limit}
               FOR UPDATE SKIP LOCKED
             ), leased AS (
@@ -280,32 +285,46 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
        */
       const complete = (owner: string, results: ReadonlyArray<ClassificationResult>) =>
         results.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
-          let written = 0
-          const accounts = new Set<string>()
-          for (const r of results) {
-            const rows = yield* sql<{ account_id: string }>`
-              UPDATE transfer_classifications SET
-                status = 'done', type = ${r.type}, relationship = ${r.relationship},
-                classified_by = ${r.type === null ? null : r.classifiedBy}, confirmed = ${r.confirmed},
-                rule = ${r.rule}, counterparty_key = ${r.counterpartyKey}, model = ${r.model},
-                confidence = ${r.confidence}, rationale = ${r.rationale}, error = ${r.error},
-                lease_owner = NULL, lease_until = NULL, updated_at = now()
-              WHERE account_id = ${r.accountId} AND chain_id = ${r.chainId} AND tx_hash = ${r.txHash}
-                AND log_index = ${r.logIndex} AND status = 'pending' AND lease_owner = ${owner}
-              RETURNING account_id`
-            if (rows.length > 0) {
-              written++
-              accounts.add(r.accountId)
-            }
-          }
-          if (accounts.size > 0) {
+          // One statement for the batch: a round trip per row cost more than the batch's decisions on a busy
+          // server. JSON carries the nulls and any text as they are.
+          const decisions = JSON.stringify(results.map((r) => ({
+            account_id: r.accountId,
+            chain_id: r.chainId,
+            tx_hash: r.txHash,
+            log_index: r.logIndex,
+            type: r.type,
+            relationship: r.relationship,
+            classified_by: r.type === null ? null : r.classifiedBy,
+            confirmed: r.confirmed,
+            rule: r.rule,
+            counterparty_key: r.counterpartyKey,
+            model: r.model,
+            confidence: r.confidence,
+            rationale: r.rationale,
+            error: r.error
+          })))
+          const updated = yield* sql<{ account_id: string }>`
+            UPDATE transfer_classifications c SET
+              status = 'done', type = d.type, relationship = d.relationship, classified_by = d.classified_by,
+              confirmed = d.confirmed, rule = d.rule, counterparty_key = d.counterparty_key, model = d.model,
+              confidence = d.confidence, rationale = d.rationale, error = d.error,
+              lease_owner = NULL, lease_until = NULL, updated_at = now()
+            FROM json_to_recordset(${decisions}::json) AS d(
+              account_id text, chain_id integer, tx_hash text, log_index integer, type text, relationship text,
+              classified_by text, confirmed boolean, rule text, counterparty_key text, model text,
+              confidence double precision, rationale text, error text)
+            WHERE c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
+              AND c.log_index = d.log_index AND c.status = 'pending' AND c.lease_owner = ${owner}
+            RETURNING c.account_id`
+          const accounts = [...new Set(updated.map((row) => row.account_id))]
+          if (accounts.length > 0) {
             yield* sql`
               INSERT INTO ledger_builds (account_id)
-              SELECT id FROM accounts WHERE id IN ${sql.in([...accounts])}
+              SELECT id FROM accounts WHERE id IN ${sql.in(accounts)}
               ON CONFLICT (account_id) DO UPDATE SET
                 requested_version = ledger_builds.requested_version + 1, requested_at = now()`
           }
-          return written
+          return updated.length
         }))
 
       /**

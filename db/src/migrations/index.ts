@@ -22,6 +22,7 @@ import walletRecordedXid from "./0025_wallet_recorded_xid.js"
 import ledgerMovementVersion from "./0026_ledger_movement_version.js"
 import priceRoundsRecordedXid from "./0027_price_rounds_recorded_xid.js"
 import ledgerRowPages from "./0028_ledger_row_pages.js"
+import classificationChainOrder from "./0029_classification_chain_order.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -46,5 +47,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0025_wallet_recorded_xid": walletRecordedXid,
   "0026_ledger_movement_version": ledgerMovementVersion,
   "0027_price_rounds_recorded_xid": priceRoundsRecordedXid,
-  "0028_ledger_row_pages": ledgerRowPages
+  "0028_ledger_row_pages": ledgerRowPages,
+  "0029_classification_chain_order": classificationChainOrder
 }
