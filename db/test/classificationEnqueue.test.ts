@@ -173,6 +173,58 @@ for (const [name, database] of backends) {
           expect(yield* built(p)).toBe(before[0] + 1)
           expect(yield* built(q)).toBe(before[1] + 1)
         }))
+
+      it.effect("reads a transaction's legs from or to own addresses, and the transfers asked about, not the rest", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* ClassificationStore
+          const LEGS_CHAIN = CHAIN + 2
+          const OWN = "0x00000000000000000000000000000000000000d1"
+          const WATCHED = "0x00000000000000000000000000000000000000d2"
+          const POOL = "0x00000000000000000000000000000000000000d3"
+          const TOKEN_A = "0x00000000000000000000000000000000000000e1"
+          const TOKEN_B = "0x00000000000000000000000000000000000000e2"
+          yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, decimals, listed, is_stock)
+                     VALUES (${LEGS_CHAIN}, ${TOKEN_A}, ${TOKEN_A}, 'AAPL', 18, true, true)`
+          const tx = `0x${"ab".repeat(32)}`
+          const other = `0x${"cd".repeat(32)}`
+          // One transaction: the own address swaps A for B through the pool, the pool pays three other holders, and a
+          // watched address that is not own receives B; another transaction of the own address.
+          const legs: ReadonlyArray<readonly [string, number, string, string, string]> = [
+            [tx, 0, TOKEN_A, OWN, POOL],
+            [tx, 1, TOKEN_B, POOL, OWN],
+            [tx, 2, TOKEN_B, POOL, "0x00000000000000000000000000000000000000f1"],
+            [tx, 3, TOKEN_B, POOL, "0x00000000000000000000000000000000000000f2"],
+            [tx, 4, TOKEN_B, POOL, WATCHED],
+            [tx, 5, TOKEN_A, "0x00000000000000000000000000000000000000f3", POOL],
+            [other, 0, TOKEN_A, POOL, OWN]
+          ]
+          for (const [hash, logIndex, token, from, to] of legs) {
+            yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                         token_key, from_key, to_key, from_address, to_address, raw)
+                       VALUES (${LEGS_CHAIN}, ${hash}, ${logIndex}, 7, ${hash}, now(), ${token}, ${from}, ${to}, ${from},
+                         ${to}, ${logIndex + 1})`
+          }
+          const read = (transfers: ReadonlyArray<{ txHash: string; logIndex: number }>, own: ReadonlyArray<string>) =>
+            Effect.map(store.legs(LEGS_CHAIN, transfers, own), (rows) => rows.map((r) => [r.txHash, r.logIndex]))
+          // Asked about the own address's receipt: both its legs in that transaction (with the token's symbol where
+          // the list names it), not the pool's payments to others nor the other transaction.
+          const ofOwn = yield* store.legs(LEGS_CHAIN, [{ txHash: tx, logIndex: 1 }], [OWN])
+          expect(ofOwn).toEqual([
+            { txHash: tx, logIndex: 0, token: "AAPL", from: OWN, to: POOL, raw: "1" },
+            { txHash: tx, logIndex: 1, token: TOKEN_B, from: POOL, to: OWN, raw: "2" }
+          ])
+          // The watched address's receipt, asked about with no own address: that transfer alone.
+          expect(yield* read([{ txHash: tx, logIndex: 4 }], [])).toEqual([[tx, 4]])
+          // Two transactions at once, own addresses of two accounts.
+          expect(yield* read([{ txHash: tx, logIndex: 4 }, { txHash: other, logIndex: 0 }], [OWN, WATCHED])).toEqual([
+            [tx, 0],
+            [tx, 1],
+            [tx, 4],
+            [other, 0]
+          ].sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1])))
+          expect(yield* read([], [OWN])).toEqual([])
+        }))
     })
   })
 }

@@ -182,15 +182,28 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
           (rows) => new Set(rows.map((row) => row.address_key))
         )
 
-      /** Every transfer of the given transactions (the other legs: the swap rule and the model's token flows). */
-      const legs = (chainId: number, txHashes: ReadonlyArray<string>) =>
-        txHashes.length === 0 ? Effect.succeed([] as Array<TxLegRow>) : Effect.map(
+      /**
+       * The legs of the given transfers' transactions that the rules and the model look at: each given transfer,
+       * and every transfer of those transactions from or to one of `own` (the swap rule's sent and received tokens,
+       * the model's token flows). A transaction's other transfers (an airdrop's or a batch's thousand) are not read.
+       */
+      const legs = (
+        chainId: number,
+        transfers: ReadonlyArray<{ readonly txHash: string; readonly logIndex: number }>,
+        own: Iterable<string>
+      ) =>
+        transfers.length === 0 ? Effect.succeed([] as Array<TxLegRow>) : Effect.map(
           sql<{ tx_hash: string; token: string; from_key: string; to_key: string; log_index: number; raw: string }>`
             SELECT t.tx_hash, coalesce(ct.symbol, t.token_key) AS token, t.from_key, t.to_key, t.log_index,
               t.raw::text AS raw
             FROM token_transfers t
             LEFT JOIN chain_tokens ct ON ct.chain_id = t.chain_id AND ct.address_key = t.token_key
-            WHERE t.chain_id = ${chainId} AND t.tx_hash IN ${sql.in([...new Set(txHashes)])}
+            WHERE t.chain_id = ${chainId} AND t.tx_hash IN ${sql.in([...new Set(transfers.map((c) => c.txHash))])}
+              AND (t.from_key IN (SELECT json_array_elements_text(${JSON.stringify([...new Set(own)])}::json))
+                OR t.to_key IN (SELECT json_array_elements_text(${JSON.stringify([...new Set(own)])}::json))
+                OR (t.tx_hash, t.log_index) IN (SELECT g.h, g.i FROM json_to_recordset(${
+            JSON.stringify(transfers.map((c) => ({ h: c.txHash, i: c.logIndex })))
+          }::json) AS g(h text, i integer)))
             ORDER BY t.tx_hash, t.log_index`,
           (rows) =>
             rows.map((row): TxLegRow => ({

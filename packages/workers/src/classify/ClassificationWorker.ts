@@ -146,7 +146,11 @@ export const makeClassificationWorker = Effect.gen(function*() {
     for (const accountId of new Set(confirmed.map((c) => c.transfer.accountId))) {
       owns.set(accountId, yield* store.ownAddresses(accountId))
     }
-    const legRows = yield* store.legs(chainId, confirmed.map((c) => c.transfer.txHash))
+    const legRows = yield* store.legs(
+      chainId,
+      confirmed.map((c) => c.transfer),
+      [...owns.values()].flatMap((own) => [...own])
+    )
     const facts = yield* factsOf(confirmed.map((c) => c.transfer.txHash))
     const examples = yield* Effect.forEach(confirmed, (c) =>
       Effect.gen(function*() {
@@ -305,7 +309,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
       for (const accountId of new Set(claimed.map((c) => c.accountId))) {
         owns.set(accountId, yield* store.ownAddresses(accountId))
       }
-      const legRows = yield* store.legs(chainId, claimed.map((c) => c.txHash))
+      const legRows = yield* store.legs(chainId, claimed, [...owns.values()].flatMap((own) => [...own]))
       const byTx = new Map<string, Array<TxLegRow>>()
       for (const leg of legRows) {
         const list = byTx.get(leg.txHash) ?? []
