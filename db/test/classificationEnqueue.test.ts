@@ -123,7 +123,7 @@ for (const [name, database] of backends) {
             expect(got).toHaveLength(3)
             // A batch is one account's (six each, three a batch).
             expect(new Set(got.map((c) => c.accountId)).size).toBe(1)
-            claimed.push(...got)
+            for (const c of got) claimed.push(c)
           }
           expect(yield* store.claim(ORDER_CHAIN, "order-test", 3, 60)).toHaveLength(0)
           const first = claimed[0]!.accountId
@@ -161,7 +161,9 @@ for (const [name, database] of backends) {
             error: null
           })
           expect(yield* store.complete("someone-else", [decide(claimed[0]!, null)])).toBe(0)
-          expect(yield* store.complete("order-test", claimed.map((c, i) => decide(c, i === 0 ? "it's \"quoted\"" : null))))
+          expect(
+            yield* store.complete("order-test", claimed.map((c, i) => decide(c, i === 0 ? "it's \"quoted\"" : null)))
+          )
             .toBe(12)
           expect(yield* store.complete("order-test", [decide(claimed[1]!, null)])).toBe(0)
           const done = yield* sql<{ n: string; rationale: string | null }>`
