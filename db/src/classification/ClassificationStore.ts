@@ -194,13 +194,13 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
       ) =>
         transfers.length === 0 ? Effect.succeed([] as Array<TxLegRow>) : Effect.map(
           sql<{ tx_hash: string; token: string; from_key: string; to_key: string; log_index: number; raw: string }>`
+            WITH own AS (SELECT json_array_elements_text(${JSON.stringify([...new Set(own)])}::json) AS key)
             SELECT t.tx_hash, coalesce(ct.symbol, t.token_key) AS token, t.from_key, t.to_key, t.log_index,
               t.raw::text AS raw
             FROM token_transfers t
             LEFT JOIN chain_tokens ct ON ct.chain_id = t.chain_id AND ct.address_key = t.token_key
             WHERE t.chain_id = ${chainId} AND t.tx_hash IN ${sql.in([...new Set(transfers.map((c) => c.txHash))])}
-              AND (t.from_key IN (SELECT json_array_elements_text(${JSON.stringify([...new Set(own)])}::json))
-                OR t.to_key IN (SELECT json_array_elements_text(${JSON.stringify([...new Set(own)])}::json))
+              AND (t.from_key IN (SELECT key FROM own) OR t.to_key IN (SELECT key FROM own)
                 OR (t.tx_hash, t.log_index) IN (SELECT g.h, g.i FROM json_to_recordset(${
             JSON.stringify(transfers.map((c) => ({ h: c.txHash, i: c.logIndex })))
           }::json) AS g(h text, i integer)))
