@@ -50,11 +50,14 @@ const passes = (filter: EventFilter, token: string | undefined, line: EventLine)
   (filter.to === undefined || line.day <= filter.to) &&
   (filter.needsReview === undefined || line.needsReview === filter.needsReview)
 
-/** Lot rows to write: all of them (`replace`), or only those that changed since the stored build. */
+/**
+ * Lot rows to write: all of them (`replace`), or only those that changed since the stored build. `rows` is read once,
+ * as the rows are written.
+ */
 export interface LotWrites {
   readonly replace: boolean
   readonly deletes: ReadonlyArray<number>
-  readonly rows: ReadonlyArray<{ readonly token: string; readonly ord: number; readonly json: string }>
+  readonly rows: Iterable<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
 
 /** What `store` writes of a build. */

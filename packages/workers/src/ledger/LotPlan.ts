@@ -68,21 +68,27 @@ export const planLotRows = (
     const open = { book: pool.book, lot: pool.queue.lots[i]!, location: pool.location, wallet: pool.wallet }
     return { token: pool.book.symbol, ord, json: JSON.stringify(rowOf(open)) }
   }
+  /**
+   * Every row again. The rows are made as the store takes them (a chunk is made while the one before it is
+   * written), not all before the first is written: a long history has hundreds of thousands of open lots.
+   */
   const replaceAll = () => {
     const gap = total * LOT_GAP < MAX_ORD ? LOT_GAP : 1
     const next = new Map<object, StoredPool>()
-    const rows: Array<{ token: string; ord: number; json: string }> = []
+    let count = 0
     for (const pool of pools) {
       const ords = new Map<object, number>()
-      const first = sizeOf(pool) === 0 ? -1 : rows.length * gap
-      for (let i = pool.queue.head; i < pool.queue.lots.length; i++) {
-        const ord = rows.length * gap
-        ords.set(pool.queue.lots[i]!, ord)
-        rows.push(row(pool, i, ord))
-      }
-      next.set(pool.queue, { ...stampOf(pool), ords, first, final: sizeOf(pool) === 0 ? -1 : (rows.length - 1) * gap })
+      const first = sizeOf(pool) === 0 ? -1 : count * gap
+      for (let i = pool.queue.head; i < pool.queue.lots.length; i++) ords.set(pool.queue.lots[i]!, count++ * gap)
+      next.set(pool.queue, { ...stampOf(pool), ords, first, final: sizeOf(pool) === 0 ? -1 : (count - 1) * gap })
     }
-    return { writes: { replace: true, deletes: [], rows }, stored: next }
+    function* rows() {
+      let n = 0
+      for (const pool of pools) {
+        for (let i = pool.queue.head; i < pool.queue.lots.length; i++) yield row(pool, i, n++ * gap)
+      }
+    }
+    return { writes: { replace: true, deletes: [], rows: rows() }, stored: next }
   }
   if (stored === undefined) return replaceAll()
   // Queues kept whole: unchanged, and in order after the ones kept before them.
