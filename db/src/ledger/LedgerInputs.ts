@@ -70,7 +70,11 @@ export interface LoadSince {
 /** What a build learns of the transfers it streams besides the events (see `LedgerInputs.transfers`). */
 export interface TransfersSeen {
   readonly waiting: Set<string>
-  readonly blockHashes: WeakMap<TransferEvent, string>
+}
+
+/** A transfer as the chain record holds it: the ledger's event, and the hash of its block as it was read. */
+export interface RecordedTransfer extends TransferEvent {
+  readonly blockHash: string
 }
 
 /** The ledger's identifiers of chain records: stable across rebuilds. */
@@ -239,7 +243,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
      * block and log index), so a page costs the rows of its window and a long history is read once, not once per
      * page; the window widens while pages come back sparse and narrows when one fills. The ids of the transfers still
      * waiting for their classification (no decision stored yet, on an account whose transfers are being classified)
-     * are added to `seen.waiting`, and each transfer's block hash as read is kept in `seen.blockHashes`, when given.
+     * are added to `seen.waiting`, when given.
      */
     const afterPosition = after
     const transfers = (
@@ -317,7 +321,7 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         const span = rows.length < pageSize / 4 ? cursor.span * 2 : cursor.span
         return { after: [from, -1], span, last: cursor.last }
       }
-      type Page = readonly [Chunk.Chunk<TransferEvent>, Option.Option<Cursor>]
+      type Page = readonly [Chunk.Chunk<RecordedTransfer>, Option.Option<Cursor>]
       /** The next window with transfers in it (a page is empty only at the end: the build reads one as the end). */
       const step = (cursor: Cursor): Effect.Effect<Page, SqlError> =>
         Effect.flatMap(page(cursor.after, cursor.span), (rows): Effect.Effect<Page, SqlError> => {
@@ -325,13 +329,13 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
           // ends before it, and the build its recording asked for takes it with its token, day and rates.
           const unknown = rows.findIndex((row) => !byKey.has(row.token_key))
           const known = unknown === -1 ? rows : rows.slice(0, unknown)
-          const events = known.map((row): TransferEvent => {
+          // Every event of one shape (`classification` null when there is none): the ledger reads them all alike.
+          const events = known.map((row): RecordedTransfer => {
             const token = byKey.get(row.token_key)!
-            const classification = classificationOf(row)
-            if (seen !== undefined && row.c_waiting) seen.waiting.add(transferEventId(row.tx_hash, row.log_index))
+            const id = transferEventId(row.tx_hash, row.log_index)
+            if (seen !== undefined && row.c_waiting) seen.waiting.add(id)
             return {
-              ...(classification === null ? {} : { classification }),
-              id: transferEventId(row.tx_hash, row.log_index),
+              id,
               kind: "transfer",
               token: token.symbol,
               tokenAddress: token.address,
@@ -341,12 +345,11 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
               block: Number(row.block),
               logIndex: row.log_index,
               txHash: row.tx_hash,
-              timestamp: row.block_seconds
+              timestamp: row.block_seconds,
+              classification: classificationOf(row),
+              blockHash: row.block_hash
             }
           })
-          if (seen !== undefined) {
-            for (let i = 0; i < events.length; i++) seen.blockHashes.set(events[i]!, known[i]!.block_hash)
-          }
           const next = unknown !== -1 ? undefined : nextCursor(cursor, rows)
           if (events.length === 0 && next !== undefined) return step(next)
           return Effect.succeed([Chunk.unsafeFromArray(events), Option.fromNullable(next)] as const)

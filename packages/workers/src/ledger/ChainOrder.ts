@@ -6,13 +6,13 @@ import type { IncomeEvent, SplitEvent } from "@scaledger/domain/ledger/LedgerRep
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 
 /** Merges multiplier events into a chain-ordered page of transfers: (block, logIndex), multipliers at logIndex -1. */
-export const mergeInto = (
+export const mergeInto = <E extends LedgerEvent>(
   pending: Array<MultiplierEvent>,
-  page: ReadonlyArray<LedgerEvent>,
+  page: ReadonlyArray<E>,
   last: boolean
-): Array<LedgerEvent> => {
+): Array<E | MultiplierEvent> => {
   const lastTransfer = page[page.length - 1]
-  const merged: Array<LedgerEvent> = []
+  const merged: Array<E | MultiplierEvent> = []
   let i = 0
   for (const event of page) {
     while (i < pending.length && pending[i]!.block <= event.block) merged.push(pending[i++]!)

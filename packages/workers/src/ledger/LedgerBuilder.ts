@@ -6,6 +6,7 @@ import {
   LedgerInputs,
   type LedgerToken,
   type LoadSince,
+  type RecordedTransfer,
   type TransfersSeen
 } from "@scaledger/db/ledger/LedgerInputs"
 import { type DisposalRecord, LedgerStore, type RowSink } from "@scaledger/db/ledger/LedgerStore"
@@ -13,7 +14,7 @@ import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { durationSetting, nonNegativeInteger, positiveInteger } from "@scaledger/domain/ConfigValues"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerEvent, PriceTable, RateTable, TransferEvent } from "@scaledger/domain/ledger/LedgerInput"
+import type { MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerReport } from "@scaledger/domain/ledger/LedgerReport"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
@@ -76,6 +77,9 @@ export class LedgerBuilderSettings extends Context.Tag("@scaledger/workers/ledge
  * every transfer of its block with `-Infinity`, which is `-1` to the database.
  */
 const sqlLogIndex = (logIndex: number) => Number.isFinite(logIndex) ? logIndex : -1
+
+/** What a build applies: the chain record's transfers and the multiplier changes between them. */
+type BuildEvent = RecordedTransfer | MultiplierEvent
 
 /** The rates of the reporting currency on every date a figure can fall on (USD needs none). */
 const rateTable = (currency: string, dates: ReadonlyArray<string>) =>
@@ -185,14 +189,13 @@ export const buildLedgerFrom = <E = never, R = never, EE = never>(
         ...(rates === undefined ? {} : { rates })
       })
       : yield* Ledger.withInputs(resumed.state, newer)
-    const tail: Array<LedgerEvent> = []
+    const tail: Array<BuildEvent> = []
     /** Final events from the first transfer waiting for its classification on (applied on top, like the tail). */
-    let held: Array<LedgerEvent> = []
-    const seen: TransfersSeen = { waiting: new Set(), blockHashes: new WeakMap() }
-    let lastTransfer: TransferEvent | null = null
-    /** The last final transfer so far: only its block hash is kept (the checkpoint's), not every transfer's. */
-    const settle = (transfer: TransferEvent) => {
-      if (lastTransfer !== null) seen.blockHashes.delete(lastTransfer)
+    let held: Array<BuildEvent> = []
+    const seen: TransfersSeen = { waiting: new Set() }
+    let lastTransfer: RecordedTransfer | null = null
+    /** The last final transfer so far (the checkpoint's). */
+    const settle = (transfer: RecordedTransfer) => {
       lastTransfer = transfer
     }
     /**
@@ -200,8 +203,8 @@ export const buildLedgerFrom = <E = never, R = never, EE = never>(
      * `held` (given to the state when more than `holdEvents` pile up); from the first provisional block on, into
      * the tail.
      */
-    const take = (events: ReadonlyArray<LedgerEvent>) => {
-      const batch: Array<LedgerEvent> = []
+    const take = (events: ReadonlyArray<BuildEvent>) => {
+      const batch: Array<BuildEvent> = []
       for (const event of events) {
         if (tail.length === 0 && event.block < provisionalFrom) {
           if (held.length > 0 || (event.kind === "transfer" && seen.waiting.has(event.id))) {
@@ -253,7 +256,7 @@ export const buildLedgerFrom = <E = never, R = never, EE = never>(
     if (streamed && state !== final) state = yield* emit!(state)
     const rows = Ledger.rowCounts(final)
     // Set by `take` (a closure the compiler does not follow).
-    const last = lastTransfer as TransferEvent | null
+    const last = lastTransfer as RecordedTransfer | null
     const figures = resumed?.figures ?? new Ledger.FiguresCache()
     const next: LedgerCheckpoint = {
       state: final,
@@ -263,7 +266,7 @@ export const buildLedgerFrom = <E = never, R = never, EE = never>(
       lastTransfer: last === null ? (resumed?.lastTransfer ?? null) : {
         txHash: last.txHash,
         logIndex: last.logIndex,
-        blockHash: seen.blockHashes.get(last) ?? null
+        blockHash: last.blockHash
       },
       // Of the final transfers only (provisional ones may be reorged away; a transfer gives its book a holder).
       tokenKeys: inputs.tokens.filter((token) => (final.books.get(token.symbol)?.holders.size ?? 0) > 0)
