@@ -5,7 +5,8 @@ import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
 import { storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { Effect, Layer } from "effect"
+import { Ledger, type LedgerEvent } from "@scaledger/domain/ledger/index"
+import { Effect, Either, Layer } from "effect"
 
 const backends = [
   ["PostgreSQL", TestDatabase.postgres],
@@ -131,6 +132,107 @@ for (const [name, database] of backends) {
           ])
           expect(yield* store.countNeedingReview(account.id)).toBe(expected.filter((e) => e.needsReview).length)
         }))
+
+      it.effect("reads open lots with their tokens' steps, stored once per token, as the report lists them", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* LedgerStore
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("lots")
+          yield* sql`INSERT INTO ledger_builds (account_id, lease_owner, lease_until)
+                     VALUES (${account.id}, 'me', now() + interval '1 hour')`
+          const state = steppedLedger()
+          const rowOf = Ledger.storedLotRowMaker(state)
+          const open = [...Ledger.openLotsOf(state)]
+          const stored = {
+            ...buildOf(1, "AAPL"),
+            lots: [],
+            lotWrites: {
+              replace: true,
+              deletes: [],
+              rows: open.map((lot, ord) => ({ token: lot.book.symbol, ord, json: JSON.stringify(rowOf(lot)) }))
+            },
+            stepWrites: {
+              replace: true,
+              deletes: [],
+              rows: [...state.books.values()].map((book) => ({
+                token: book.symbol,
+                json: JSON.stringify(Ledger.storedSteps(state, book))
+              }))
+            }
+          }
+          expect(yield* store.store(account.id, "me", 1, stored)).toBe(true)
+          const expected = [...Ledger.lotRows(state)]
+          // Lots of both tokens, each lot citing its token's steps by position.
+          expect(new Set(expected.map((lot) => lot.token))).toEqual(new Set(["AAPL", "TSLA"]))
+          expect(expected.filter((lot) => lot.components.length > 1).map((lot) => lot.token).sort())
+            .toEqual(["AAPL", "AAPL", "TSLA"])
+          expect(yield* store.lots(account.id, undefined)).toEqual(expected)
+          expect(yield* store.lots(account.id, "tsla")).toEqual(expected.filter((lot) => lot.token === "TSLA"))
+          const [steps] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM ledger_steps WHERE account_id = ${account.id}`
+          expect(Number(steps!.n)).toBe(2)
+          // A later build whose TSLA has no steps any more (rolled back): its row goes, AAPL's stays.
+          yield* sql`UPDATE ledger_builds SET lease_owner = 'me', lease_until = now() + interval '1 hour'
+                     WHERE account_id = ${account.id}`
+          expect(
+            yield* store.store(account.id, "me", 2, {
+              ...stored,
+              lotWrites: { replace: false, deletes: [], rows: [] },
+              stepWrites: { replace: false, deletes: ["TSLA"], rows: [] }
+            })
+          ).toBe(true)
+          const left = yield* sql<{ token: string }>`SELECT token FROM ledger_steps WHERE account_id = ${account.id}`
+          expect(left.map((row) => row.token)).toEqual(["AAPL"])
+        }))
     })
   })
+}
+
+/** Two tokens' lots bought around their dividend steps (AAPL two steps, TSLA one), none sold. */
+const steppedLedger = () => {
+  const holder = `0x${"a".repeat(40)}`
+  const exchange = `0x${"e".repeat(40)}`
+  const tokenAddress = (symbol: string) => `0x${(symbol === "AAPL" ? "1" : "2").repeat(40)}`
+  const at = (day: number) => Date.UTC(2024, 0, day) / 1000
+  let block = 0
+  const buy = (token: string, day: number): LedgerEvent => ({
+    kind: "transfer",
+    id: `t:${++block}`,
+    token,
+    tokenAddress: tokenAddress(token),
+    from: exchange,
+    to: holder,
+    raw: "1000000000000000000",
+    block,
+    logIndex: 0,
+    txHash: `0x${block.toString(16).padStart(64, "0")}`,
+    timestamp: at(day),
+    classification: { type: "transfer.in", relationship: "exchange", classifiedBy: "user", confirmed: true }
+  })
+  const step = (token: string, day: number, from: string, to: string): LedgerEvent => ({
+    kind: "multiplier",
+    id: `m:${token}:${day}`,
+    token,
+    tokenAddress: tokenAddress(token),
+    from,
+    to,
+    effectiveAt: at(day),
+    block: ++block,
+    logIndex: -1,
+    stepKind: "dividend"
+  })
+  const round = (feed: string) => [{ roundId: "1", answer: "10000000000", updatedAt: at(1), feed }]
+  return Either.getOrThrow(Ledger.build({
+    wallets: [{ address: holder, self: true }],
+    country: "US",
+    prices: { AAPL: round(`0x${"f".repeat(40)}`), TSLA: round(`0x${"d".repeat(40)}`) },
+    events: [
+      buy("AAPL", 2),
+      buy("TSLA", 2),
+      step("AAPL", 3, "1000000000000000000", "1010000000000000000"),
+      step("TSLA", 4, "1000000000000000000", "1020000000000000000"),
+      buy("AAPL", 5),
+      buy("TSLA", 5),
+      step("AAPL", 6, "1010000000000000000", "1020000000000000000")
+    ]
+  }))
 }

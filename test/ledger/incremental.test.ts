@@ -8,7 +8,6 @@ import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
-import { Ledger } from "@scaledger/domain/ledger/index"
 import type { PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {
@@ -428,12 +427,14 @@ for (
         const sql = yield* SqlClient.SqlClient
         yield* seed(3_001, 3_100)
         yield* builder.poll
-        /** Stored lot rows in read order, with the transaction that wrote each. */
-        const storedLots = Effect.map(
-          sql<{ row: unknown; xmin: string }>`SELECT row, xmin::text AS xmin FROM ledger_lots
-                                               WHERE account_id = ${accountId} ORDER BY ord`,
-          (rows) => ({ rows: rows.map((r) => Ledger.expandLotRow(r.row)), writers: rows.map((r) => r.xmin) })
-        )
+        /** Stored lot rows in read order as reads list them, with the transaction that wrote each. */
+        const storedLots = Effect.all({
+          rows: (yield* LedgerStore).lots(accountId, undefined),
+          writers: Effect.map(
+            sql<{ xmin: string }>`SELECT xmin::text AS xmin FROM ledger_lots WHERE account_id = ${accountId} ORDER BY ord`,
+            (rows) => rows.map((r) => r.xmin)
+          )
+        })
         const storedPositions = Effect.map(
           sql<{ row: unknown }>`SELECT row FROM ledger_positions WHERE account_id = ${accountId} ORDER BY ord`,
           (rows) => rows.map((r) => r.row)

@@ -1,17 +1,23 @@
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
-import { planLotRows, type StoredLotRows } from "@scaledger/workers/ledger/LotPlan"
+import { planLotRows, planStepRows, type StoredLotRows } from "@scaledger/workers/ledger/LotPlan"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 
 type Writes = ReturnType<typeof planLotRows>["writes"]
 
-/** A stored lot row as reads list it. */
-const expanded = (json: string) => JSON.stringify(Ledger.expandLotRow(JSON.parse(json)))
+/** A stored lot row of `token` as reads list it, with the token's steps as `state` stores them. */
+const expanded = (json: string, state: LedgerState, token: string) =>
+  JSON.stringify(
+    Ledger.expandLotRow(
+      JSON.parse(json),
+      JSON.parse(JSON.stringify(Ledger.storedSteps(state, state.books.get(token)!)))
+    )
+  )
 
-/** The rows a table would hold after applying the writes, in `ord` order, as reads list them. */
-const apply = (table: Map<number, string>, writes: Writes): Array<string> => {
+/** The rows a table would hold after applying the writes of `state`'s plan, in `ord` order, as reads list them. */
+const apply = (table: Map<number, string>, writes: Writes, state: LedgerState): Array<string> => {
   if (writes.replace) table.clear()
   for (const ord of writes.deletes) {
     expect(table.has(ord)).toBe(true)
@@ -19,7 +25,7 @@ const apply = (table: Map<number, string>, writes: Writes): Array<string> => {
   }
   for (const row of writes.rows) {
     expect(table.has(row.ord)).toBe(false)
-    table.set(row.ord, expanded(row.json))
+    table.set(row.ord, expanded(row.json, state, row.token))
   }
   return [...table.entries()].sort((a, b) => a[0] - b[0]).map(([, json]) => json)
 }
@@ -98,7 +104,7 @@ describe("lot rows written by an incremental build", () => {
     let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_500) }))
     let plan = planLotRows(state, undefined, cache)
     expect(plan.writes.replace).toBe(true)
-    expect(apply(table, plan.writes)).toEqual(rowsOf(state))
+    expect(apply(table, plan.writes, state)).toEqual(rowsOf(state))
     // A few blocks: new lots, sales, moves between the two addresses.
     for (const [from, to] of [[2_501, 2_501], [2_502, 2_513], [2_514, 2_520]] as const) {
       state = more(state, from, to)
@@ -106,7 +112,7 @@ describe("lot rows written by an incremental build", () => {
       const rows = [...plan.writes.rows]
       expect(plan.writes.replace).toBe(false)
       expect(rows.length).toBeLessThan(20)
-      expect(apply(table, { ...plan.writes, rows })).toEqual(rowsOf(state))
+      expect(apply(table, { ...plan.writes, rows }, state)).toEqual(rowsOf(state))
     }
     // Block 3,000 is a dividend step of AAPL: each of its lots gets a basis component.
     state = more(state, 2_521, 3_001)
@@ -114,7 +120,7 @@ describe("lot rows written by an incremental build", () => {
     plan = planLotRows(state, plan.stored, cache)
     const rows = [...plan.writes.rows]
     expect(rows.length).toBeGreaterThanOrEqual(stepped)
-    expect(apply(table, { ...plan.writes, rows })).toEqual(rowsOf(state))
+    expect(apply(table, { ...plan.writes, rows }, state)).toEqual(rowsOf(state))
   })
 
   it("rewrites everything when there is no room left between the kept rows", () => {
@@ -131,12 +137,12 @@ describe("lot rows written by an incremental build", () => {
       })
     )
     const table = new Map<number, string>()
-    for (const [i, row] of [...first.writes.rows].entries()) table.set(i, expanded(row.json))
+    for (const [i, row] of [...first.writes.rows].entries()) table.set(i, expanded(row.json, state, row.token))
     // A new AAPL lot at the end of its pool, which the (unchanged) TSLA rows follow at once.
     state = more(state, 2_004, 2_004)
     const plan = planLotRows(state, packed, cache)
     expect(plan.writes.replace).toBe(true)
-    expect(apply(table, plan.writes)).toEqual(rowsOf(state))
+    expect(apply(table, plan.writes, state)).toEqual(rowsOf(state))
   })
 
   it("stays right over a seeded stream of blocks: purchases, whole and partial sales, moves, dividend steps", () => {
@@ -195,12 +201,12 @@ describe("lot rows written by an incremental build", () => {
     const table = new Map<number, string>()
     let state = Either.getOrThrow(Ledger.build({ ...settings, events: Array.from({ length: 400 }, next).flat() }))
     let plan = planLotRows(state, undefined, cache)
-    apply(table, plan.writes)
+    apply(table, plan.writes, state)
     for (let round = 0; round < 400; round++) {
       const batch = Array.from({ length: 1 + Math.floor(random() * 3) }, next).flat()
       state = Either.getOrThrow(Ledger.apply(state, batch, { consume: true }))
       plan = planLotRows(state, plan.stored, cache)
-      expect(apply(table, plan.writes)).toEqual(rowsOf(state))
+      expect(apply(table, plan.writes, state)).toEqual(rowsOf(state))
     }
   })
 
@@ -209,7 +215,7 @@ describe("lot rows written by an incremental build", () => {
     let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_000) }))
     const first = planLotRows(state, undefined, cache)
     const table = new Map<number, string>()
-    apply(table, first.writes)
+    apply(table, first.writes, state)
     const tsla = rowsOf(state).findIndex((json) => JSON.parse(json).token === "TSLA")
     expect(tsla).toBeGreaterThan(0)
     // Half of TSLA's oldest open lot sold from the first address: its row is replaced in place (ord kept), not moved
@@ -232,6 +238,33 @@ describe("lot rows written by an incremental build", () => {
     expect(plan.writes.replace).toBe(false)
     expect([...plan.writes.rows].map((row) => row.ord)).toEqual(plan.writes.deletes)
     expect(plan.writes.deletes).toHaveLength(1)
-    expect(apply(table, plan.writes)).toEqual(rowsOf(state))
+    expect(apply(table, plan.writes, state)).toEqual(rowsOf(state))
+  })
+})
+
+describe("rows of the tokens' steps written by a build", () => {
+  it("writes every token's steps first, then only a token whose steps are not the records stored", () => {
+    let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_500) }))
+    const tokens = (writes: ReturnType<typeof planStepRows>["writes"]) => writes.rows.map((row) => row.token)
+    const first = planStepRows(state, undefined)
+    // AAPL has two steps (blocks 1,000 and 2,000); TSLA none, so no row.
+    expect(first.writes.replace).toBe(true)
+    expect(tokens(first.writes)).toEqual(["AAPL"])
+    expect(JSON.parse(first.writes.rows[0]!.json).map((step: Array<unknown>) => step[0])).toEqual(["m:1000", "m:2000"])
+    // Blocks without a step: nothing to write.
+    state = more(state, 2_501, 2_600)
+    const same = planStepRows(state, first.stored)
+    expect(same.writes).toEqual({ replace: false, deletes: [], rows: [] })
+    // A step: AAPL's row again, with it.
+    state = more(state, 2_601, 3_000)
+    const stepped = planStepRows(state, same.stored)
+    expect(tokens(stepped.writes)).toEqual(["AAPL"])
+    expect(JSON.parse(stepped.writes.rows[0]!.json)).toHaveLength(3)
+    // The same steps made again (a provisional step re-applied on a checkpoint, a rebuild): written again.
+    const again = Either.getOrThrow(Ledger.build({ ...settings, events: events(3_000) }))
+    expect(tokens(planStepRows(again, stepped.stored).writes)).toEqual(["AAPL"])
+    // A token left without steps (its only step rolled back): its row goes.
+    const before = Either.getOrThrow(Ledger.build({ ...settings, events: events(900) }))
+    expect(planStepRows(before, stepped.stored).writes).toEqual({ replace: false, deletes: ["AAPL"], rows: [] })
   })
 })

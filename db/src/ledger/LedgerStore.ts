@@ -60,6 +60,16 @@ export interface LotWrites {
   readonly rows: Iterable<{ readonly token: string; readonly ord: number; readonly json: string }>
 }
 
+/**
+ * Rows of dividend steps (`Ledger.storedSteps`, by token symbol) to write: all of them (`replace`), or those that
+ * changed, the rows of `deletes` going.
+ */
+export interface StepWrites {
+  readonly replace: boolean
+  readonly deletes: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<{ readonly token: string; readonly json: string }>
+}
+
 /** What `store` writes of a build. */
 export interface StoredBuild {
   readonly report: unknown
@@ -72,6 +82,8 @@ export interface StoredBuild {
    * the rows to insert (JSON already written), or every row with its `ord` (`replace`).
    */
   readonly lotWrites?: LotWrites
+  /** The tokens' steps the lot rows cite; without it, none are written. */
+  readonly stepWrites?: StepWrites
   /**
    * The `ord` of each row of `positions` when only those changed since the stored build (the others are kept
    * as stored); without it every position row is replaced.
@@ -309,6 +321,19 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             yield* sql`DELETE FROM ledger_lots WHERE account_id = ${accountId} AND ord IN ${sql.in(chunk)}`
           }
         }
+        const stepWrites = build.stepWrites
+        if (stepWrites !== undefined) {
+          if (stepWrites.replace) {
+            yield* sql`DELETE FROM ledger_steps WHERE account_id = ${accountId}`
+          } else if (stepWrites.deletes.length > 0) {
+            yield* sql`DELETE FROM ledger_steps WHERE account_id = ${accountId} AND token IN ${sql.in(stepWrites.deletes)}`
+          }
+          if (stepWrites.rows.length > 0) {
+            yield* sql`INSERT INTO ledger_steps ${
+              sql.insert(stepWrites.rows.map((row) => ({ account_id: accountId, token: row.token, steps: row.json })))
+            } ON CONFLICT (account_id, token) DO UPDATE SET steps = EXCLUDED.steps`
+          }
+        }
         /** A chunk as one delimited text, or with a parameter per value when a field holds a separator. */
         const insert = (
           table: string,
@@ -501,11 +526,27 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         (rows) => rows.map((r) => r.row)
       )
 
+    /**
+     * The open lots, their steps' income read with their tokens' steps (`ledger_steps`), in the same statement (one
+     * snapshot: the steps of the build that stored the lots). A token's steps come with the first of its lots (with
+     * each first of a run of its lots, in `ord` order).
+     */
     const lots = (accountId: string, token: string | undefined) =>
       Effect.map(
-        sql<{ row: unknown }>`SELECT row FROM ledger_lots WHERE account_id = ${accountId}
-          ${token === undefined ? sql`` : sql`AND upper(token) = ${token.toUpperCase()}`} ORDER BY ord`,
-        (rows) => rows.map((r) => Ledger.expandLotRow(r.row))
+        sql<{ token: string; row: unknown; steps: ReadonlyArray<Ledger.StoredStep> | null }>`
+          SELECT l.token, l.row,
+            CASE WHEN l.token IS DISTINCT FROM lag(l.token) OVER (ORDER BY l.ord) THEN
+              (SELECT s.steps FROM ledger_steps s WHERE s.account_id = l.account_id AND s.token = l.token)
+            END AS steps
+          FROM ledger_lots l WHERE l.account_id = ${accountId}
+          ${token === undefined ? sql`` : sql`AND upper(l.token) = ${token.toUpperCase()}`} ORDER BY l.ord`,
+        (rows) => {
+          const stepsOf = new Map<string, ReadonlyArray<Ledger.StoredStep>>()
+          return rows.map((r) => {
+            if (r.steps !== null) stepsOf.set(r.token, r.steps)
+            return Ledger.expandLotRow(r.row, stepsOf.get(r.token))
+          })
+        }
       )
 
     /**

@@ -23,6 +23,7 @@ import ledgerMovementVersion from "./0026_ledger_movement_version.js"
 import priceRoundsRecordedXid from "./0027_price_rounds_recorded_xid.js"
 import ledgerRowPages from "./0028_ledger_row_pages.js"
 import classificationChainOrder from "./0029_classification_chain_order.js"
+import ledgerSteps from "./0030_ledger_steps.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -48,5 +49,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0026_ledger_movement_version": ledgerMovementVersion,
   "0027_price_rounds_recorded_xid": priceRoundsRecordedXid,
   "0028_ledger_row_pages": ledgerRowPages,
-  "0029_classification_chain_order": classificationChainOrder
+  "0029_classification_chain_order": classificationChainOrder,
+  "0030_ledger_steps": ledgerSteps
 }

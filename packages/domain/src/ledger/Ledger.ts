@@ -40,7 +40,9 @@ export {
   storedLotRowMaker,
   storedMovementKeys,
   storedMovementRows,
-  type StoredRow
+  type StoredRow,
+  type StoredStep,
+  storedSteps
 } from "./StoredRows.js"
 
 const EMPTY_PRICES: PriceIndex = new Map()

@@ -253,24 +253,31 @@ export class Conversions {
   }
 }
 
+/** A part of a basis: its acquisition, or a step's income with the step's index position (`step`). */
+export interface ComponentPart {
+  readonly meta: ComponentMeta
+  readonly usd: bigint | null
+  readonly step?: number
+}
+
 /** The parts of the basis of the first `raw` of `lot`, unformatted: its acquisition, then each step's income (USD). */
 export const componentParts = (
   accrual: Accrual,
   lot: LotRecord,
   at: number,
   raw: bigint = lot.raw
-): Array<{ readonly meta: ComponentMeta; readonly usd: bigint | null }> => {
+): Array<ComponentPart> => {
   const acquisition: ComponentMeta = {
     kind: "acquisition",
     eventId: lot.sourceEventId,
     at: lot.acquiredAt,
     price: lot.price
   }
-  const out = [{ meta: acquisition, usd: sliceAcquisition(lot, raw) }]
+  const out: Array<ComponentPart> = [{ meta: acquisition, usd: sliceAcquisition(lot, raw) }]
   for (const [from, to] of spansOf(lot, at)) {
     for (let k = from; k < to; k++) {
       const step = accrual.steps[k]!
-      out.push({ meta: step.meta, usd: step.perRaw === null ? null : incomeOf(raw, step.perRaw) })
+      out.push({ meta: step.meta, usd: step.perRaw === null ? null : incomeOf(raw, step.perRaw), step: k })
     }
   }
   return out

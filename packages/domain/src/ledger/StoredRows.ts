@@ -10,8 +10,15 @@ import type { Converted } from "./Convert.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
 import type { BasisComponent, Disposal, Lot, Movement, NullReason, PriceProvenance } from "./LedgerReport.js"
-import type { DisposalRecord, LedgerState, MovementRecord } from "./LedgerState.js"
-import { componentParts, Conversions, type FiguresCache, type OpenLot, provenance } from "./LotFigures.js"
+import type { DisposalRecord, LedgerState, MovementRecord, TokenBook } from "./LedgerState.js"
+import {
+  type ComponentPart,
+  componentParts,
+  Conversions,
+  type FiguresCache,
+  type OpenLot,
+  provenance
+} from "./LotFigures.js"
 import type { PriceRef } from "./Prices.js"
 import { disposalFigures, type DisposalGains, minus } from "./ReportRows.js"
 
@@ -142,18 +149,41 @@ export const storedDisposal = (
 }
 
 /** A stored component of a basis: [0 acquisition | 1 income, event id, time, USD, quote, price]. */
-const storedComponents = (
-  conversions: Conversions,
-  parts: ReturnType<typeof componentParts>
-): Array<unknown> =>
-  parts.map(({ meta, usd }) => [
-    meta.kind === "acquisition" ? 0 : 1,
+const storedComponent = (conversions: Conversions, { meta, usd }: ComponentPart): Array<unknown> => [
+  meta.kind === "acquisition" ? 0 : 1,
+  meta.eventId,
+  meta.at,
+  big(usd),
+  storedQuote(conversions, utcDate(meta.at)),
+  storedPrice(meta.price)
+]
+
+const storedComponents = (conversions: Conversions, parts: ReadonlyArray<ComponentPart>): Array<unknown> =>
+  parts.map((part) => storedComponent(conversions, part))
+
+/**
+ * A token's dividend step as stored lot rows cite it (`storedSteps`): [event id, time, quote, price]. What every lot
+ * accruing the step shares is stored once per token, not once per lot and step.
+ */
+export type StoredStep = readonly [string, number, StoredQuote, StoredPrice]
+
+/** The token's steps as lot rows cite them, by index position. */
+export const storedSteps = (state: LedgerState, book: TokenBook): Array<StoredStep> => {
+  const conversions = new Conversions(state)
+  return book.accrual.steps.map(({ meta }) => [
     meta.eventId,
     meta.at,
-    big(usd),
     storedQuote(conversions, utcDate(meta.at)),
     storedPrice(meta.price)
   ])
+}
+
+/**
+ * An open lot's stored components: its acquisition whole, each step's income as [index position, USD] (the step
+ * itself is among the token's `storedSteps`).
+ */
+const storedLotComponents = (conversions: Conversions, parts: ReadonlyArray<ComponentPart>): Array<unknown> =>
+  parts.map((part) => part.step === undefined ? storedComponent(conversions, part) : [part.step, big(part.usd)])
 
 /**
  * A stored open lot row, with `wallet`, `location` and `id` named (reads select by them): what `lotRowMaker` lists,
@@ -185,7 +215,7 @@ export const storedLotRowMaker = (state: LedgerState, cache?: FiguresCache) => {
         big(figures.basisUsd),
         big(figures.basisConverted),
         currency,
-        storedComponents(conversions, componentParts(accrual, lot, at)),
+        storedLotComponents(conversions, componentParts(accrual, lot, at)),
         lot.sourceEventId === lot.id ? null : lot.sourceEventId,
         storedReasons(reasons)
       ]
@@ -346,10 +376,20 @@ export const expandEventRow = (row: unknown): unknown => {
 
 const componentOf = (stored: unknown): BasisComponent => {
   const [kind, eventId, at, usd, quote, price] = stored as readonly [0 | 1, string, number, unknown, unknown, unknown]
+  return component(kind === 0 ? "acquisition" : "income", eventId, at, unbig(usd), quote, price)
+}
+
+const component = (
+  kind: BasisComponent["kind"],
+  eventId: string,
+  at: number,
+  amount: bigint | null,
+  quote: unknown,
+  price: unknown
+): BasisComponent => {
   const date = utcDate(at)
-  const amount = unbig(usd)
   return {
-    kind: kind === 0 ? "acquisition" : "income",
+    kind,
     eventId,
     at,
     date,
@@ -357,6 +397,16 @@ const componentOf = (stored: unknown): BasisComponent => {
     converted: convertedOf(amount, quoteOf(quote, date)),
     price: priceOf(price)
   }
+}
+
+/** A stored lot component: whole, or a step's income as [index position, USD] with the step among `steps`. */
+const lotComponentOf = (stored: unknown, steps: ReadonlyArray<StoredStep> | undefined): BasisComponent => {
+  const parts = stored as ReadonlyArray<unknown>
+  if (parts.length !== 2) return componentOf(stored)
+  const k = parts[0] as number
+  const step = steps?.[k]
+  if (step === undefined) throw new Error(`a stored lot cites dividend step ${k} of its token, which is not stored`)
+  return component("income", step[0], step[1], unbig(parts[1]), step[2], step[3])
 }
 
 /** A stored disposal row as the report lists it (a row stored whole is returned as it is). */
@@ -415,14 +465,17 @@ export const expandDisposalRow = (row: unknown): unknown => {
   return disposal
 }
 
-/** A stored lot row as the report lists it (a row stored whole is returned as it is). */
-export const expandLotRow = (row: unknown): unknown => {
+/**
+ * A stored lot row as the report lists it, its steps' income with the token's `steps` (`storedSteps`); a row stored
+ * whole is returned as it is.
+ */
+export const expandLotRow = (row: unknown, steps?: ReadonlyArray<StoredStep>): unknown => {
   if (!isStored(row)) return row
   const stored = row as unknown as StoredLotRow
   const v = stored.v
   const acquiredAt = v[2] as number
   const raw = BigInt(v[3] as string)
-  const components = (v[9] as ReadonlyArray<unknown>).map(componentOf)
+  const components = (v[9] as ReadonlyArray<unknown>).map((c) => lotComponentOf(c, steps))
   const lot: Lot = {
     id: stored.id,
     token: v[0] as string,

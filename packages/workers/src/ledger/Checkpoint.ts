@@ -7,7 +7,7 @@ import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { Ledger } from "@scaledger/domain/ledger/index"
 import type { MultiplierEvent, PriceTable, RateTable } from "@scaledger/domain/ledger/LedgerInput"
 import type { LedgerState } from "@scaledger/domain/ledger/LedgerState"
-import type { StoredLotRows } from "./LotPlan.js"
+import type { StoredLotRows, StoredStepRows } from "./LotPlan.js"
 import type { StoredPosition } from "./PositionPlan.js"
 
 /**
@@ -46,6 +46,8 @@ export interface LedgerCheckpoint {
   readonly version: number
   /** The lot rows stored by that build (of the state with its provisional events); set by the worker. */
   readonly lots?: StoredLotRows
+  /** The tokens' rows of steps stored by that build; set by the worker. */
+  readonly steps?: StoredStepRows
   /** The position rows stored by that build; set by the worker. */
   readonly positions?: ReadonlyArray<StoredPosition>
   /** The lot figures of the reports made so far, for the next report to reuse where the lots did not change. */

@@ -24,7 +24,7 @@ import { ChainConfig } from "../chain/ChainConfig.js"
 import { keepingLease } from "../LeaseKeeper.js"
 import { chainOrdered, mergeInto } from "./ChainOrder.js"
 import { cursorTime, historyKey, type LedgerCheckpoint, multiplierIds, settingsKey } from "./Checkpoint.js"
-import { planLotRows } from "./LotPlan.js"
+import { planLotRows, planStepRows } from "./LotPlan.js"
 import { planPositionRows } from "./PositionPlan.js"
 import { makePriceHistory } from "./PriceHistory.js"
 
@@ -381,6 +381,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
           // Without the lots: rows are made only for the lots that changed (`planLotRows`).
           const report = Ledger.report(state, asOf, { rows: false, lots: false, cache: checkpoint.figures })
           const lotPlan = planLotRows(state, usable?.lots, checkpoint.figures)
+          const stepPlan = planStepRows(state, usable?.steps)
           const positionPlan = planPositionRows(report.positions, usable?.positions)
           return {
             build: {
@@ -389,6 +390,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
               positionOrds: positionPlan.ords,
               lots: [],
               lotWrites: lotPlan.writes,
+              stepWrites: stepPlan.writes,
               disposals: streamed ? [] : disposalRecords(state, since?.rows.disposals),
               events: streamed ? [] : chainOrdered(state, since?.rows)
             },
@@ -400,11 +402,12 @@ export const makeLedgerBuilder = Effect.gen(function*() {
             checkpoint,
             since,
             lotPlan,
+            stepPlan,
             positionPlan
           }
         }))
       if (Option.isNone(made)) return { incremental: false }
-      const { checkpoint, lotPlan, positionPlan, since } = made.value
+      const { checkpoint, lotPlan, positionPlan, since, stepPlan } = made.value
       stats[since === undefined ? "full" : "incremental"]++
       if (config.checkpoints > 0) {
         const built = yield* store.state(accountId)
@@ -415,6 +418,7 @@ export const makeLedgerBuilder = Effect.gen(function*() {
             state: Ledger.release(checkpoint.state),
             version: built.value.builtVersion,
             lots: lotPlan.stored,
+            steps: stepPlan.stored,
             positions: positionPlan.stored
           })
           // Least recently built first out, until the count, the events and the lots held are within bounds; this

@@ -3,9 +3,9 @@
  * a lot of a token whose income index grew), each with an `ord` between its unchanged neighbours so the read order
  * stays the ledger's; every row again (with room between them) when that is not possible.
  */
-import type { LotWrites } from "@scaledger/db/ledger/LedgerStore"
+import type { LotWrites, StepWrites } from "@scaledger/db/ledger/LedgerStore"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerState, LotRecord } from "@scaledger/domain/ledger/LedgerState"
+import type { LedgerState, LotRecord, StepRecord } from "@scaledger/domain/ledger/LedgerState"
 
 const MAX_ORD = 2_147_483_647
 /** Room left between stored lots for lots that arrive later (`ledger_lots.ord` is an integer). */
@@ -243,4 +243,31 @@ export const planLotRows = (
   }
   for (const [queue, old] of stored) if (!next.has(queue)) { for (const ord of old.ords.values()) deletes.push(ord) }
   return { writes: { replace: false, deletes, rows }, stored: next }
+}
+
+/** The steps each token's stored row of steps was made from (by token symbol): the step records, in order. */
+export type StoredStepRows = ReadonlyMap<string, ReadonlyArray<StepRecord>>
+
+/**
+ * Which tokens' rows of steps (`Ledger.storedSteps`, what the lot rows cite) a build writes: every token's when
+ * nothing is known of the stored ones; else those whose steps are not the very records stored (a step added, or
+ * made again: a provisional step re-applied), and the rows of tokens left without steps are deleted.
+ */
+export const planStepRows = (
+  state: LedgerState,
+  stored: StoredStepRows | undefined
+): { readonly writes: StepWrites; readonly stored: StoredStepRows } => {
+  const next = new Map<string, ReadonlyArray<StepRecord>>()
+  const rows: Array<{ readonly token: string; readonly json: string }> = []
+  for (const book of state.books.values()) {
+    const steps = book.accrual.steps
+    if (steps.length === 0) continue
+    next.set(book.symbol, steps.slice())
+    const old = stored?.get(book.symbol)
+    if (old === undefined || old.length !== steps.length || old.some((step, k) => step !== steps[k])) {
+      rows.push({ token: book.symbol, json: JSON.stringify(Ledger.storedSteps(state, book)) })
+    }
+  }
+  const deletes = stored === undefined ? [] : [...stored.keys()].filter((token) => !next.has(token))
+  return { writes: { replace: stored === undefined, deletes, rows }, stored: next }
 }
