@@ -4,7 +4,9 @@
  * the exact report rows (`movementRows`, `disposalRows`) when read. `wallet`, `counterparty` and `tokenAddress`
  * stay named fields, so queries can filter on them; the rest is one positional array `v`. What the row's id already
  * says is left out (null): the transaction hash of an id `<tx hash>:<log index>`, the lot an acquisition opens. A row without `v` (an
- * older build's, or an income or split row) is stored whole and read as it is.
+ * older build's, or an income or split row) is stored whole and read as it is. An open lot row stores each dividend
+ * step's income as [index position, USD]; the steps are stored once per token (`storedSteps`) and given to
+ * `expandLotRow`.
  */
 import type { Converted } from "./Convert.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
