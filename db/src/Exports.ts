@@ -285,6 +285,13 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             break
           }
           case "gains": {
+            // The tokens' steps the disposals cite (`ledger_steps`), of the same snapshot.
+            const stepsOf = new Map(
+              (yield* sql<{ token: string; steps: ReadonlyArray<Ledger.StoredStep> }>`
+                SELECT token, steps FROM ledger_steps WHERE account_id = ${accountId}`).map((row) =>
+                [row.token, row.steps] as const
+              )
+            )
             const query = sql`
               SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId} ${pageDays} ORDER BY first_ord`
             yield* eachBatch<{ lines: string }>(query, (pages) => {
@@ -296,7 +303,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                   if (!inDays(line.day)) continue
                   const parsed = JSON.parse(line.json) as StoredParties
                   if (key !== undefined && parsed.wallet?.toLowerCase() !== key) continue
-                  text += gainLine(Ledger.expandDisposalRow(parsed) as Disposal, labels)
+                  text += gainLine(Ledger.expandDisposalRow(parsed, stepsOf.get(line.token)) as Disposal, labels)
                   count++
                 }
               }

@@ -168,7 +168,9 @@ for (const [name, database] of backends) {
             .toEqual(["AAPL", "AAPL", "TSLA"])
           expect(yield* store.lots(account.id, undefined)).toEqual(expected)
           expect(yield* store.lots(account.id, "tsla")).toEqual(expected.filter((lot) => lot.token === "TSLA"))
-          const [steps] = yield* sql<{ n: string }>`SELECT count(*) AS n FROM ledger_steps WHERE account_id = ${account.id}`
+          const [steps] = yield* sql<
+            { n: string }
+          >`SELECT count(*) AS n FROM ledger_steps WHERE account_id = ${account.id}`
           expect(Number(steps!.n)).toBe(2)
           // A later build whose TSLA has no steps any more (rolled back): its row goes, AAPL's stays.
           yield* sql`UPDATE ledger_builds SET lease_owner = 'me', lease_until = now() + interval '1 hour'

@@ -431,7 +431,9 @@ for (
         const storedLots = Effect.all({
           rows: (yield* LedgerStore).lots(accountId, undefined),
           writers: Effect.map(
-            sql<{ xmin: string }>`SELECT xmin::text AS xmin FROM ledger_lots WHERE account_id = ${accountId} ORDER BY ord`,
+            sql<
+              { xmin: string }
+            >`SELECT xmin::text AS xmin FROM ledger_lots WHERE account_id = ${accountId} ORDER BY ord`,
             (rows) => rows.map((r) => r.xmin)
           )
         })

@@ -326,7 +326,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           if (stepWrites.replace) {
             yield* sql`DELETE FROM ledger_steps WHERE account_id = ${accountId}`
           } else if (stepWrites.deletes.length > 0) {
-            yield* sql`DELETE FROM ledger_steps WHERE account_id = ${accountId} AND token IN ${sql.in(stepWrites.deletes)}`
+            yield* sql`DELETE FROM ledger_steps WHERE account_id = ${accountId} AND token IN ${
+              sql.in(stepWrites.deletes)
+            }`
           }
           if (stepWrites.rows.length > 0) {
             yield* sql`INSERT INTO ledger_steps ${
@@ -586,19 +588,32 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         SELECT first_ord, lines FROM ${sql(table)} WHERE ${where} AND first_ord > ${afterFirst}
         ORDER BY first_ord LIMIT ${limit}`
 
+    /**
+     * The disposals, their steps' income read with their tokens' steps (`ledger_steps`), given with the first page of
+     * each statement (the steps of the build that stored those pages).
+     */
     const disposals = (accountId: string, token: string | undefined) =>
       Effect.gen(function*() {
         const key = token?.toUpperCase()
         const where = sql`account_id = ${accountId} ${key === undefined ? sql`` : sql`AND ${key} = ANY(tokens)`}`
         const out: Array<unknown> = []
+        let stepsOf: Readonly<Record<string, ReadonlyArray<Ledger.StoredStep>>> = {}
         let after = -1
         for (;;) {
-          const pages = yield* pagesAfter("ledger_disposal_pages", where, after, 8)
+          const pages = yield* sql<
+            { first_ord: string; lines: string; steps: Record<string, ReadonlyArray<Ledger.StoredStep>> | null }
+          >`
+            SELECT first_ord, lines,
+              CASE WHEN row_number() OVER (ORDER BY first_ord) = 1 THEN
+                (SELECT json_object_agg(token, steps) FROM ledger_steps WHERE account_id = ${accountId})
+              END AS steps
+            FROM ledger_disposal_pages WHERE ${where} AND first_ord > ${after} ORDER BY first_ord LIMIT 8`
           for (const page of pages) {
+            if (page.steps !== null) stepsOf = page.steps
             for (const text of linesOf(page.lines)) {
               const line = readDisposalLine(text)
               if (key === undefined || line.token.toUpperCase() === key) {
-                out.push(Ledger.expandDisposalRow(JSON.parse(line.json)))
+                out.push(Ledger.expandDisposalRow(JSON.parse(line.json), stepsOf[line.token]))
               }
             }
             after = Number(page.first_ord)

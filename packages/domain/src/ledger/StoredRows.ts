@@ -4,9 +4,9 @@
  * the exact report rows (`movementRows`, `disposalRows`) when read. `wallet`, `counterparty` and `tokenAddress`
  * stay named fields, so queries can filter on them; the rest is one positional array `v`. What the row's id already
  * says is left out (null): the transaction hash of an id `<tx hash>:<log index>`, the lot an acquisition opens. A row without `v` (an
- * older build's, or an income or split row) is stored whole and read as it is. An open lot row stores each dividend
- * step's income as [index position, USD]; the steps are stored once per token (`storedSteps`) and given to
- * `expandLotRow`.
+ * older build's, or an income or split row) is stored whole and read as it is. Open lot and disposal rows store each
+ * dividend step's income as [index position, USD]; the steps are stored once per token (`storedSteps`) and given to
+ * `expandLotRow` and `expandDisposalRow`.
  */
 import type { Converted } from "./Convert.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
@@ -138,7 +138,7 @@ export const storedDisposal = (
       big(figures.basis),
       storedQuote(conversions, figures.date),
       storedPrice(record.price),
-      lot === null ? [] : storedComponents(conversions, componentParts(accrual, lot, record.step, record.raw)),
+      lot === null ? [] : storedStepComponents(conversions, componentParts(accrual, lot, record.step, record.raw)),
       bool(record.taxable),
       bool(record.needsReview),
       record.classifiedBy,
@@ -160,16 +160,13 @@ const storedComponent = (conversions: Conversions, { meta, usd }: ComponentPart)
   storedPrice(meta.price)
 ]
 
-const storedComponents = (conversions: Conversions, parts: ReadonlyArray<ComponentPart>): Array<unknown> =>
-  parts.map((part) => storedComponent(conversions, part))
-
 /**
- * A token's dividend step as stored lot rows cite it (`storedSteps`): [event id, time, quote, price]. What every lot
- * accruing the step shares is stored once per token, not once per lot and step.
+ * A token's dividend step as stored lot and disposal rows cite it (`storedSteps`): [event id, time, quote, price].
+ * What every lot accruing the step shares is stored once per token, not once per lot (and sale) and step.
  */
 export type StoredStep = readonly [string, number, StoredQuote, StoredPrice]
 
-/** The token's steps as lot rows cite them, by index position. */
+/** The token's steps as lot and disposal rows cite them, by index position. */
 export const storedSteps = (state: LedgerState, book: TokenBook): Array<StoredStep> => {
   const conversions = new Conversions(state)
   return book.accrual.steps.map(({ meta }) => [
@@ -181,10 +178,10 @@ export const storedSteps = (state: LedgerState, book: TokenBook): Array<StoredSt
 }
 
 /**
- * An open lot's stored components: its acquisition whole, each step's income as [index position, USD] (the step
- * itself is among the token's `storedSteps`).
+ * The stored components of a lot's (or a sold slice's) basis: its acquisition whole, each step's income as
+ * [index position, USD] (the step itself is among the token's `storedSteps`).
  */
-const storedLotComponents = (conversions: Conversions, parts: ReadonlyArray<ComponentPart>): Array<unknown> =>
+const storedStepComponents = (conversions: Conversions, parts: ReadonlyArray<ComponentPart>): Array<unknown> =>
   parts.map((part) => part.step === undefined ? storedComponent(conversions, part) : [part.step, big(part.usd)])
 
 /**
@@ -217,7 +214,7 @@ export const storedLotRowMaker = (state: LedgerState, cache?: FiguresCache) => {
         big(figures.basisUsd),
         big(figures.basisConverted),
         currency,
-        storedLotComponents(conversions, componentParts(accrual, lot, at)),
+        storedStepComponents(conversions, componentParts(accrual, lot, at)),
         lot.sourceEventId === lot.id ? null : lot.sourceEventId,
         storedReasons(reasons)
       ]
@@ -401,18 +398,21 @@ const component = (
   }
 }
 
-/** A stored lot component: whole, or a step's income as [index position, USD] with the step among `steps`. */
-const lotComponentOf = (stored: unknown, steps: ReadonlyArray<StoredStep> | undefined): BasisComponent => {
+/** A stored basis component: whole, or a step's income as [index position, USD] with the step among `steps`. */
+const stepComponentOf = (stored: unknown, steps: ReadonlyArray<StoredStep> | undefined): BasisComponent => {
   const parts = stored as ReadonlyArray<unknown>
   if (parts.length !== 2) return componentOf(stored)
   const k = parts[0] as number
   const step = steps?.[k]
-  if (step === undefined) throw new Error(`a stored lot cites dividend step ${k} of its token, which is not stored`)
+  if (step === undefined) throw new Error(`a stored row cites dividend step ${k} of its token, which is not stored`)
   return component("income", step[0], step[1], unbig(parts[1]), step[2], step[3])
 }
 
-/** A stored disposal row as the report lists it (a row stored whole is returned as it is). */
-export const expandDisposalRow = (row: unknown): unknown => {
+/**
+ * A stored disposal row as the report lists it, its steps' income with the token's `steps` (`storedSteps`); a row
+ * stored whole is returned as it is.
+ */
+export const expandDisposalRow = (row: unknown, steps?: ReadonlyArray<StoredStep>): unknown => {
   if (!isStored(row)) return row
   const v = row.v
   const eventId = v[0] as string
@@ -453,7 +453,7 @@ export const expandDisposalRow = (row: unknown): unknown => {
     basis: usdText(basis),
     gain: usdText(gainUsd === null ? null : minus(amountOf(proceedsUsd, quote), basis)),
     price: priceOf(v[15]),
-    basisComponents: (v[16] as ReadonlyArray<unknown>).map(componentOf),
+    basisComponents: (v[16] as ReadonlyArray<unknown>).map((c) => stepComponentOf(c, steps)),
     taxable: v[17] === 1,
     needsReview: v[18] === 1,
     classifiedBy: v[19] as Disposal["classifiedBy"],
@@ -477,7 +477,7 @@ export const expandLotRow = (row: unknown, steps?: ReadonlyArray<StoredStep>): u
   const v = stored.v
   const acquiredAt = v[2] as number
   const raw = BigInt(v[3] as string)
-  const components = (v[9] as ReadonlyArray<unknown>).map((c) => lotComponentOf(c, steps))
+  const components = (v[9] as ReadonlyArray<unknown>).map((c) => stepComponentOf(c, steps))
   const lot: Lot = {
     id: stored.id,
     token: v[0] as string,

@@ -51,7 +51,12 @@ const storedThenExpanded = (state: LedgerState) => ({
     JSON.stringify(Ledger.expandEventRow(JSON.parse(JSON.stringify(row))))
   ),
   disposals: [...Ledger.storedDisposalRows(state)].map((row) =>
-    JSON.stringify(Ledger.expandDisposalRow(JSON.parse(JSON.stringify(row))))
+    JSON.stringify(
+      Ledger.expandDisposalRow(
+        JSON.parse(JSON.stringify(row)),
+        JSON.parse(JSON.stringify(Ledger.storedSteps(state, state.books.get(row.v[3] as string)!)))
+      )
+    )
   ),
   lots: [...Ledger.openLotsOf(state)].map((open) =>
     JSON.stringify(
@@ -97,7 +102,17 @@ const steppedState = () => {
       buy("first", "2023-02-01T15:00:00Z", 1),
       step("m:1", "1000000000000000000", "1010000000000000000", "2023-03-01T00:00:00Z", 2),
       buy("second", "2023-04-01T15:00:00Z", 3),
-      step("m:2", "1010000000000000000", "1020000000000000000", "2023-05-01T00:00:00Z", 4)
+      step("m:2", "1010000000000000000", "1020000000000000000", "2023-05-01T00:00:00Z", 4),
+      transfer({
+        id: "sale",
+        token: "AAPL",
+        from: a,
+        to: exchange,
+        qty: "0.5",
+        time: "2023-06-01T15:00:00Z",
+        block: 5,
+        classification: user("transfer.out", "exchange")
+      })
     ]
   }))
 }
@@ -193,14 +208,23 @@ describe("stored movement, disposal and lot rows", () => {
     const older = rows.map((row) => ({
       ...row,
       v: row.v.map((value: unknown, i: number) =>
-        i !== 9 ? value : (value as Array<Array<unknown>>).map((part) =>
-          part.length !== 2 ? part : [1, ...steps[part[0] as number]!.slice(0, 2), part[1], ...steps[part[0] as number]!.slice(2)]
-        )
+        i !== 9 ?
+          value :
+          (value as Array<Array<unknown>>).map((part) =>
+            part.length !== 2
+              ? part
+              : [1, ...steps[part[0] as number]!.slice(0, 2), part[1], ...steps[part[0] as number]!.slice(2)]
+          )
       )
     }))
     expect(older.map((row) => JSON.stringify(Ledger.expandLotRow(row)))).toEqual(expected)
     // A row citing a step that is not given is a fault of the store, said as such (not a lot without income).
     expect(() => Ledger.expandLotRow(rows[0], steps.slice(0, 1))).toThrow(/dividend step 1 of its token/)
+    // The sale of half the first lot: its slice's basis cites both steps the same way.
+    const [disposal] = [...Ledger.storedDisposalRows(state)].map((row) => JSON.parse(JSON.stringify(row)))
+    expect(disposal.v[16].slice(1).map((part: Array<unknown>) => part.length)).toEqual([2, 2])
+    const sold = [...Ledger.disposalRows(state)].map((row) => JSON.stringify(row))
+    expect([JSON.stringify(Ledger.expandDisposalRow(disposal, steps))]).toEqual(sold)
   })
 
   it("leave a row stored whole (an older build's, an income or split row) as it is", () => {
