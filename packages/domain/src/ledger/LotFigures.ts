@@ -253,12 +253,17 @@ export class Conversions {
   }
 }
 
-/** A part of a basis: its acquisition, or a step's income with the step's index position (`step`). */
+/** A part of a basis: its acquisition, or a step's income. */
 export interface ComponentPart {
   readonly meta: ComponentMeta
   readonly usd: bigint | null
-  readonly step?: number
 }
+
+/** The acquisition part of the basis of the first `raw` of `lot`. */
+export const acquisitionPart = (lot: LotRecord, raw: bigint = lot.raw): ComponentPart => ({
+  meta: { kind: "acquisition", eventId: lot.sourceEventId, at: lot.acquiredAt, price: lot.price },
+  usd: sliceAcquisition(lot, raw)
+})
 
 /** The parts of the basis of the first `raw` of `lot`, unformatted: its acquisition, then each step's income (USD). */
 export const componentParts = (
@@ -267,17 +272,11 @@ export const componentParts = (
   at: number,
   raw: bigint = lot.raw
 ): Array<ComponentPart> => {
-  const acquisition: ComponentMeta = {
-    kind: "acquisition",
-    eventId: lot.sourceEventId,
-    at: lot.acquiredAt,
-    price: lot.price
-  }
-  const out: Array<ComponentPart> = [{ meta: acquisition, usd: sliceAcquisition(lot, raw) }]
+  const out = [acquisitionPart(lot, raw)]
   for (const [from, to] of spansOf(lot, at)) {
     for (let k = from; k < to; k++) {
       const step = accrual.steps[k]!
-      out.push({ meta: step.meta, usd: step.perRaw === null ? null : incomeOf(raw, step.perRaw), step: k })
+      out.push({ meta: step.meta, usd: step.perRaw === null ? null : incomeOf(raw, step.perRaw) })
     }
   }
   return out

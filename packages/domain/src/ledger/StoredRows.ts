@@ -4,18 +4,19 @@
  * the exact report rows (`movementRows`, `disposalRows`) when read. `wallet`, `counterparty` and `tokenAddress`
  * stay named fields, so queries can filter on them; the rest is one positional array `v`. What the row's id already
  * says is left out (null): the transaction hash of an id `<tx hash>:<log index>`, the lot an acquisition opens. A row without `v` (an
- * older build's, or an income or split row) is stored whole and read as it is. Open lot and disposal rows store each
- * dividend step's income as [index position, USD]; the steps are stored once per token (`storedSteps`) and given to
- * `expandLotRow` and `expandDisposalRow`.
+ * older build's, or an income or split row) is stored whole and read as it is. Open lot and disposal rows store the
+ * dividend steps a lot accrued as spans [from, to) of its token's steps, stored once per token (`storedSteps`) and
+ * given to `expandLotRow` and `expandDisposalRow`, which make each step's income from the row's raw amount.
  */
 import type { Converted } from "./Convert.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
 import type { BasisComponent, Disposal, Lot, Movement, NullReason, PriceProvenance } from "./LedgerReport.js"
-import type { DisposalRecord, LedgerState, MovementRecord, TokenBook } from "./LedgerState.js"
+import type { DisposalRecord, LedgerState, LotRecord, MovementRecord, TokenBook } from "./LedgerState.js"
+import { incomeOf, spansOf } from "./Accrual.js"
 import {
+  acquisitionPart,
   type ComponentPart,
-  componentParts,
   Conversions,
   type FiguresCache,
   type OpenLot,
@@ -116,7 +117,6 @@ export const storedDisposal = (
   figures: ReturnType<typeof disposalFigures> = disposalFigures(state, conversions, record)
 ): StoredRow => {
   const { event, lot } = record
-  const accrual = state.books.get(event.token)!.accrual
   return {
     wallet: record.wallet,
     counterparty: record.counterparty,
@@ -138,7 +138,7 @@ export const storedDisposal = (
       big(figures.basis),
       storedQuote(conversions, figures.date),
       storedPrice(record.price),
-      lot === null ? [] : storedStepComponents(conversions, componentParts(accrual, lot, record.step, record.raw)),
+      lot === null ? [] : storedStepComponents(conversions, lot, record.step, record.raw),
       bool(record.taxable),
       bool(record.needsReview),
       record.classifiedBy,
@@ -161,28 +161,39 @@ const storedComponent = (conversions: Conversions, { meta, usd }: ComponentPart)
 ]
 
 /**
- * A token's dividend step as stored lot and disposal rows cite it (`storedSteps`): [event id, time, quote, price].
- * What every lot accruing the step shares is stored once per token, not once per lot (and sale) and step.
+ * A token's dividend step as stored lot and disposal rows cite it (`storedSteps`): [event id, time, quote, price,
+ * income per raw unit (× INDEX_SCALE attoUSD; null: no price)]. What every lot accruing the step shares is stored
+ * once per token, not once per lot (and sale) and step.
  */
-export type StoredStep = readonly [string, number, StoredQuote, StoredPrice]
+export type StoredStep = readonly [string, number, StoredQuote, StoredPrice, string | null]
 
 /** The token's steps as lot and disposal rows cite them, by index position. */
 export const storedSteps = (state: LedgerState, book: TokenBook): Array<StoredStep> => {
   const conversions = new Conversions(state)
-  return book.accrual.steps.map(({ meta }) => [
+  return book.accrual.steps.map(({ meta, perRaw }) => [
     meta.eventId,
     meta.at,
     storedQuote(conversions, utcDate(meta.at)),
-    storedPrice(meta.price)
+    storedPrice(meta.price),
+    big(perRaw)
   ])
 }
 
 /**
- * The stored components of a lot's (or a sold slice's) basis: its acquisition whole, each step's income as
- * [index position, USD] (the step itself is among the token's `storedSteps`).
+ * The stored components of the basis of the first `raw` of a lot (a sold slice's, or all of it) that accrued up to
+ * index position `at`: its acquisition whole, then the spans [from, to) of the token's steps it accrued (the steps
+ * are the token's `storedSteps`; each one's income is `raw` × its income per raw unit, made when read).
  */
-const storedStepComponents = (conversions: Conversions, parts: ReadonlyArray<ComponentPart>): Array<unknown> =>
-  parts.map((part) => part.step === undefined ? storedComponent(conversions, part) : [part.step, big(part.usd)])
+const storedStepComponents = (
+  conversions: Conversions,
+  lot: LotRecord,
+  at: number,
+  raw: bigint
+): Array<unknown> => {
+  const out: Array<unknown> = [storedComponent(conversions, acquisitionPart(lot, raw))]
+  for (const [from, to] of spansOf(lot, at)) if (from < to) out.push([from, to])
+  return out
+}
 
 /**
  * A stored open lot row, with `wallet`, `location` and `id` named (reads select by them): what `lotRowMaker` lists,
@@ -214,7 +225,7 @@ export const storedLotRowMaker = (state: LedgerState, cache?: FiguresCache) => {
         big(figures.basisUsd),
         big(figures.basisConverted),
         currency,
-        storedStepComponents(conversions, componentParts(accrual, lot, at)),
+        storedStepComponents(conversions, lot, at, lot.raw),
         lot.sourceEventId === lot.id ? null : lot.sourceEventId,
         storedReasons(reasons)
       ]
@@ -398,14 +409,30 @@ const component = (
   }
 }
 
-/** A stored basis component: whole, or a step's income as [index position, USD] with the step among `steps`. */
-const stepComponentOf = (stored: unknown, steps: ReadonlyArray<StoredStep> | undefined): BasisComponent => {
-  const parts = stored as ReadonlyArray<unknown>
-  if (parts.length !== 2) return componentOf(stored)
-  const k = parts[0] as number
-  const step = steps?.[k]
-  if (step === undefined) throw new Error(`a stored row cites dividend step ${k} of its token, which is not stored`)
-  return component("income", step[0], step[1], unbig(parts[1]), step[2], step[3])
+/**
+ * The basis components of the first `raw` of a lot, as stored: each whole, or a span [from, to) of the token's
+ * `steps` whose income it accrued.
+ */
+const componentsOf = (
+  stored: ReadonlyArray<ReadonlyArray<unknown>>,
+  raw: bigint,
+  steps: ReadonlyArray<StoredStep> | undefined
+): Array<BasisComponent> => {
+  const out: Array<BasisComponent> = []
+  for (const part of stored) {
+    if (part.length !== 2) {
+      out.push(componentOf(part))
+      continue
+    }
+    const [from, to] = part as readonly [number, number]
+    for (let k = from; k < to; k++) {
+      const step = steps?.[k]
+      if (step === undefined) throw new Error(`a stored row cites dividend step ${k} of its token, which is not stored`)
+      const perRaw = unbig(step[4])
+      out.push(component("income", step[0], step[1], perRaw === null ? null : incomeOf(raw, perRaw), step[2], step[3]))
+    }
+  }
+  return out
 }
 
 /**
@@ -453,7 +480,7 @@ export const expandDisposalRow = (row: unknown, steps?: ReadonlyArray<StoredStep
     basis: usdText(basis),
     gain: usdText(gainUsd === null ? null : minus(amountOf(proceedsUsd, quote), basis)),
     price: priceOf(v[15]),
-    basisComponents: (v[16] as ReadonlyArray<unknown>).map((c) => stepComponentOf(c, steps)),
+    basisComponents: componentsOf(v[16] as ReadonlyArray<ReadonlyArray<unknown>>, raw, steps),
     taxable: v[17] === 1,
     needsReview: v[18] === 1,
     classifiedBy: v[19] as Disposal["classifiedBy"],
@@ -477,7 +504,7 @@ export const expandLotRow = (row: unknown, steps?: ReadonlyArray<StoredStep>): u
   const v = stored.v
   const acquiredAt = v[2] as number
   const raw = BigInt(v[3] as string)
-  const components = (v[9] as ReadonlyArray<unknown>).map((c) => stepComponentOf(c, steps))
+  const components = componentsOf(v[9] as ReadonlyArray<ReadonlyArray<unknown>>, raw, steps)
   const lot: Lot = {
     id: stored.id,
     token: v[0] as string,

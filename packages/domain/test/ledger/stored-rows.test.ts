@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { incomeOf } from "../../src/ledger/Accrual.js"
 import { Ledger, type LedgerEvent, type RateTable } from "../../src/ledger/index.js"
 import type { LedgerState } from "../../src/ledger/LedgerState.js"
 import { address, round, transfer, user } from "./fixtures.js"
@@ -194,37 +195,46 @@ describe("stored movement, disposal and lot rows", () => {
     expect(storedThenExpanded(state).disposals).toEqual(expected.map((row) => JSON.stringify(row)))
   })
 
-  it("store a lot's step income as [index position, USD], the step once per token, and read older rows whole", () => {
+  it("store the steps a lot accrued as spans of its token's steps, stored once, and read older rows whole", () => {
     const state = steppedState()
     const open = [...Ledger.openLotsOf(state)]
     const steps = JSON.parse(JSON.stringify(Ledger.storedSteps(state, open[0]!.book))) as Array<Ledger.StoredStep>
     expect(steps.map((step) => step[0])).toEqual(["m:1", "m:2"])
     const rows = open.map((lot) => JSON.parse(JSON.stringify(Ledger.storedLotRowMaker(state)(lot))))
-    // The first lot accrued both steps, the second only the later one.
-    expect(rows.map((row) => row.v[9].slice(1).map((part: Array<unknown>) => part[0]))).toEqual([[0, 1], [1]])
+    // The first lot accrued both steps, the second only the later one: one span each.
+    expect(rows.map((row) => row.v[9].slice(1))).toEqual([[[0, 2]], [[1, 2]]])
     const expected = [...Ledger.lotRows(state)].map((row) => JSON.stringify(row))
     expect(rows.map((row) => JSON.stringify(Ledger.expandLotRow(row, steps)))).toEqual(expected)
     // A row an older build stored, each step's income whole: read as it is, without the steps.
+    const whole = (raw: string, parts: Array<Array<unknown>>) =>
+      parts.flatMap((part) =>
+        part.length !== 2 ? [part] : Array.from({ length: (part[1] as number) - (part[0] as number) }, (_, i) => {
+          const step = steps[(part[0] as number) + i]!
+          return [1, step[0], step[1], incomeOf(BigInt(raw), BigInt(step[4]!)).toString(), step[2], step[3]]
+        })
+      )
     const older = rows.map((row) => ({
       ...row,
-      v: row.v.map((value: unknown, i: number) =>
-        i !== 9 ?
-          value :
-          (value as Array<Array<unknown>>).map((part) =>
-            part.length !== 2
-              ? part
-              : [1, ...steps[part[0] as number]!.slice(0, 2), part[1], ...steps[part[0] as number]!.slice(2)]
-          )
-      )
+      v: row.v.map((value: unknown, i: number) => (i === 9 ? whole(row.v[3], value as Array<Array<unknown>>) : value))
     }))
     expect(older.map((row) => JSON.stringify(Ledger.expandLotRow(row)))).toEqual(expected)
     // A row citing a step that is not given is a fault of the store, said as such (not a lot without income).
     expect(() => Ledger.expandLotRow(rows[0], steps.slice(0, 1))).toThrow(/dividend step 1 of its token/)
-    // The sale of half the first lot: its slice's basis cites both steps the same way.
+    // The sale of half the first lot: its slice's basis cites both steps the same way, its income of half the lot.
     const [disposal] = [...Ledger.storedDisposalRows(state)].map((row) => JSON.parse(JSON.stringify(row)))
-    expect(disposal.v[16].slice(1).map((part: Array<unknown>) => part.length)).toEqual([2, 2])
+    expect(disposal.v[16].slice(1)).toEqual([[0, 2]])
     const sold = [...Ledger.disposalRows(state)].map((row) => JSON.stringify(row))
     expect([JSON.stringify(Ledger.expandDisposalRow(disposal, steps))]).toEqual(sold)
+    expect(
+      JSON.stringify(
+        Ledger.expandDisposalRow({
+          ...disposal,
+          v: disposal.v.map((value: unknown, i: number) =>
+            i === 16 ? whole(disposal.v[5], value as Array<Array<unknown>>) : value
+          )
+        })
+      )
+    ).toEqual(sold[0])
   })
 
   it("leave a row stored whole (an older build's, an income or split row) as it is", () => {
