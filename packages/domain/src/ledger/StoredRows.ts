@@ -8,12 +8,12 @@
  * dividend steps a lot accrued as spans [from, to) of its token's steps, stored once per token (`storedSteps`) and
  * given to `expandLotRow` and `expandDisposalRow`, which make each step's income from the row's raw amount.
  */
+import { incomeOf, spansOf } from "./Accrual.js"
 import type { Converted } from "./Convert.js"
 import { divRound, formatWad, PRICE_SCALE, utcDate, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
 import type { BasisComponent, Disposal, Lot, Movement, NullReason, PriceProvenance } from "./LedgerReport.js"
 import type { DisposalRecord, LedgerState, LotRecord, MovementRecord, TokenBook } from "./LedgerState.js"
-import { incomeOf, spansOf } from "./Accrual.js"
 import {
   acquisitionPart,
   type ComponentPart,
