@@ -5,7 +5,7 @@ import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
 import { storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { Ledger, type LedgerEvent } from "@scaledger/domain/ledger/index"
+import { Ledger, type LedgerEvent, type TransferEvent } from "@scaledger/domain/ledger/index"
 import { Effect, Either, Layer } from "effect"
 
 const backends = [
@@ -145,6 +145,7 @@ for (const [name, database] of backends) {
           const open = [...Ledger.openLotsOf(state)]
           const stored = {
             ...buildOf(1, "AAPL"),
+            disposals: [...Ledger.storedDisposalRows(state)].map((row) => ({ ...Ledger.storedDisposalKeys(row), row })),
             lots: [],
             lotWrites: {
               replace: true,
@@ -168,6 +169,10 @@ for (const [name, database] of backends) {
             .toEqual(["AAPL", "AAPL", "TSLA"])
           expect(yield* store.lots(account.id, undefined)).toEqual(expected)
           expect(yield* store.lots(account.id, "tsla")).toEqual(expected.filter((lot) => lot.token === "TSLA"))
+          // The sale's slice cites AAPL's steps the same way.
+          const sold = [...Ledger.disposalRows(state)]
+          expect(sold.map((d) => d.basisComponents.length)).toEqual([3])
+          expect(yield* store.disposals(account.id, undefined)).toEqual(sold)
           const [steps] = yield* sql<
             { n: string }
           >`SELECT count(*) AS n FROM ledger_steps WHERE account_id = ${account.id}`
@@ -189,14 +194,14 @@ for (const [name, database] of backends) {
   })
 }
 
-/** Two tokens' lots bought around their dividend steps (AAPL two steps, TSLA one), none sold. */
+/** Two tokens' lots bought around their dividend steps (AAPL two steps, TSLA one), half of the first AAPL lot sold. */
 const steppedLedger = () => {
   const holder = `0x${"a".repeat(40)}`
   const exchange = `0x${"e".repeat(40)}`
   const tokenAddress = (symbol: string) => `0x${(symbol === "AAPL" ? "1" : "2").repeat(40)}`
   const at = (day: number) => Date.UTC(2024, 0, day) / 1000
   let block = 0
-  const buy = (token: string, day: number): LedgerEvent => ({
+  const buy = (token: string, day: number): TransferEvent => ({
     kind: "transfer",
     id: `t:${++block}`,
     token,
@@ -234,7 +239,14 @@ const steppedLedger = () => {
       step("TSLA", 4, "1000000000000000000", "1020000000000000000"),
       buy("AAPL", 5),
       buy("TSLA", 5),
-      step("AAPL", 6, "1010000000000000000", "1020000000000000000")
+      step("AAPL", 6, "1010000000000000000", "1020000000000000000"),
+      {
+        ...buy("AAPL", 7),
+        from: holder,
+        to: exchange,
+        raw: "500000000000000000",
+        classification: { type: "transfer.out", relationship: "exchange", classifiedBy: "user", confirmed: true }
+      }
     ]
   }))
 }

@@ -597,7 +597,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         const key = token?.toUpperCase()
         const where = sql`account_id = ${accountId} ${key === undefined ? sql`` : sql`AND ${key} = ANY(tokens)`}`
         const out: Array<unknown> = []
-        let stepsOf: Readonly<Record<string, ReadonlyArray<Ledger.StoredStep>>> = {}
+        let stepsOf = new Map<string, ReadonlyArray<Ledger.StoredStep>>()
         let after = -1
         for (;;) {
           const pages = yield* sql<
@@ -609,11 +609,11 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               END AS steps
             FROM ledger_disposal_pages WHERE ${where} AND first_ord > ${after} ORDER BY first_ord LIMIT 8`
           for (const page of pages) {
-            if (page.steps !== null) stepsOf = page.steps
+            if (page.steps !== null) stepsOf = new Map(Object.entries(page.steps))
             for (const text of linesOf(page.lines)) {
               const line = readDisposalLine(text)
               if (key === undefined || line.token.toUpperCase() === key) {
-                out.push(Ledger.expandDisposalRow(JSON.parse(line.json), stepsOf[line.token]))
+                out.push(Ledger.expandDisposalRow(JSON.parse(line.json), stepsOf.get(line.token)))
               }
             }
             after = Number(page.first_ord)
