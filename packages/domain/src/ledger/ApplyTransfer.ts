@@ -39,8 +39,8 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
   const { rule } = work.context
   const book = bookOf(work, event.token, event.tokenAddress)
   const price = priceAt(work.context.prices, event.token, event.timestamp)
-  const fromDisplay = displayOf(work, event.from.toLowerCase(), event.from)
-  const toDisplay = displayOf(work, event.to.toLowerCase(), event.to)
+  const fromDisplay = displayOf(work, event.from)
+  const toDisplay = displayOf(work, event.to)
   const walletDisplay = resolved.direction === "in" ? toDisplay : fromDisplay
   const counterpartyDisplay = resolved.direction === "in" ? fromDisplay : toDisplay
   const holder = holderOf(book, resolved.walletKey, walletDisplay.address, walletDisplay.watched)
@@ -51,7 +51,8 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
       detail: `classified ${resolved.classification.type} but the tokens moved ${resolved.direction}`
     })
   }
-  const lotIds: Array<string> = []
+  /** The lots the movement opens or moves, made only when it does (a disposal opens none). */
+  let lotIds: Array<string> | undefined
   let disposalCount = 0
   let nullReasons: ReadonlyArray<NullReason> = NO_REASONS
   switch (resolved.treatment) {
@@ -68,7 +69,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
         const lot = newLot(work, book, event.id, event, raw, price, usd, reasons)
         insertLot(poolOf(work, book, holder.key), lot)
         holder.raw += raw
-        lotIds.push(lot.id)
+        lotIds = [lot.id]
       }
       nullReasons = reasons
       break
@@ -89,6 +90,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
       const moved = raw < sender.raw ? raw : sender.raw
       if (rule.lotScope === "wallet" && moved > 0n) {
         const slices = takeFrom(book, poolOf(work, book, senderKey), moved)
+        lotIds = []
         moveSlices(slices, event.id, poolOf(work, book, receiverKey), lotIds)
       }
       reduceHolding(sender, moved)
@@ -98,6 +100,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
         if (sender.watched) incompleteHistory(sender, event, raw - moved, moved)
         const lot = unknownLot(work, book, event, raw - moved, reason)
         insertLot(poolOf(work, book, receiverKey), lot)
+        lotIds ??= []
         lotIds.push(lot.id)
         nullReasons = lot.nullReasons
       }
@@ -126,7 +129,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
         const lot = unknownLot(work, book, event, excess, "collateral_unmatched")
         insertLot(poolOf(work, book, holder.key), lot)
         holder.raw += excess
-        lotIds.push(lot.id)
+        lotIds = [lot.id]
         nullReasons = lot.nullReasons
       }
       break
@@ -135,6 +138,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
       const moved = raw < holder.raw ? raw : holder.raw
       if (moved > 0n) {
         const at = position(book.accrual)
+        lotIds = []
         moveSlices(
           takeFrom(book, poolOf(work, book, holder.key), moved),
           event.id,
@@ -152,11 +156,13 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
       const receiving = poolOf(work, book, holder.key)
       if (matched > 0n) {
         const at = position(book.accrual)
+        lotIds = []
         moveSlices(takeFrom(book, book.transit, matched), event.id, receiving, lotIds, (lot) => startAccruing(lot, at))
       }
       if (raw > matched) {
         const lot = unknownLot(work, book, event, raw - matched, "bridge_unmatched")
         insertLot(receiving, lot)
+        lotIds ??= []
         lotIds.push(lot.id)
         nullReasons = lot.nullReasons
       }
@@ -179,7 +185,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
     multiplier: book.multiplier,
     price,
     taxable: resolved.treatment === "disposal" && rule.disposalsTaxable,
-    lotIds: lotIds.length === 0 ? NO_IDS : lotIds,
+    lotIds: lotIds === undefined || lotIds.length === 0 ? NO_IDS : lotIds,
     disposalCount,
     nullReasons
   })
@@ -211,9 +217,13 @@ const disposeOf = (
       detail: "a model label not yet confirmed: proceeds and gain are not used until it is"
     })
   }
-  const eventReasons: Array<NullReason> = []
-  if (resolved.unconfirmed) eventReasons.push({ reason: "unconfirmed_label", eventId: event.id })
-  if (price === null) eventReasons.push({ reason: "missing_price", eventId: event.id })
+  let eventReasons: ReadonlyArray<NullReason> = NO_REASONS
+  if (resolved.unconfirmed || price === null) {
+    const list: Array<NullReason> = []
+    if (resolved.unconfirmed) list.push({ reason: "unconfirmed_label", eventId: event.id })
+    if (price === null) list.push({ reason: "missing_price", eventId: event.id })
+    eventReasons = list
+  }
   const taxable = work.context.rule.disposalsTaxable
   for (let slice = 0; slice < slices.length; slice++) {
     const taken = slices[slice]!

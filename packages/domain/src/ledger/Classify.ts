@@ -57,6 +57,26 @@ const withLabel = (base: Classification, label: CounterpartyLabel): Classificati
   return { type, relationship: label.relationship, classifiedBy: label.classifiedBy, confirmed: label.confirmed }
 }
 
+const addressKeys = new WeakMap<ClassifyContext, Map<string, string>>()
+
+/**
+ * The lowercase key of an address as an event spells it, kept per context so that an address seen again is not
+ * lowered again (`toLowerCase` copies the string each time, and every transfer names two addresses).
+ */
+export const addressKey = (ctx: ClassifyContext, address: string): string => {
+  let keys = addressKeys.get(ctx)
+  if (keys === undefined) {
+    keys = new Map()
+    addressKeys.set(ctx, keys)
+  }
+  let key = keys.get(address)
+  if (key === undefined) {
+    key = address.toLowerCase()
+    if (keys.size < 100_000) keys.set(address, key)
+  }
+  return key
+}
+
 const isConfirmed = (c: { readonly classifiedBy: Classification["classifiedBy"]; readonly confirmed: boolean }) =>
   c.classifiedBy === "user" || c.confirmed
 
@@ -70,8 +90,8 @@ const isConfirmed = (c: { readonly classifiedBy: Classification["classifiedBy"];
  * Returns null when neither end is own.
  */
 export const resolveMovement = (ctx: ClassifyContext, event: TransferEvent): ResolvedMovement | null => {
-  const fromKey = event.from.toLowerCase()
-  const toKey = event.to.toLowerCase()
+  const fromKey = addressKey(ctx, event.from)
+  const toKey = addressKey(ctx, event.to)
   const fromOwn = ctx.own.has(fromKey)
   const toOwn = ctx.own.has(toKey)
   if (fromOwn && toOwn) {

@@ -3,6 +3,7 @@
  * use (books, holders, pools, new lots, FIFO slices keeping their income to the last digit).
  */
 import { accruedPerRaw, copyAccrual, emptyAccrual, position } from "./Accrual.js"
+import { addressKey } from "./Classify.js"
 import { formatWad } from "./Fixed.js"
 import { LedgerInvalidEvent } from "./LedgerErrors.js"
 import type { LedgerEvent, TransferEvent } from "./LedgerInput.js"
@@ -171,7 +172,7 @@ interface Display {
 const displays = new WeakMap<LedgerContext, Map<string, Display>>()
 
 /** How an address is shown: an own one as its settings spell it (made once per address and context). */
-export const displayOf = (work: Work, key: string, given: string): Display => {
+export const displayOf = (work: Work, given: string): Display => {
   let cache = displays.get(work.context)
   if (cache === undefined) {
     cache = new Map()
@@ -179,7 +180,7 @@ export const displayOf = (work: Work, key: string, given: string): Display => {
   }
   let display = cache.get(given)
   if (display === undefined) {
-    const own = work.context.classify.own.get(key)
+    const own = work.context.classify.own.get(addressKey(work.context.classify, given))
     display = own === undefined ? { address: given, watched: false } : { address: own, watched: true }
     if (cache.size < 100_000) cache.set(given, display)
   }
