@@ -210,6 +210,15 @@ describe("lot rows written by an incremental build", () => {
     }
   })
 
+  it("its queues log their changes from the plan on, for the next plan to follow", () => {
+    const state = Either.getOrThrow(Ledger.build({ ...settings, events: events(200) }))
+    const queues = [...Ledger.openPoolsOf(state)].map((pool) => pool.queue)
+    expect(queues.some((queue) => queue.logged)).toBe(false)
+    planLotRows(state, undefined, new Ledger.FiguresCache())
+    expect(queues.length).toBeGreaterThan(0)
+    expect(queues.every((queue) => queue.logged)).toBe(true)
+  })
+
   it("a partly sold lot keeps its row's place, and nothing else of its queue is written", () => {
     const cache = new Ledger.FiguresCache()
     let state = Either.getOrThrow(Ledger.build({ ...settings, events: events(2_000) }))

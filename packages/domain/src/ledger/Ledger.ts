@@ -20,6 +20,7 @@ export {
   type OpenPool,
   openPoolsOf
 } from "./LotFigures.js"
+export { logChanges } from "./Lots.js"
 export { type ReportOptions } from "./ReportBuilder.js"
 export {
   type DisposalGains,

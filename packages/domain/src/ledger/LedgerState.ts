@@ -80,6 +80,11 @@ export interface LotQueue {
    */
   changes: Array<QueueChange>
   changesFrom: number
+  /**
+   * Whether its changes are logged: only once figures kept of the queue may follow them (`logChanges`). Until then
+   * a change only moves `changesFrom`, so a long build keeps no lot alive for a log nobody reads.
+   */
+  logged: boolean
 }
 
 /** One change to a queue: a lot appended, or lots taken from its head (`rest`: what is left of the last one). */

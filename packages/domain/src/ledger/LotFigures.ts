@@ -9,7 +9,7 @@ import { applyRate, type Converted, convertedOf, rateOn, type RateQuote, staleRa
 import { divRound, formatFixed, formatWad, utcDate, WAD } from "./Fixed.js"
 import type { BasisComponent, Lot, NullReason, PriceProvenance } from "./LedgerReport.js"
 import type { Accrual, ComponentMeta, LedgerState, LotQueue, LotRecord, StepRecord, TokenBook } from "./LedgerState.js"
-import { sliceAcquisition } from "./Lots.js"
+import { logChanges, sliceAcquisition } from "./Lots.js"
 import type { PriceRef } from "./Prices.js"
 
 const provenances = new WeakMap<PriceRef, PriceProvenance>()
@@ -108,6 +108,7 @@ export class FiguresCache {
   }
 
   setPool(queue: LotQueue, figures: PoolFigures): PoolFigures {
+    logChanges(queue)
     this.pools.set(queue, figures)
     return figures
   }

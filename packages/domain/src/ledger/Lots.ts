@@ -1,6 +1,6 @@
 import { incomeOf } from "./Accrual.js"
 import { divRound } from "./Fixed.js"
-import type { LotQueue, LotRecord, LotSnapshot, QueueChange } from "./LedgerState.js"
+import type { LotQueue, LotRecord, LotSnapshot } from "./LedgerState.js"
 
 export const compareLots = (a: LotRecord, b: LotRecord): number =>
   a.acquiredAt !== b.acquiredAt
@@ -20,7 +20,8 @@ export const newQueue = (): LotQueue => ({
   pinned: false,
   version: 0,
   changes: [],
-  changesFrom: 0
+  changesFrom: 0,
+  logged: false
 })
 
 export const copyQueue = (queue: LotQueue): LotQueue => ({
@@ -30,19 +31,29 @@ export const copyQueue = (queue: LotQueue): LotQueue => ({
   pinned: false,
   version: 0,
   changes: [],
-  changesFrom: 0
+  changesFrom: 0,
+  logged: false
 })
 
 /** More changes than this are not followed: the next sums over the queue are made again from its lots. */
 const MAX_CHANGES = 256
 
-const logChange = (queue: LotQueue, change: QueueChange | null): void => {
-  if (change === null || queue.changes.length >= MAX_CHANGES) {
-    queue.changes = []
-    queue.changesFrom = queue.version
-  } else {
-    queue.changes.push(change)
-  }
+/** From now on `queue` logs its changes: figures kept of it (pool sums, stored lot rows) follow them. */
+export const logChanges = (queue: LotQueue): void => {
+  queue.logged = true
+}
+
+/** Empties the log: figures kept of the queue before `version` no longer follow it. */
+const restartLog = (queue: LotQueue): void => {
+  if (queue.changes.length > 0) queue.changes = []
+  queue.changesFrom = queue.version
+}
+
+/** Whether the change just counted in `version` is to be logged (else the log restarts after it). */
+const logging = (queue: LotQueue): boolean => {
+  if (queue.logged && queue.changes.length < MAX_CHANGES) return true
+  restartLog(queue)
+  return false
 }
 
 const NO_LOTS: LotSnapshot = { lots: [], from: 0, to: 0 }
@@ -65,10 +76,10 @@ export const insertLot = (queue: LotQueue, lot: LotRecord): void => {
   queue.version++
   if (queue.lots.length === queue.head || compareLots(queue.lots[queue.lots.length - 1]!, lot) <= 0) {
     queue.lots.push(lot)
-    logChange(queue, { added: lot })
+    if (logging(queue)) queue.changes.push({ added: lot })
     return
   }
-  logChange(queue, null)
+  restartLog(queue)
   if (queue.pinned) {
     queue.lots = queue.lots.slice()
     queue.pinned = false
@@ -154,7 +165,7 @@ export const takeFifo = (
       need = 0n
     }
   }
-  logChange(queue, { removed: taken.map((slice) => slice.lot), rest })
+  if (logging(queue)) queue.changes.push({ removed: taken.map((slice) => slice.lot), rest })
   queue.total -= raw - need
   if (queue.head > 64 && queue.head * 2 > lots.length) {
     queue.lots = lots.slice(queue.head)

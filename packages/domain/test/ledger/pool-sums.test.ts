@@ -2,6 +2,8 @@ import { Either } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Ledger } from "../../src/ledger/index.js"
+import type { LotRecord } from "../../src/ledger/LedgerState.js"
+import { insertLot, newQueue, takeFifo } from "../../src/ledger/Lots.js"
 import { interpret, randomOps, settingsFor } from "./generate.js"
 
 /**
@@ -34,5 +36,58 @@ describe("queue sums kept between reports", () => {
       ),
       { numRuns: 150 }
     )
+  })
+})
+
+const lot = (id: string, acquiredAt: number, raw: bigint): LotRecord => ({
+  id,
+  seq: acquiredAt,
+  acquiredAt,
+  raw,
+  multiplier: 10n ** 18n,
+  price: null,
+  acquisitionUsd: null,
+  spans: [],
+  incomeAdjust: 0n,
+  accruingFrom: 0,
+  sourceEventId: id,
+  nullReasons: [],
+  dateUnknown: false
+})
+
+/**
+ * A log keeps the lots it names alive: a queue logs its changes only once figures kept of it may follow them, so a
+ * full build (no report until its end) keeps no consumed lot for a log.
+ */
+describe("a queue's change log", () => {
+  it("is kept only from `logChanges` on, each append and take then logged", () => {
+    const queue = newQueue()
+    insertLot(queue, lot("a", 1, 5n))
+    takeFifo(queue, 2n)
+    expect(queue.changes).toEqual([])
+    expect(queue.changesFrom).toBe(queue.version)
+    const from = queue.version
+    Ledger.logChanges(queue)
+    const b = lot("b", 2, 1n)
+    insertLot(queue, b)
+    takeFifo(queue, 3n)
+    expect(queue.changesFrom).toBe(from)
+    expect(queue.changes).toHaveLength(2)
+    expect(queue.changes[0]).toEqual({ added: b })
+    // An insert before the head cannot be followed: the log starts again after it.
+    insertLot(queue, lot("c", 0, 1n))
+    expect(queue.changes).toEqual([])
+    expect(queue.changesFrom).toBe(queue.version)
+  })
+
+  it("is kept for every open queue once a report with kept figures saw it, and none before", () => {
+    const history = interpret(randomOps(60, 7))
+    let state = Either.getOrThrow(Ledger.empty(settingsFor(history, "US")))
+    state = Either.getOrThrow(Ledger.apply(state, history.events, { consume: true }))
+    const queues = [...Ledger.openPoolsOf(state)].map((pool) => pool.queue)
+    expect(queues.length).toBeGreaterThan(0)
+    expect(queues.every((queue) => !queue.logged && queue.changes.length === 0)).toBe(true)
+    Ledger.report(state, history.end, { rows: false, lots: false, cache: new Ledger.FiguresCache() })
+    expect(queues.every((queue) => queue.logged)).toBe(true)
   })
 })

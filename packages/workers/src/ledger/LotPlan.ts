@@ -45,6 +45,8 @@ export const planLotRows = (
   cache: Ledger.FiguresCache
 ): { readonly writes: LotWrites; readonly stored: StoredLotRows } => {
   const pools = [...Ledger.openPoolsOf(state)]
+  // The plan keeps each queue's version: the next one follows the changes from there.
+  for (const pool of pools) Ledger.logChanges(pool.queue)
   const rowOf = Ledger.storedLotRowMaker(state, cache)
   const sizeOf = (pool: Ledger.OpenPool) => pool.queue.lots.length - pool.queue.head
   const total = pools.reduce((sum, pool) => sum + sizeOf(pool), 0)
