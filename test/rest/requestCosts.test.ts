@@ -72,6 +72,9 @@ layer(Layer.mergeAll(AccountsRepo.Default, SettledLedger.Default).pipe(Layer.pro
       for (let i = 0; i < 2; i++) expect((yield* second.consume("flushed")).allowed).toBe(true)
       yield* sleep(RATE_FLUSH_MS + 500)
       expect(yield* hitsOf("flushed")).toBe(5)
+      // The flush's answer may still wait to be read (a loaded machine reads this query's answer first): until it is,
+      // `second` counts in memory on its old figure, which the documented bound allows but this count does not.
+      yield* sleep(200)
       // Past half the limit the two share one count: together they get the 5 requests left, not 5 each (one fewer
       // when a periodic addition is under way at the same time: counted twice for a moment, never zero times).
       let allowed = 0
