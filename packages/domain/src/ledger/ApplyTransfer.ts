@@ -24,6 +24,19 @@ import {
 import { insertLot, moveSlices, type Slice } from "./Lots.js"
 import { priceAt, type PriceRef } from "./Prices.js"
 
+/** Why a movement's figures are null: an unconfirmed label, a missing price (no list made when neither). */
+const movementReasons = (
+  event: TransferEvent,
+  resolved: ResolvedMovement,
+  price: PriceRef | null
+): ReadonlyArray<NullReason> => {
+  if (!resolved.unconfirmed && price !== null) return NO_REASONS
+  const list: Array<NullReason> = []
+  if (resolved.unconfirmed) list.push({ reason: "unconfirmed_label", eventId: event.id })
+  if (price === null) list.push({ reason: "missing_price", eventId: event.id })
+  return list
+}
+
 export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEvent | undefined => {
   const raw = parseRaw(event, event.raw)
   if (typeof raw !== "bigint") return raw
@@ -57,13 +70,7 @@ export const applyTransfer = (work: Work, event: TransferEvent): LedgerInvalidEv
   let nullReasons: ReadonlyArray<NullReason> = NO_REASONS
   switch (resolved.treatment) {
     case "acquisition": {
-      let reasons: ReadonlyArray<NullReason> = NO_REASONS
-      if (resolved.unconfirmed || price === null) {
-        const list: Array<NullReason> = []
-        if (resolved.unconfirmed) list.push({ reason: "unconfirmed_label", eventId: event.id })
-        if (price === null) list.push({ reason: "missing_price", eventId: event.id })
-        reasons = list
-      }
+      const reasons = movementReasons(event, resolved, price)
       if (raw > 0n) {
         const usd = resolved.unconfirmed || price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
         const lot = newLot(work, book, event.id, event, raw, price, usd, reasons)
@@ -217,13 +224,7 @@ const disposeOf = (
       detail: "a model label not yet confirmed: proceeds and gain are not used until it is"
     })
   }
-  let eventReasons: ReadonlyArray<NullReason> = NO_REASONS
-  if (resolved.unconfirmed || price === null) {
-    const list: Array<NullReason> = []
-    if (resolved.unconfirmed) list.push({ reason: "unconfirmed_label", eventId: event.id })
-    if (price === null) list.push({ reason: "missing_price", eventId: event.id })
-    eventReasons = list
-  }
+  const eventReasons = movementReasons(event, resolved, price)
   const taxable = work.context.rule.disposalsTaxable
   for (let slice = 0; slice < slices.length; slice++) {
     const taken = slices[slice]!
