@@ -20,7 +20,7 @@ import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
 import { Deferred, Effect, Exit, Option, Queue, Schema, Scope, Stream, Take } from "effect"
 import { createHash } from "node:crypto"
 import { newId } from "./Ids.js"
-import { linesOf, readDisposalLine, readEventLine } from "./ledger/RowPages.js"
+import { disposalRecords, eventRecords } from "./ledger/RowPages.js"
 import { orDieOnParse } from "./Rows.js"
 
 export interface ExportRequest {
@@ -149,10 +149,9 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             SELECT first_ord, lines FROM ledger_event_pages WHERE account_id = ${accountId} AND first_ord > ${after}
             ORDER BY first_ord LIMIT 1`
           if (page === undefined) return [...tokens]
-          for (const stored of linesOf(page.lines)) {
-            const line = readEventLine(stored)
-            const row = JSON.parse(line.json) as StoredParties
-            if (typeof row.tokenAddress === "string" && involves(row, line.type, key)) {
+          for (const record of eventRecords(page.lines)) {
+            const row = record.row as StoredParties
+            if (typeof row.tokenAddress === "string" && involves(row, record.type, key)) {
               tokens.add(row.tokenAddress.toLowerCase())
             }
           }
@@ -265,11 +264,10 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
               let text = ""
               let count = 0
               for (const page of pages) {
-                for (const stored of linesOf(page.lines)) {
-                  const line = readEventLine(stored)
-                  if (!inDays(line.day)) continue
-                  const parsed = JSON.parse(line.json) as StoredParties
-                  if (key !== undefined && !involves(parsed, line.type, key)) continue
+                for (const record of eventRecords(page.lines)) {
+                  if (!inDays(record.day)) continue
+                  const parsed = record.row as StoredParties
+                  if (key !== undefined && !involves(parsed, record.type, key)) continue
                   const row = Ledger.expandEventRow(parsed) as EventRow
                   const written = request.format === "activity"
                     ? activityLine(row, labels)
@@ -298,12 +296,11 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
               let text = ""
               let count = 0
               for (const page of pages) {
-                for (const stored of linesOf(page.lines)) {
-                  const line = readDisposalLine(stored)
-                  if (!inDays(line.day)) continue
-                  const parsed = JSON.parse(line.json) as StoredParties
+                for (const record of disposalRecords(page.lines)) {
+                  if (!inDays(record.day)) continue
+                  const parsed = record.row as StoredParties
                   if (key !== undefined && parsed.wallet?.toLowerCase() !== key) continue
-                  text += gainLine(Ledger.expandDisposalRow(parsed, stepsOf.get(line.token)) as Disposal, labels)
+                  text += gainLine(Ledger.expandDisposalRow(parsed, stepsOf.get(record.token)) as Disposal, labels)
                   count++
                 }
               }

@@ -1,14 +1,67 @@
 import { describe, expect, it } from "@effect/vitest"
-import { linesOf, PageBuilder, readEventLine } from "@scaledger/db/ledger/RowPages"
+import { disposalRecords, eventRecords, PageBuilder } from "@scaledger/db/ledger/RowPages"
 import { Utf8Buffer } from "@scaledger/db/Utf8Buffer"
 
 const decode = (bytes: Uint8Array) => new TextDecoder("utf-8", { fatal: true }).decode(bytes)
 
+const wallet = "0x00000000000000000000000000000000000000a1"
+const exchange = "0x00000000000000000000000000000000000000e1"
+const token = "0x00000000000000000000000000000000000000c1"
+/** A price round's and a rate quote's stored forms: rows citing the same one share the array (`StoredRows`). */
+const price = ["0x00000000000000000000000000000000000000f1", "7", 1_704_153_599, "100"] as const
+const quote = ["EUR", "0.9", "2024-01-02", "ecb", 0] as const
+
+/** A movement stored compactly (`storedMovement`'s layout), and the record a build gives the store for it. */
+const movement = (n: number, needsReview: boolean) => {
+  const timestamp = 1_704_153_600 + n * 86_400
+  const row = {
+    wallet,
+    counterparty: exchange,
+    tokenAddress: token,
+    v: [
+      `0x${"ab".repeat(32)}:${n}`,
+      "transfer.in",
+      null,
+      "rule",
+      0,
+      needsReview ? 1 : 0,
+      0,
+      "acquisition",
+      "in",
+      "AAPL",
+      "1000000000000000000",
+      null,
+      timestamp,
+      "EUR",
+      "100000000000000000000",
+      quote,
+      price,
+      null,
+      0,
+      [],
+      null,
+      10 + n,
+      0
+    ]
+  }
+  return {
+    id: row.v[0] as string,
+    type: "transfer.in",
+    token: "AAPL",
+    day: new Date(timestamp * 1000).toISOString().slice(0, 10),
+    needsReview,
+    row
+  }
+}
+
+const occurrences = (text: string, value: string) => text.split(value).length - 1
+
 describe("PageBuilder", () => {
-  it("writes a page's lines as UTF-8, past its first buffer and with characters of every width", () => {
-    const builder = new PageBuilder(5)
+  it("writes a page's rows as one UTF-8 document, what they share once, and reads them back as they were given", () => {
+    const builder = new PageBuilder("events", 5)
     const labels = ["plain", "Müller", "株式", "📈 growth", "x".repeat(70_000)]
-    const events = labels.map((label, i) => ({
+    // Rows stored whole (an income row's shape) with their keys as given, between compact movements.
+    const whole = labels.map((label, i) => ({
       id: `t:${i}`,
       type: "transfer.in",
       token: i === 2 ? "7203.T" : "AAPL",
@@ -16,34 +69,74 @@ describe("PageBuilder", () => {
       needsReview: i === 3,
       row: { label, counterparty: `0x${i}` }
     }))
-    for (const event of events) builder.addEvent(event)
+    const records = whole.flatMap((record, i) => [record, movement(i, i === 1)])
+    for (const record of records) builder.addEvent(record)
     const page = builder.take()
     expect(page.firstOrd).toBe(5)
-    expect(page.count).toBe(labels.length)
-    expect([page.firstDay, page.lastDay]).toEqual(["2024-01-01", "2024-01-05"])
-    expect(page.review).toEqual([["t:3", "transfer.in", "AAPL", "2024-01-04", "0x3"]])
-    const lines = linesOf(decode(page.text))
-    expect(lines.map((line) => JSON.parse(readEventLine(line).json).label)).toEqual(labels)
-    // The builder goes on with the next page at the next position, its bytes apart from the page handed over.
-    builder.addEvent({ ...events[0]!, id: "t:next" })
+    expect(page.count).toBe(records.length)
+    expect([page.firstDay, page.lastDay]).toEqual(["2024-01-01", "2024-01-06"])
+    expect(page.review).toEqual([
+      [movement(1, true).id, "transfer.in", "AAPL", "2024-01-03", exchange],
+      ["t:3", "transfer.in", "AAPL", "2024-01-04", "0x3"]
+    ])
+    expect([...page.tokens].sort()).toEqual(["7203.T", "AAPL"])
+    expect(eventRecords(decode(page.text))).toEqual(records)
+    // The five movements' wallet, counterparty, token, price round and quote are in the page once each.
+    for (const shared of [wallet, exchange, token, price[0], "ecb"]) {
+      expect(occurrences(decode(page.text), shared)).toBe(1)
+    }
+    // The builder goes on with the next page at the next position, with a dictionary of its own.
+    builder.addEvent(movement(9, false))
     const next = builder.take()
-    expect(next.firstOrd).toBe(5 + labels.length)
-    expect(linesOf(decode(next.text)).map((line) => readEventLine(line).id)).toEqual(["t:next"])
-    expect(linesOf(decode(page.text))).toEqual(lines)
+    expect(next.firstOrd).toBe(5 + records.length)
+    expect(eventRecords(decode(next.text))).toEqual([movement(9, false)])
+    expect(eventRecords(decode(page.text))).toEqual(records)
   })
 
-  it("goes on from a stored page kept whole, its text and summary as stored", () => {
-    const first = new PageBuilder(0)
-    first.addEvent({ id: "a", type: "mint", token: "AAPL", day: "2024-02-01", needsReview: false, row: { n: "é" } })
-    const stored = first.take()
-    const { text: _text, ...summary } = stored
-    const resumed = PageBuilder.resume(summary, decode(stored.text))
-    resumed.addEvent({ id: "b", type: "burn", token: "TSLA", day: "2024-01-31", needsReview: false, row: { n: 2 } })
-    const page = resumed.take()
-    expect(page.count).toBe(2)
-    expect(page.firstDay).toBe("2024-01-31")
-    expect([...page.tokens].sort()).toEqual(["AAPL", "TSLA"])
-    expect(linesOf(decode(page.text)).map((line) => JSON.parse(readEventLine(line).json).n)).toEqual(["é", 2])
+  it("writes disposal rows with their basis components' quotes and prices shared", () => {
+    const component = [0, "t:1", 1_704_153_600, "100000000000000000000", quote, price]
+    const disposal = (n: number) => ({
+      token: "AAPL",
+      day: "2024-02-01",
+      row: {
+        wallet,
+        counterparty: exchange,
+        tokenAddress: token,
+        v: [
+          `t:${n}`,
+          0,
+          "transfer.out",
+          "AAPL",
+          1_706_745_600,
+          "1000000000000000000",
+          null,
+          "t:1",
+          1_704_153_600,
+          0,
+          "EUR",
+          "120000000000000000000",
+          "100000000000000000000",
+          "90000000000000000000",
+          0,
+          price,
+          [component, [0, 2]],
+          1,
+          0,
+          "rule",
+          [],
+          null,
+          20 + n,
+          0
+        ]
+      }
+    })
+    const builder = new PageBuilder("disposals", 0)
+    const rows = [disposal(1), disposal(2), disposal(3)]
+    for (const row of rows) builder.addDisposal(row)
+    const page = builder.take()
+    expect(disposalRecords(decode(page.text))).toEqual(rows)
+    expect(occurrences(decode(page.text), price[0])).toBe(1)
+    expect(occurrences(decode(page.text), "ecb")).toBe(1)
   })
 })
 

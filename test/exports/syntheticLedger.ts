@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
+import { PAGE_FORMAT } from "@scaledger/domain/ledger/StoredPage"
 import { Effect } from "effect"
 
 export const SYNTHETIC_TOKEN = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
@@ -7,7 +8,8 @@ export const SYNTHETIC_COUNTERPARTY = "0x90F79bf6EB2c4f870365E785982E1f101E93b90
 
 /**
  * A settled ledger build of `count` movements (transfer.in of 1.5 AAPL each, valued at 318.66 USD) for the account,
- * written straight into the ledger's tables the way the ledger worker stores them (pages of PAGE_ROWS), in batches inside the database
+ * written straight into the ledger's tables the way the ledger worker stores them (pages of PAGE_ROWS, each row stored
+ * whole with its keys: `StoredPage`), in batches inside the database
  * (generate_series): for exports of a size no chain scenario reaches.
  */
 export const seedSyntheticLedger = (accountId: string, wallet: string, count: number) =>
@@ -28,10 +30,10 @@ export const seedSyntheticLedger = (accountId: string, wallet: string, count: nu
         INSERT INTO ledger_event_pages (account_id, first_ord, count, first_day, last_day, tokens, types, review_count,
                                         review, lines)
         SELECT ${accountId}, min(g), count(*), min(day), max(day), ARRAY['AAPL'], ARRAY['transfer.in'], 0, '[]'::json,
-          string_agg(
-            to_json('evt_' || g)::text || chr(31) || 'transfer.in' || chr(31) || '"AAPL"' || chr(31) ||
-            to_char(day, 'YYYY-MM-DD') || chr(31) || '0' || chr(31) || row::text,
-            E'\n' ORDER BY g)
+          ${`{"f":${PAGE_FORMAT},"e":[`} || string_agg(
+            json_build_object('r', row, 'k', json_build_array('evt_' || g, 'transfer.in', 'AAPL',
+              to_char(day, 'YYYY-MM-DD'), 0))::text,
+            ',' ORDER BY g) || '],"d":[]}'
         FROM (SELECT g, date '2026-01-01' + (g / 5000) AS day, json_build_object(
             'id', 'evt_' || g, 'type', 'transfer.in', 'relationship', 'exchange', 'classifiedBy', 'rule',
             'confirmed', true, 'needsReview', false, 'taxable', true, 'treatment', 'acquisition', 'direction', 'in',

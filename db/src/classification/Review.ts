@@ -3,19 +3,18 @@ import { NotFound, NotReviewable } from "@scaledger/domain/Errors"
 import type { ReviewEvent } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
-import { linesOf, readEventLine } from "../ledger/RowPages.js"
+import { eventRecords } from "../ledger/RowPages.js"
 
 /** A movement's id: its transfer's hash and log index. */
 const TRANSFER_ID = /^(0x[0-9a-fA-F]{64}):(\d{1,9})$/
 
-/** The event with the id among the lines of `pages`, with its type and counterparty. */
+/** The event with the id among the rows of `pages`, with its type and counterparty. */
 const eventIn = (pages: ReadonlyArray<{ readonly lines: string }>, eventId: string) => {
   for (const page of pages) {
-    for (const stored of linesOf(page.lines)) {
-      const line = readEventLine(stored)
-      if (line.id !== eventId) continue
-      const counterparty = (JSON.parse(line.json) as { counterparty?: unknown }).counterparty
-      return { type: line.type, counterparty: typeof counterparty === "string" ? counterparty : null }
+    for (const record of eventRecords(page.lines)) {
+      if (record.id !== eventId) continue
+      const counterparty = (record.row as { counterparty?: unknown }).counterparty
+      return { type: record.type, counterparty: typeof counterparty === "string" ? counterparty : null }
     }
   }
   return undefined
@@ -42,14 +41,14 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
       )
 
     /**
-     * The event among the pages' rows. An event line starts with its id (a JSON string) and the field separator,
-     * which no row's JSON holds, so only the page holding it matches (or one whose token has that name). A movement's
+     * The event among the pages' rows. A page holding it holds its id as a JSON string, so only those pages are
+     * read (and any other naming it: a lot's source, a disposal's event). A movement's
      * id names its transfer (`<tx hash>:<log index>`): only the pages of the transfer's day are searched first, then,
      * should the transfer's block have changed since the build, every page.
      */
     const findStoredEvent = (accountId: string, chainId: number, eventId: string) =>
       Effect.gen(function*() {
-        const needle = JSON.stringify(eventId) + "\x1f"
+        const needle = JSON.stringify(eventId)
         const transfer = TRANSFER_ID.exec(eventId)
         const onDay = transfer === null ? [] : yield* sql<{ lines: string }>`
           SELECT p.lines FROM ledger_event_pages p, token_transfers t

@@ -5,15 +5,12 @@ import { Data, Effect, Fiber, Iterable, Option, type Scope } from "effect"
 import { chunksOf, type Column, delimitedInsert, INSERT_CHUNK, LOT_COLUMNS, POSITION_COLUMNS } from "./BulkRows.js"
 import {
   type DisposalRecord,
-  type EventLine,
+  disposalRecords,
   type EventRecord,
-  linesOf,
+  eventRecords,
   type Page,
   PAGE_ROWS,
-  PageBuilder,
-  readDisposalLine,
-  readEventLine,
-  type ReviewEntry
+  PageBuilder
 } from "./RowPages.js"
 
 export type { DisposalRecord, EventRecord } from "./RowPages.js"
@@ -42,8 +39,8 @@ export interface EventFilter {
   readonly needsReview?: boolean | undefined
 }
 
-/** Whether an event line passes the filter (the page it is on passed the same filter on its summary). */
-const passes = (filter: EventFilter, token: string | undefined, line: EventLine) =>
+/** Whether an event row passes the filter (the page it is on passed the same filter on its summary). */
+const passes = (filter: EventFilter, token: string | undefined, line: EventRecord) =>
   (token === undefined || line.token.toUpperCase() === token) &&
   (filter.type === undefined || line.type === filter.type) &&
   (filter.from === undefined || line.day >= filter.from) &&
@@ -234,49 +231,25 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       since: number,
       records: Iterable<A>,
       add: (page: PageBuilder, record: A) => void,
-      keep: (page: PageBuilder, line: string) => void
+      decode: (text: string) => ReadonlyArray<A>
     ) =>
       Effect.gen(function*() {
+        const kind = table === "ledger_event_pages" ? "events" : "disposals"
         const iterator = records[Symbol.iterator]()
         let next = iterator.next()
         const more = next.done !== true
-        // One statement: the rows from `since` on go, and the page before them is read (its lines only if kept).
-        const [last] = yield* sql<{
-          first_ord: string
-          count: number
-          first_day: string
-          last_day: string
-          tokens: string
-          types: string | null
-          review: string | null
-          lines: string | null
-        }>`
+        // One statement: the rows from `since` on go, and the page before them is read (its rows only if kept).
+        const [last] = yield* sql<{ first_ord: string; lines: string | null }>`
           WITH gone AS (DELETE FROM ${sql(table)} WHERE account_id = ${accountId} AND first_ord >= ${since})
-          SELECT first_ord, count, first_day::text AS first_day, last_day::text AS last_day,
-            to_json(tokens)::text AS tokens,
-            ${table === "ledger_event_pages" ? sql`to_json(types)::text` : sql`NULL`} AS types,
-            ${table === "ledger_event_pages" ? sql`review::text` : sql`NULL`} AS review,
+          SELECT first_ord,
             CASE WHEN first_ord + count > ${since} OR (count < ${MERGE_BELOW} AND ${more}) THEN lines END AS lines
           FROM ${sql(table)} WHERE account_id = ${accountId} AND first_ord < ${since}
           ORDER BY first_ord DESC LIMIT 1`
-        let builder = new PageBuilder(since)
+        let builder = new PageBuilder(kind, since)
         if (last !== undefined && last.lines !== null) {
           const first = Number(last.first_ord)
-          if (first + last.count === since) {
-            // Kept whole: its summary as stored.
-            builder = PageBuilder.resume({
-              firstOrd: first,
-              count: last.count,
-              firstDay: last.first_day,
-              lastDay: last.last_day,
-              tokens: JSON.parse(last.tokens) as Array<string>,
-              types: last.types === null ? [] : JSON.parse(last.types) as Array<string>,
-              review: last.review === null ? [] : JSON.parse(last.review) as Array<ReviewEntry>
-            }, last.lines)
-          } else {
-            builder = new PageBuilder(first)
-            for (const line of linesOf(last.lines).slice(0, since - first)) keep(builder, line)
-          }
+          builder = new PageBuilder(kind, first)
+          for (const record of decode(last.lines).slice(0, since - first)) add(builder, record)
         }
         function* pages(): Generator<Page> {
           for (; next.done !== true; next = iterator.next()) {
@@ -377,11 +350,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           ))
         if (rows !== "streamed") {
           yield* writePages("ledger_disposal_pages", accountId, rows?.disposals ?? 0, build.disposals, (page, d) =>
-            page.addDisposal(d), (page, line) =>
-            page.addDisposalLine(line))
+            page.addDisposal(d), disposalRecords)
           yield* writePages("ledger_event_pages", accountId, rows?.events ?? 0, build.events, (page, e) =>
-            page.addEvent(e), (page, line) =>
-            page.addEventLine(line))
+            page.addEvent(e), eventRecords)
         }
         yield* sql`UPDATE ledger_builds SET built_version = greatest(built_version, ${version}), built_at = now(),
                      status = 'ready', error = NULL, report = ${
@@ -438,8 +409,8 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
      */
     const makeSink = (accountId: string, scope: Scope.Scope) => {
       const builders = {
-        ledger_event_pages: new PageBuilder(0),
-        ledger_disposal_pages: new PageBuilder(0)
+        ledger_event_pages: new PageBuilder("events", 0),
+        ledger_disposal_pages: new PageBuilder("disposals", 0)
       }
       let cleared = false
       let inFlight: Fiber.RuntimeFiber<unknown, SqlError> | undefined
@@ -610,10 +581,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             FROM ledger_disposal_pages WHERE ${where} AND first_ord > ${after} ORDER BY first_ord LIMIT 8`
           for (const page of pages) {
             if (page.steps !== null) stepsOf = new Map(Object.entries(page.steps))
-            for (const text of linesOf(page.lines)) {
-              const line = readDisposalLine(text)
-              if (key === undefined || line.token.toUpperCase() === key) {
-                out.push(Ledger.expandDisposalRow(JSON.parse(line.json), stepsOf.get(line.token)))
+            for (const record of disposalRecords(page.lines)) {
+              if (key === undefined || record.token.toUpperCase() === key) {
+                out.push(Ledger.expandDisposalRow(record.row, stepsOf.get(record.token)))
               }
             }
             after = Number(page.first_ord)
@@ -644,16 +614,16 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
             ? sql`AND review_count > 0`
             : sql`AND review_count < count`
         }`
-        const found: Array<{ ord: number; json: string }> = []
+        const found: Array<{ ord: number; row: unknown }> = []
         let after = -1
         for (;;) {
           const [stored] = yield* pagesAfter("ledger_event_pages", where, after, 1)
           if (stored === undefined) break
           const first = Number(stored.first_ord)
-          const lines = linesOf(stored.lines)
-          for (let i = Math.max(0, afterOrd + 1 - first); i < lines.length && found.length <= page.limit; i++) {
-            const line = readEventLine(lines[i]!)
-            if (passes(filter, token, line)) found.push({ ord: first + i, json: line.json })
+          const records = eventRecords(stored.lines)
+          for (let i = Math.max(0, afterOrd + 1 - first); i < records.length && found.length <= page.limit; i++) {
+            const record = records[i]!
+            if (passes(filter, token, record)) found.push({ ord: first + i, row: record.row })
           }
           if (found.length > page.limit) break
           after = first
@@ -661,7 +631,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         return {
           events: found.slice(0, page.limit).map((e) => ({
             ord: e.ord,
-            row: Ledger.expandEventRow(JSON.parse(e.json))
+            row: Ledger.expandEventRow(e.row)
           })),
           hasMore: found.length > page.limit
         }
@@ -678,9 +648,9 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
               ${before === undefined ? sql`` : sql`AND first_ord < ${before}`}
             ORDER BY first_ord DESC LIMIT 1`
           if (stored === undefined) break
-          const lines = linesOf(stored.lines)
-          for (let i = lines.length - 1; i >= 0 && out.length < count; i--) {
-            out.push(Ledger.expandEventRow(JSON.parse(readEventLine(lines[i]!).json)))
+          const records = eventRecords(stored.lines)
+          for (let i = records.length - 1; i >= 0 && out.length < count; i--) {
+            out.push(Ledger.expandEventRow(records[i]!.row))
           }
           before = Number(stored.first_ord)
         }

@@ -1,12 +1,14 @@
+import { Ledger } from "@scaledger/domain/ledger/index"
+import { decodePage, isCompact, PageEncoder, type PageKind, type PageRow } from "@scaledger/domain/ledger/StoredPage"
+import type { StoredRow } from "@scaledger/domain/ledger/StoredRows"
 import { Utf8Buffer } from "../Utf8Buffer.js"
 
 /**
  * How a build's event and disposal rows are stored: in pages of up to `PAGE_ROWS` rows in chain order, one table
  * row per page (`ledger_event_pages`, `ledger_disposal_pages`), instead of one table row per record. A page's rows
- * are lines of text; each line starts with the fields reads filter on, separated by `\x1f`, and ends with the row's
- * JSON. Neither separator can occur in a field: JSON escapes control characters, and the text fields are written
- * as JSON strings. Beside its lines a page keeps what reads use to skip it: its days, its tokens (upper case), its
- * event types, and the rows in it that need review (with their counterparty, so review counts need no lines).
+ * are one JSON document (`StoredPage`: the values its rows share once, then each row). Beside it a page keeps what
+ * reads use to skip it: its days, its tokens (upper case), its event types, and the rows in it that need review
+ * (with their counterparty, so review counts need no rows).
  *
  * A full build of 100k events writes about 100 pages rather than 130,000 rows with their indexes.
  */
@@ -14,11 +16,7 @@ import { Utf8Buffer } from "../Utf8Buffer.js"
 /** Rows per page. */
 export const PAGE_ROWS = 1_000
 
-const FIELD = "\x1f"
-const LINE = "\n"
-const NEWLINE = 0x0a
-
-/** An event row as a build gives it to the store. */
+/** An event row as a build gives it to the store, and as reads find it: its filter fields, and the row. */
 export interface EventRecord {
   readonly id: string
   readonly type: string
@@ -28,7 +26,7 @@ export interface EventRecord {
   readonly row: unknown
 }
 
-/** A disposal row as a build gives it to the store. */
+/** A disposal row as a build gives it to the store, and as reads find it. */
 export interface DisposalRecord {
   readonly token: string
   readonly day: string
@@ -43,50 +41,28 @@ const counterpartyOf = (row: unknown): string | null => {
   return typeof counterparty === "string" ? counterparty : null
 }
 
-export const eventLine = (event: EventRecord): string =>
-  JSON.stringify(event.id) + FIELD + event.type + FIELD + JSON.stringify(event.token) + FIELD + event.day + FIELD +
-  (event.needsReview ? "1" : "0") + FIELD + JSON.stringify(event.row)
-
-export const disposalLine = (disposal: DisposalRecord): string =>
-  JSON.stringify(disposal.token) + FIELD + disposal.day + FIELD + JSON.stringify(disposal.row)
-
-/** An event line's filter fields, without parsing its row. */
-export interface EventLine {
-  readonly id: string
-  readonly type: string
-  readonly token: string
-  readonly day: string
-  readonly needsReview: boolean
-  /** The row's JSON. */
-  readonly json: string
-}
-
-export const readEventLine = (line: string): EventLine => {
-  const f = line.split(FIELD, 5)
-  const rest = f[0]!.length + f[1]!.length + f[2]!.length + f[3]!.length + f[4]!.length + 5
-  return {
-    id: JSON.parse(f[0]!) as string,
-    type: f[1]!,
-    token: JSON.parse(f[2]!) as string,
-    day: f[3]!,
-    needsReview: f[4] === "1",
-    json: line.slice(rest)
+/** An event row as read: a compact movement's filter fields from its figures, a row stored whole's as stored. */
+const eventRecordOf = ({ keys, row }: PageRow): EventRecord => {
+  if (keys === undefined) {
+    const { day, id, needsReview, token, type } = Ledger.storedMovementKeys(row as StoredRow)
+    return { id, type, token, day, needsReview, row }
   }
+  const [id, type, token, day, needsReview] = keys as readonly [string, string, string, string, 0 | 1]
+  return { id, type, token, day, needsReview: needsReview === 1, row }
 }
 
-export interface DisposalLine {
-  readonly token: string
-  readonly day: string
-  readonly json: string
+const disposalRecordOf = ({ keys, row }: PageRow): DisposalRecord => {
+  if (keys === undefined) return { ...Ledger.storedDisposalKeys(row as StoredRow), row }
+  const [token, day] = keys as readonly [string, string]
+  return { token, day, row }
 }
 
-export const readDisposalLine = (line: string): DisposalLine => {
-  const f = line.split(FIELD, 2)
-  return { token: JSON.parse(f[0]!) as string, day: f[1]!, json: line.slice(f[0]!.length + f[1]!.length + 2) }
-}
+/** The event rows of a stored page (its `lines`), in order. */
+export const eventRecords = (text: string): Array<EventRecord> => decodePage("events", text).map(eventRecordOf)
 
-/** A page's lines (a page holds at least one). */
-export const linesOf = (text: string): Array<string> => text.split(LINE)
+/** The disposal rows of a stored page (its `lines`), in order. */
+export const disposalRecords = (text: string): Array<DisposalRecord> =>
+  decodePage("disposals", text).map(disposalRecordOf)
 
 /** A page to write: its first row's position, its lines and what reads skip it by. */
 export interface Page {
@@ -98,12 +74,13 @@ export interface Page {
   readonly tokens: ReadonlyArray<string>
   readonly types: ReadonlyArray<string>
   readonly review: ReadonlyArray<ReviewEntry>
-  /** Its lines as UTF-8. */
+  /** Its rows' document (`StoredPage`) as UTF-8. */
   readonly text: Uint8Array
 }
 
-/** Gathers lines into a page, with its summary. */
+/** Gathers rows into a page, with its summary. */
 export class PageBuilder {
+  private readonly encoder: PageEncoder
   private readonly text = new Utf8Buffer()
   private count = 0
   private firstDay = ""
@@ -112,28 +89,23 @@ export class PageBuilder {
   private readonly types = new Set<string>()
   private review: Array<ReviewEntry> = []
 
-  constructor(private firstOrd: number) {}
-
-  /** A builder going on from a stored page, kept whole. */
-  static resume(page: Omit<Page, "text">, text: string): PageBuilder {
-    const builder = new PageBuilder(page.firstOrd)
-    builder.text.write(text)
-    builder.count = page.count
-    builder.firstDay = page.firstDay
-    builder.lastDay = page.lastDay
-    for (const token of page.tokens) builder.tokens.add(token)
-    for (const type of page.types) builder.types.add(type)
-    builder.review = [...page.review]
-    return builder
+  constructor(kind: PageKind, private firstOrd: number) {
+    this.encoder = new PageEncoder(kind)
   }
 
   get size(): number {
     return this.count
   }
 
-  add(line: string, day: string, token: string, type: string | null, review: ReviewEntry | null): void {
-    if (this.count > 0) this.text.writeByte(NEWLINE)
-    this.text.write(line)
+  private add(
+    row: unknown,
+    keys: unknown,
+    day: string,
+    token: string,
+    type: string | null,
+    review: ReviewEntry | null
+  ): void {
+    this.text.write(this.encoder.add(row, keys))
     if (this.count === 0 || day < this.firstDay) this.firstDay = day
     if (this.count === 0 || day > this.lastDay) this.lastDay = day
     this.count++
@@ -144,7 +116,10 @@ export class PageBuilder {
 
   addEvent(event: EventRecord): void {
     this.add(
-      eventLine(event),
+      event.row,
+      isCompact(event.row, "events")
+        ? undefined
+        : [event.id, event.type, event.token, event.day, event.needsReview ? 1 : 0],
       event.day,
       event.token,
       event.type,
@@ -152,25 +127,20 @@ export class PageBuilder {
     )
   }
 
-  /** A stored event line, kept as it is. */
-  addEventLine(line: string): void {
-    const e = readEventLine(line)
+  addDisposal(disposal: DisposalRecord): void {
     this.add(
-      line,
-      e.day,
-      e.token,
-      e.type,
-      e.needsReview ? [e.id, e.type, e.token, e.day, counterpartyOf(JSON.parse(e.json))] : null
+      disposal.row,
+      isCompact(disposal.row, "disposals") ? undefined : [disposal.token, disposal.day],
+      disposal.day,
+      disposal.token,
+      null,
+      null
     )
   }
 
-  addDisposal(disposal: DisposalRecord): void {
-    this.add(disposalLine(disposal), disposal.day, disposal.token, null, null)
-  }
-
-  addDisposalLine(line: string): void {
-    const d = readDisposalLine(line)
-    this.add(line, d.day, d.token, null, null)
+  private finish(): Uint8Array {
+    this.text.write(this.encoder.end())
+    return this.text.take()
   }
 
   /** Gives back the memory of a page `take` handed over, once its statement has run (see `Utf8Buffer.recycle`). */
@@ -178,7 +148,7 @@ export class PageBuilder {
     this.text.recycle(page.text)
   }
 
-  /** The page made so far, and an empty builder for the rows after it. */
+  /** The page made so far (at least one row), and an empty builder for the rows after it. */
   take(): Page {
     const page: Page = {
       firstOrd: this.firstOrd,
@@ -188,7 +158,7 @@ export class PageBuilder {
       tokens: [...this.tokens],
       types: [...this.types],
       review: this.review,
-      text: this.text.take()
+      text: this.finish()
     }
     this.firstOrd += this.count
     this.count = 0

@@ -24,6 +24,7 @@ import priceRoundsRecordedXid from "./0027_price_rounds_recorded_xid.js"
 import ledgerRowPages from "./0028_ledger_row_pages.js"
 import classificationChainOrder from "./0029_classification_chain_order.js"
 import ledgerSteps from "./0030_ledger_steps.js"
+import ledgerPageDocuments from "./0031_ledger_page_documents.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -50,5 +51,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0027_price_rounds_recorded_xid": priceRoundsRecordedXid,
   "0028_ledger_row_pages": ledgerRowPages,
   "0029_classification_chain_order": classificationChainOrder,
-  "0030_ledger_steps": ledgerSteps
+  "0030_ledger_steps": ledgerSteps,
+  "0031_ledger_page_documents": ledgerPageDocuments
 }

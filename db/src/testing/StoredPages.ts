@@ -2,13 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { insertPage } from "../ledger/LedgerStore.js"
 import {
+  disposalRecords,
   type EventRecord,
-  linesOf,
+  eventRecords,
   type Page,
   PAGE_ROWS,
-  PageBuilder,
-  readDisposalLine,
-  readEventLine
+  PageBuilder
 } from "../ledger/RowPages.js"
 
 /** Every stored event row of the account in order, with its position and filter fields (the row as stored). */
@@ -18,10 +17,7 @@ export const storedEvents = (accountId: string) =>
     const pages = yield* sql<{ first_ord: string; lines: string }>`
       SELECT first_ord, lines FROM ledger_event_pages WHERE account_id = ${accountId} ORDER BY first_ord`
     return pages.flatMap((page) =>
-      linesOf(page.lines).map((text, i) => {
-        const { json, ...line } = readEventLine(text)
-        return { ord: Number(page.first_ord) + i, ...line, row: JSON.parse(json) as unknown }
-      })
+      eventRecords(page.lines).map((record, i) => ({ ord: Number(page.first_ord) + i, ...record }))
     )
   })
 
@@ -32,10 +28,7 @@ export const storedDisposals = (accountId: string) =>
     const pages = yield* sql<{ first_ord: string; lines: string }>`
       SELECT first_ord, lines FROM ledger_disposal_pages WHERE account_id = ${accountId} ORDER BY first_ord`
     return pages.flatMap((page) =>
-      linesOf(page.lines).map((text, i) => {
-        const { json, ...line } = readDisposalLine(text)
-        return { ord: Number(page.first_ord) + i, ...line, row: JSON.parse(json) as unknown }
-      })
+      disposalRecords(page.lines).map((record, i) => ({ ord: Number(page.first_ord) + i, ...record }))
     )
   })
 
@@ -44,7 +37,7 @@ export const storeEvents = (accountId: string, events: ReadonlyArray<EventRecord
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`DELETE FROM ledger_event_pages WHERE account_id = ${accountId}`
-    const builder = new PageBuilder(0)
+    const builder = new PageBuilder("events", 0)
     const pages: Array<Page> = []
     for (const event of events) {
       builder.addEvent(event)

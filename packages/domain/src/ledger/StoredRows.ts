@@ -41,18 +41,36 @@ const big = (value: bigint | null): string | null => (value === null ? null : va
 const unbig = (value: unknown): bigint | null => (value === null ? null : BigInt(value as string))
 const bool = (value: boolean): 0 | 1 => (value ? 1 : 0)
 
+/**
+ * Each quote's and price round's stored form, made once: rows citing the same one share the array, which a stored
+ * page keeps once (`StoredPage`).
+ */
+const quotesStored = new WeakMap<object, StoredQuote>()
+const pricesStored = new WeakMap<PriceRef, StoredPrice>()
+
 const storedQuote = (conversions: Conversions, date: string): StoredQuote => {
   const q = conversions.quote(date)
   if (q === null) return null
   if (q.source === "identity" && q.currency === "USD" && q.rate === "1" && q.rateDate === date && !q.carriedForward) {
     return 0
   }
-  return [q.currency, q.rate, q.rateDate, q.source, bool(q.carriedForward)]
+  let stored = quotesStored.get(q)
+  if (stored === undefined) {
+    stored = [q.currency, q.rate, q.rateDate, q.source, bool(q.carriedForward)]
+    quotesStored.set(q, stored)
+  }
+  return stored
 }
 
 const storedPrice = (price: PriceRef | null): StoredPrice => {
-  const p = provenance(price)
-  return p === null ? null : [p.feed, p.roundId, p.updatedAt, p.answer]
+  if (price === null) return null
+  let stored = pricesStored.get(price)
+  if (stored === undefined) {
+    const p = provenance(price)!
+    stored = [p.feed, p.roundId, p.updatedAt, p.answer]
+    pricesStored.set(price, stored)
+  }
+  return stored
 }
 
 const storedReasons = (reasons: ReadonlyArray<NullReason>): StoredReasons => reasons.map((r) => [r.reason, r.eventId])

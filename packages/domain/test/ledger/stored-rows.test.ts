@@ -4,12 +4,15 @@ import { describe, expect, it } from "vitest"
 import { incomeOf } from "../../src/ledger/Accrual.js"
 import { Ledger, type LedgerEvent, type RateTable } from "../../src/ledger/index.js"
 import type { LedgerState } from "../../src/ledger/LedgerState.js"
+import { decodePage, PageEncoder, type PageKind } from "../../src/ledger/StoredPage.js"
+import type { StoredRow } from "../../src/ledger/StoredRows.js"
 import { address, round, transfer, user } from "./fixtures.js"
 import { interpret, type Op, OP_KINDS, settingsFor } from "./generate.js"
 
 /**
  * Movement, disposal and open lot rows are stored compactly (`Ledger.storedMovementRows`, `storedDisposalRows`,
- * `storedLotRowMaker`) and expanded when read: through the database's JSON, each must give the report's row byte for byte.
+ * `storedLotRowMaker`) and expanded when read: through the database's JSON (movements and disposals in stored pages,
+ * `StoredPage`), each must give the report's row byte for byte.
  */
 const dateOf = (t: number) => new Date(t * 1000).toISOString().slice(0, 10)
 
@@ -47,15 +50,35 @@ const opArb: fc.Arbitrary<Op> = fc.record({
   classified: fc.boolean()
 })
 
+/** Rows through stored pages of 7 rows (`StoredPage`), each page's document as the database keeps it. */
+const throughPages = (kind: PageKind, rows: ReadonlyArray<unknown>): Array<unknown> => {
+  const out: Array<unknown> = []
+  const encoder = new PageEncoder(kind)
+  let text = ""
+  const flush = () => {
+    for (const { keys, row } of decodePage(kind, text + encoder.end())) {
+      // Every row the ledger stores is compact: its keys are its own figures.
+      expect(keys).toBeUndefined()
+      out.push(row)
+    }
+  }
+  for (const row of rows) {
+    text = (encoder.size === 0 ? "" : text) + encoder.add(row, undefined)
+    if (encoder.size === 7) flush()
+  }
+  if (encoder.size > 0) flush()
+  return out
+}
+
 const storedThenExpanded = (state: LedgerState) => ({
-  movements: [...Ledger.storedMovementRows(state)].map((row) =>
-    JSON.stringify(Ledger.expandEventRow(JSON.parse(JSON.stringify(row))))
+  movements: throughPages("events", [...Ledger.storedMovementRows(state)]).map((row) =>
+    JSON.stringify(Ledger.expandEventRow(row))
   ),
-  disposals: [...Ledger.storedDisposalRows(state)].map((row) =>
+  disposals: throughPages("disposals", [...Ledger.storedDisposalRows(state)]).map((row) =>
     JSON.stringify(
       Ledger.expandDisposalRow(
-        JSON.parse(JSON.stringify(row)),
-        JSON.parse(JSON.stringify(Ledger.storedSteps(state, state.books.get(row.v[3] as string)!)))
+        row,
+        JSON.parse(JSON.stringify(Ledger.storedSteps(state, state.books.get((row as StoredRow).v[3] as string)!)))
       )
     )
   ),

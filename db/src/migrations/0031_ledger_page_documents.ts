@@ -1,0 +1,16 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * Event and disposal pages hold one JSON document each (`StoredPage`: the values their rows share once, then the
+ * rows) instead of a line per row. Pages of the earlier form are dropped and every account's ledger is replayed
+ * (derived records; reads answer 409 meanwhile, as after 0028).
+ */
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DELETE FROM ledger_event_pages`
+  yield* sql`DELETE FROM ledger_disposal_pages`
+  yield* sql`
+    UPDATE ledger_builds SET requested_version = requested_version + 1, replay_version = requested_version + 1,
+      requested_at = now()`
+})
