@@ -30,10 +30,10 @@ export const seedSyntheticLedger = (accountId: string, wallet: string, count: nu
         INSERT INTO ledger_event_pages (account_id, first_ord, count, first_day, last_day, tokens, types, review_count,
                                         review, lines)
         SELECT ${accountId}, min(g), count(*), min(day), max(day), ARRAY['AAPL'], ARRAY['transfer.in'], 0, '[]'::json,
-          ${`{"f":${PAGE_FORMAT},"e":[`} || string_agg(
+          string_agg(
             json_build_object('r', row, 'k', json_build_array('evt_' || g, 'transfer.in', 'AAPL',
-              to_char(day, 'YYYY-MM-DD'), 0))::text,
-            ',' ORDER BY g) || '],"d":[]}'
+              to_char(day, 'YYYY-MM-DD'), 0))::text || E'\n',
+            '' ORDER BY g) || ${`{"f":${PAGE_FORMAT},"d":[]}`}
         FROM (SELECT g, date '2026-01-01' + (g / 5000) AS day, json_build_object(
             'id', 'evt_' || g, 'type', 'transfer.in', 'relationship', 'exchange', 'classifiedBy', 'rule',
             'confirmed', true, 'needsReview', false, 'taxable', true, 'treatment', 'acquisition', 'direction', 'in',

@@ -10,7 +10,8 @@ import {
   eventRecords,
   type Page,
   PAGE_ROWS,
-  PageBuilder
+  PageBuilder,
+  type StoredRecords
 } from "./RowPages.js"
 
 export type { DisposalRecord, EventRecord } from "./RowPages.js"
@@ -231,7 +232,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       since: number,
       records: Iterable<A>,
       add: (page: PageBuilder, record: A) => void,
-      decode: (text: string) => ReadonlyArray<A>
+      decode: (text: string) => StoredRecords<A>
     ) =>
       Effect.gen(function*() {
         const kind = table === "ledger_event_pages" ? "events" : "disposals"
@@ -249,7 +250,8 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         if (last !== undefined && last.lines !== null) {
           const first = Number(last.first_ord)
           builder = new PageBuilder(kind, first)
-          for (const record of decode(last.lines).slice(0, since - first)) add(builder, record)
+          const kept = decode(last.lines)
+          for (let i = 0; i < since - first; i++) add(builder, kept.at(i))
         }
         function* pages(): Generator<Page> {
           for (; next.done !== true; next = iterator.next()) {
@@ -622,7 +624,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           const first = Number(stored.first_ord)
           const records = eventRecords(stored.lines)
           for (let i = Math.max(0, afterOrd + 1 - first); i < records.length && found.length <= page.limit; i++) {
-            const record = records[i]!
+            const record = records.at(i)
             if (passes(filter, token, record)) found.push({ ord: first + i, row: record.row })
           }
           if (found.length > page.limit) break
@@ -650,7 +652,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           if (stored === undefined) break
           const records = eventRecords(stored.lines)
           for (let i = records.length - 1; i >= 0 && out.length < count; i--) {
-            out.push(Ledger.expandEventRow(records[i]!.row))
+            out.push(Ledger.expandEventRow(records.at(i).row))
           }
           before = Number(stored.first_ord)
         }

@@ -1,5 +1,5 @@
 import { Ledger } from "@scaledger/domain/ledger/index"
-import { decodePage, isCompact, PageEncoder, type PageKind, type PageRow } from "@scaledger/domain/ledger/StoredPage"
+import { isCompact, PageEncoder, type PageKind, PageReader, type PageRow } from "@scaledger/domain/ledger/StoredPage"
 import type { StoredRow } from "@scaledger/domain/ledger/StoredRows"
 import { Utf8Buffer } from "../Utf8Buffer.js"
 
@@ -57,12 +57,34 @@ const disposalRecordOf = ({ keys, row }: PageRow): DisposalRecord => {
   return { token, day, row }
 }
 
-/** The event rows of a stored page (its `lines`), in order. */
-export const eventRecords = (text: string): Array<EventRecord> => decodePage("events", text).map(eventRecordOf)
+/** The rows of a stored page in order, each parsed when asked for (`at`, or in turn). */
+export class StoredRecords<A> implements Iterable<A> {
+  private readonly reader: PageReader
 
-/** The disposal rows of a stored page (its `lines`), in order. */
-export const disposalRecords = (text: string): Array<DisposalRecord> =>
-  decodePage("disposals", text).map(disposalRecordOf)
+  constructor(kind: PageKind, text: string, private readonly recordOf: (row: PageRow) => A) {
+    this.reader = new PageReader(kind, text)
+  }
+
+  get length(): number {
+    return this.reader.length
+  }
+
+  at(i: number): A {
+    return this.recordOf(this.reader.row(i))
+  }
+
+  *[Symbol.iterator](): Iterator<A> {
+    for (let i = 0; i < this.reader.length; i++) yield this.at(i)
+  }
+}
+
+/** The event rows of a stored page (its `lines`). */
+export const eventRecords = (text: string): StoredRecords<EventRecord> =>
+  new StoredRecords("events", text, eventRecordOf)
+
+/** The disposal rows of a stored page (its `lines`). */
+export const disposalRecords = (text: string): StoredRecords<DisposalRecord> =>
+  new StoredRecords("disposals", text, disposalRecordOf)
 
 /** A page to write: its first row's position, its lines and what reads skip it by. */
 export interface Page {

@@ -17,7 +17,7 @@ export const storedEvents = (accountId: string) =>
     const pages = yield* sql<{ first_ord: string; lines: string }>`
       SELECT first_ord, lines FROM ledger_event_pages WHERE account_id = ${accountId} ORDER BY first_ord`
     return pages.flatMap((page) =>
-      eventRecords(page.lines).map((record, i) => ({ ord: Number(page.first_ord) + i, ...record }))
+      Array.from(eventRecords(page.lines), (record, i) => ({ ord: Number(page.first_ord) + i, ...record }))
     )
   })
 
@@ -28,7 +28,7 @@ export const storedDisposals = (accountId: string) =>
     const pages = yield* sql<{ first_ord: string; lines: string }>`
       SELECT first_ord, lines FROM ledger_disposal_pages WHERE account_id = ${accountId} ORDER BY first_ord`
     return pages.flatMap((page) =>
-      disposalRecords(page.lines).map((record, i) => ({ ord: Number(page.first_ord) + i, ...record }))
+      Array.from(disposalRecords(page.lines), (record, i) => ({ ord: Number(page.first_ord) + i, ...record }))
     )
   })
 

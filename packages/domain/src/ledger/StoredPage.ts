@@ -1,10 +1,11 @@
 /**
- * A page of stored event or disposal rows (`StoredRows`) as one JSON document: `{"f":2,"e":[…],"d":[…]}`. What rows
- * repeat (their addresses, names, multipliers, rate quotes and price rounds) is in the page's dictionary `d` once; a
- * compact row's entry in `e` is its positional array with those values replaced by their index in `d`, then the
- * indexes of its wallet, counterparty and token address. A row stored whole (an income or split row) is an entry
- * `{"r": row, "k": keys}`, with the keys its writer gave (what a compact row's figures say of it). A page is read
- * with one `JSON.parse`.
+ * A page of stored event or disposal rows (`StoredRows`) as text: one line of JSON per row (its entry), then a last
+ * line `{"f":2,"d":[…]}`, the page's format and its dictionary. What rows repeat (their addresses, names,
+ * multipliers, rate quotes and price rounds) is in the dictionary `d` once; a compact row's entry is its positional
+ * array with those values replaced by their index in `d`, then the indexes of its wallet, counterparty and token
+ * address. A row stored whole (an income or split row) is an entry `{"r": row, "k": keys}`, with the keys its writer
+ * gave (what a compact row's figures say of it). JSON escapes line breaks, so every line is a whole entry: a row is
+ * written as it is made and parsed only when read, so neither waits in memory for the rest of its page.
  */
 import type { StoredRow } from "./StoredRows.js"
 
@@ -30,11 +31,7 @@ export const isCompact = (row: unknown, kind: PageKind): row is StoredRow => {
   return Array.isArray(v) && v.length === (kind === "events" ? MOVEMENT_LENGTH : DISPOSAL_LENGTH)
 }
 
-/**
- * Writes rows into a page's document as they come: `add` gives the text that follows the page so far (each row's
- * entry is written at once, so rows do not wait in memory for their page), `end` the text that closes it, with the
- * dictionary.
- */
+/** Writes rows into a page as they come: `add` gives a row's line, `end` the page's last line. */
 export class PageEncoder {
   private dictionary: Array<unknown> = []
   private readonly index = new Map<unknown, number>()
@@ -77,15 +74,15 @@ export class PageEncoder {
     return entry
   }
 
-  /** The text a row adds to the page; `keys` are kept beside a row stored whole. */
+  /** A row's line, with its line break; `keys` are kept beside a row stored whole. */
   add(row: unknown, keys: unknown): string {
-    const json = JSON.stringify(this.entry(row, keys))
-    return this.count++ === 0 ? `{"f":${PAGE_FORMAT},"e":[${json}` : `,${json}`
+    this.count++
+    return `${JSON.stringify(this.entry(row, keys))}\n`
   }
 
-  /** The text that ends the page (a page holds at least one row), and an empty encoder for the rows after it. */
+  /** The page's last line, and an empty encoder for the rows after it. */
   end(): string {
-    const text = `],"d":${JSON.stringify(this.dictionary)}}`
+    const text = `{"f":${PAGE_FORMAT},"d":${JSON.stringify(this.dictionary)}}`
     this.dictionary = []
     this.index.clear()
     this.count = 0
@@ -99,29 +96,38 @@ export interface PageRow {
   readonly keys: unknown
 }
 
-/** A page's rows in order (compact rows as `StoredRow`s). */
-export const decodePage = (kind: PageKind, text: string): Array<PageRow> => {
-  const page = JSON.parse(text) as {
-    readonly f: number
-    readonly d: ReadonlyArray<unknown>
-    readonly e: Array<unknown>
+/** A stored page's rows (compact rows as `StoredRow`s), each parsed when asked for. */
+export class PageReader {
+  private readonly lines: Array<string>
+  private readonly dictionary: ReadonlyArray<unknown>
+
+  constructor(private readonly kind: PageKind, text: string) {
+    const last = text.lastIndexOf("\n")
+    const trailer = JSON.parse(text.slice(last + 1)) as { readonly f: number; readonly d: ReadonlyArray<unknown> }
+    if (trailer.f !== PAGE_FORMAT) throw new Error(`a stored page of format ${trailer.f}, not ${PAGE_FORMAT}`)
+    this.dictionary = trailer.d
+    this.lines = last <= 0 ? [] : text.slice(0, last).split("\n")
   }
-  if (page.f !== PAGE_FORMAT) throw new Error(`a stored page of format ${page.f}, not ${PAGE_FORMAT}`)
-  const d = page.d
-  return page.e.map((entry): PageRow => {
+
+  get length(): number {
+    return this.lines.length
+  }
+
+  /** The `i`-th row. */
+  row(i: number): PageRow {
+    const entry = JSON.parse(this.lines[i]!) as unknown
     if (!Array.isArray(entry)) {
       const whole = entry as { readonly r: unknown; readonly k: unknown }
       return { row: whole.r, keys: whole.k }
     }
+    const d = this.dictionary
     const n = entry.length - 3
     const v = entry.slice(0, n)
-    for (const p of kind === "events" ? MOVEMENT_SHARED : DISPOSAL_SHARED) v[p] = d[v[p] as number]
-    if (kind === "disposals") {
-      v[DISPOSAL_COMPONENTS] = (v[DISPOSAL_COMPONENTS] as Array<Array<unknown>>).map((part) => {
-        if (part.length !== COMPONENT_LENGTH) return part
-        for (const p of COMPONENT_SHARED) part[p] = d[part[p] as number]
-        return part
-      })
+    for (const p of this.kind === "events" ? MOVEMENT_SHARED : DISPOSAL_SHARED) v[p] = d[v[p] as number]
+    if (this.kind === "disposals") {
+      for (const part of v[DISPOSAL_COMPONENTS] as Array<Array<unknown>>) {
+        if (part.length === COMPONENT_LENGTH) { for (const p of COMPONENT_SHARED) part[p] = d[part[p] as number] }
+      }
     }
     const row: StoredRow = {
       wallet: d[entry[n] as number] as string,
@@ -130,5 +136,5 @@ export const decodePage = (kind: PageKind, text: string): Array<PageRow> => {
       v
     }
     return { row, keys: undefined }
-  })
+  }
 }
