@@ -2,9 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Event and disposal pages hold one JSON document each (`StoredPage`: the values their rows share once, then the
- * rows) instead of a line per row. Pages of the earlier form are dropped and every account's ledger is replayed
- * (derived records; reads answer 409 meanwhile, as after 0028).
+ * Event and disposal pages hold their rows in the form of `StoredPage` (a line of JSON per row citing the page's
+ * dictionary of shared values, then the dictionary) instead of lines of filter fields and each row's whole JSON.
+ * Pages of the earlier form are dropped and every account's ledger is replayed (derived records; reads answer 409
+ * meanwhile, as after 0028).
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
