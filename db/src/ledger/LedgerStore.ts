@@ -41,12 +41,12 @@ export interface EventFilter {
 }
 
 /** Whether an event row passes the filter (the page it is on passed the same filter on its summary). */
-const passes = (filter: EventFilter, token: string | undefined, line: EventRecord) =>
-  (token === undefined || line.token.toUpperCase() === token) &&
-  (filter.type === undefined || line.type === filter.type) &&
-  (filter.from === undefined || line.day >= filter.from) &&
-  (filter.to === undefined || line.day <= filter.to) &&
-  (filter.needsReview === undefined || line.needsReview === filter.needsReview)
+const passes = (filter: EventFilter, token: string | undefined, record: EventRecord) =>
+  (token === undefined || record.token.toUpperCase() === token) &&
+  (filter.type === undefined || record.type === filter.type) &&
+  (filter.from === undefined || record.day >= filter.from) &&
+  (filter.to === undefined || record.day <= filter.to) &&
+  (filter.needsReview === undefined || record.needsReview === filter.needsReview)
 
 /**
  * Lot rows to write: all of them (`replace`), or only those that changed since the stored build. `rows` is read once,
@@ -251,7 +251,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           const first = Number(last.first_ord)
           builder = new PageBuilder(kind, first)
           const kept = decode(last.lines)
-          for (let i = 0; i < since - first; i++) add(builder, kept.at(i))
+          for (let i = 0; i < Math.min(since - first, kept.length); i++) add(builder, kept.at(i))
         }
         function* pages(): Generator<Page> {
           for (; next.done !== true; next = iterator.next()) {

@@ -6,8 +6,8 @@ import { Utf8Buffer } from "../Utf8Buffer.js"
 /**
  * How a build's event and disposal rows are stored: in pages of up to `PAGE_ROWS` rows in chain order, one table
  * row per page (`ledger_event_pages`, `ledger_disposal_pages`), instead of one table row per record. A page's rows
- * are one JSON document (`StoredPage`: the values its rows share once, then each row). Beside it a page keeps what
- * reads use to skip it: its days, its tokens (upper case), its event types, and the rows in it that need review
+ * are text in the form of `StoredPage` (a line of JSON per row, then the values its rows share, once). Beside them a
+ * page keeps what reads use to skip it: its days, its tokens (upper case), its event types, and the rows in it that need review
  * (with their counterparty, so review counts need no rows).
  *
  * A full build of 100k events writes about 100 pages rather than 130,000 rows with their indexes.
@@ -86,7 +86,7 @@ export const eventRecords = (text: string): StoredRecords<EventRecord> =>
 export const disposalRecords = (text: string): StoredRecords<DisposalRecord> =>
   new StoredRecords("disposals", text, disposalRecordOf)
 
-/** A page to write: its first row's position, its lines and what reads skip it by. */
+/** A page to write: its first row's position, its rows and what reads skip it by. */
 export interface Page {
   readonly firstOrd: number
   readonly count: number
@@ -170,7 +170,7 @@ export class PageBuilder {
     this.text.recycle(page.text)
   }
 
-  /** The page made so far (at least one row), and an empty builder for the rows after it. */
+  /** The page made so far, and an empty builder for the rows after it. */
   take(): Page {
     const page: Page = {
       firstOrd: this.firstOrd,
