@@ -119,15 +119,8 @@ export class PageBuilder {
     return this.count
   }
 
-  private add(
-    row: unknown,
-    keys: unknown,
-    day: string,
-    token: string,
-    type: string | null,
-    review: ReviewEntry | null
-  ): void {
-    this.text.write(this.encoder.add(row, keys))
+  private add(line: string, day: string, token: string, type: string | null, review: ReviewEntry | null): void {
+    this.text.write(line)
     if (this.count === 0 || day < this.firstDay) this.firstDay = day
     if (this.count === 0 || day > this.lastDay) this.lastDay = day
     this.count++
@@ -137,24 +130,24 @@ export class PageBuilder {
   }
 
   addEvent(event: EventRecord): void {
+    const { day, id, needsReview, row, token, type } = event
     this.add(
-      event.row,
-      isCompact(event.row, "events")
-        ? undefined
-        : [event.id, event.type, event.token, event.day, event.needsReview ? 1 : 0],
-      event.day,
-      event.token,
-      event.type,
-      event.needsReview ? [event.id, event.type, event.token, event.day, counterpartyOf(event.row)] : null
+      isCompact(row, "events")
+        ? this.encoder.compact(row)
+        : this.encoder.whole(row, [id, type, token, day, needsReview ? 1 : 0]),
+      day,
+      token,
+      type,
+      needsReview ? [id, type, token, day, counterpartyOf(row)] : null
     )
   }
 
   addDisposal(disposal: DisposalRecord): void {
+    const { day, row, token } = disposal
     this.add(
-      disposal.row,
-      isCompact(disposal.row, "disposals") ? undefined : [disposal.token, disposal.day],
-      disposal.day,
-      disposal.token,
+      isCompact(row, "disposals") ? this.encoder.compact(row) : this.encoder.whole(row, [token, day]),
+      day,
+      token,
       null,
       null
     )

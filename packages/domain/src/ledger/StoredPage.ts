@@ -31,7 +31,7 @@ export const isCompact = (row: unknown, kind: PageKind): row is StoredRow => {
   return Array.isArray(v) && v.length === (kind === "events" ? MOVEMENT_LENGTH : DISPOSAL_LENGTH)
 }
 
-/** Writes rows into a page as they come: `add` gives a row's line, `end` the page's last line. */
+/** Writes rows into a page as they come: `compact` and `whole` give a row's line, `end` the page's last line. */
 export class PageEncoder {
   private dictionary: Array<unknown> = []
   private readonly index = new Map<unknown, number>()
@@ -54,8 +54,8 @@ export class PageEncoder {
     return i
   }
 
-  private entry(row: unknown, keys: unknown): unknown {
-    if (!isCompact(row, this.kind)) return { r: row, k: keys }
+  /** A compact row's line (`isCompact`), with its line break. */
+  compact(row: StoredRow): string {
     const v = row.v
     const entry = new Array<unknown>(v.length + 3)
     for (let i = 0; i < v.length; i++) entry[i] = v[i]
@@ -71,13 +71,14 @@ export class PageEncoder {
     entry[v.length] = this.ref(row.wallet)
     entry[v.length + 1] = this.ref(row.counterparty)
     entry[v.length + 2] = this.ref(row.tokenAddress)
-    return entry
+    this.count++
+    return `${JSON.stringify(entry)}\n`
   }
 
-  /** A row's line, with its line break; `keys` are kept beside a row stored whole. */
-  add(row: unknown, keys: unknown): string {
+  /** The line of a row stored whole, with the keys it is read by. */
+  whole(row: unknown, keys: unknown): string {
     this.count++
-    return `${JSON.stringify(this.entry(row, keys))}\n`
+    return `${JSON.stringify({ r: row, k: keys })}\n`
   }
 
   /** The page's last line, and an empty encoder for the rows after it. */
@@ -90,7 +91,7 @@ export class PageEncoder {
   }
 }
 
-/** A row of a page as `add` was given it, with the keys kept beside it (undefined for a compact row). */
+/** A row of a page as it was given, with the keys kept beside it (undefined for a compact row). */
 export interface PageRow {
   readonly row: unknown
   readonly keys: unknown

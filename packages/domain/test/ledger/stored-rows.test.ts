@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { incomeOf } from "../../src/ledger/Accrual.js"
 import { Ledger, type LedgerEvent, type RateTable } from "../../src/ledger/index.js"
 import type { LedgerState } from "../../src/ledger/LedgerState.js"
-import { PageEncoder, type PageKind, PageReader } from "../../src/ledger/StoredPage.js"
+import { isCompact, PageEncoder, type PageKind, PageReader } from "../../src/ledger/StoredPage.js"
 import type { StoredRow } from "../../src/ledger/StoredRows.js"
 import { address, round, transfer, user } from "./fixtures.js"
 import { interpret, type Op, OP_KINDS, settingsFor } from "./generate.js"
@@ -59,13 +59,14 @@ const throughPages = (kind: PageKind, rows: ReadonlyArray<unknown>): Array<unkno
     const page = new PageReader(kind, text + encoder.end())
     for (let i = 0; i < page.length; i++) {
       const { keys, row } = page.row(i)
-      // Every row the ledger stores is compact: its keys are its own figures.
       expect(keys).toBeUndefined()
       out.push(row)
     }
   }
   for (const row of rows) {
-    text = (encoder.size === 0 ? "" : text) + encoder.add(row, undefined)
+    // Every row the ledger stores is compact: its keys are its own figures.
+    expect(isCompact(row, kind)).toBe(true)
+    text = (encoder.size === 0 ? "" : text) + encoder.compact(row as StoredRow)
     if (encoder.size === 7) flush()
   }
   if (encoder.size > 0) flush()
