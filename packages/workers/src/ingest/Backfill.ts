@@ -19,6 +19,11 @@ import { PauseChecks } from "./PauseChecks.js"
 import { RECORDER } from "./Recorder.js"
 import { scanTransfers } from "./TransferScan.js"
 
+/** Blocks of a backfill's first span (see `scanSpan`). */
+const FIRST_SPAN_BLOCKS = 1_000
+/** The wallet's transfers a span is sized to hold: enough to keep the writes few, few enough to overlap the reads. */
+const TRANSFERS_PER_SPAN = 2_000
+
 /** Chain and database reads of the multiplier phase made at once (per token, per change to activate). */
 const READS_AT_ONCE = 4
 
@@ -223,15 +228,33 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       }
       | undefined
 
+    /**
+     * A span's blocks: the first `FIRST_SPAN_BLOCKS`, then as many as should hold about `TRANSFERS_PER_SPAN` of the
+     * wallet's transfers at the density of the span before (at most four times its blocks, at most the configured
+     * checkpoint span).
+     */
+    let spanBlocks = Math.min(FIRST_SPAN_BLOCKS, config.backfillCheckpointBlocks)
+    /** The transfers of `[from, end]` (end at most `to`), and the final block as the scan ended. */
+    const scanSpan = (from: number, to: number) =>
+      Effect.gen(function*() {
+        const spanEnd = Math.min(to, from + spanBlocks - 1)
+        const scan = yield* scanTransfers([job.address], from, spanEnd)
+        const blocks = spanEnd - from + 1
+        const dense = scan.transfers.length === 0 ? Infinity : (blocks * TRANSFERS_PER_SPAN) / scan.transfers.length
+        spanBlocks = Math.max(1, Math.min(config.backfillCheckpointBlocks, blocks * 4, Math.floor(dense)))
+        return { spanEnd, scan, finalizedThrough: yield* finalThrough() }
+      })
+
     if (job.phase === "transfers") {
-      yield* Effect.gen(function*() {
+      // Pipelined: while one span is written, the next is read from the chain. Each span is still written in a
+      // transaction of its own with the job's progress; the span read ahead is dropped if its write never comes.
+      yield* Effect.scoped(Effect.gen(function*() {
         for (;;) {
           let entered = false
-          while (next <= target) {
+          let current = next <= target ? yield* scanSpan(next, target) : undefined
+          while (current !== undefined) {
             yield* renew
-            const spanEnd = Math.min(target, next + config.backfillCheckpointBlocks - 1)
-            const scan = yield* scanTransfers([job.address], next, spanEnd)
-            const finalizedThrough = yield* finalThrough()
+            const { finalizedThrough, scan, spanEnd } = current
             if (spanEnd === target) {
               // The tokens the wallet will have touched once this span is stored: read their multiplier history
               // while it is written.
@@ -244,14 +267,22 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
                 fiber: yield* Effect.fork(multiplierHistory(expected, fromBlock, target))
               }
             }
+            const ahead = spanEnd < target ? yield* Effect.forkScoped(scanSpan(spanEnd + 1, target)) : undefined
             entered = yield* checkpoint(Effect.gen(function*() {
-              yield* store.writeBatch(chainId, { ...scan, finalizedThrough })
+              // Block rows serve re-org checks: a final block is never replaced, so only the provisional ones go in.
+              const blocks = scan.blocks.filter((block) => block.number > finalizedThrough)
+              yield* store.writeBatch(chainId, { ...scan, blocks, finalizedThrough })
               yield* backfills.advance(job.walletId, spanEnd + 1, spanEnd - fromBlock + 1)
               // The last span's transaction also enters the next phase: one transaction fewer.
               return spanEnd === target ? yield* enterMultipliers(target) : false
             })).pipe(Effect.withSpan("Backfill.storeTransfers"))
             next = spanEnd + 1
             target = Math.max(target, storedTarget ?? target)
+            current = ahead !== undefined
+              ? yield* Fiber.join(ahead)
+              : next <= target
+              ? yield* scanSpan(next, target)
+              : undefined
           }
           if (!entered) {
             entered = yield* checkpoint(enterMultipliers(target))
@@ -261,7 +292,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
           }
           target = Math.max(target, storedTarget ?? target)
         }
-      }).pipe(Effect.withSpan("Backfill.transfers"))
+      })).pipe(Effect.withSpan("Backfill.transfers"))
     }
 
     yield* renew
