@@ -40,26 +40,59 @@ layer(Layer.provide(edgeServer(TestDatabase.pglite), CapturingLogger), { timeout
 })
 
 describe("LOG_FORMAT and LOG_LEVEL", () => {
+  /** What the logger writes to standard output while `effect` runs and as its layer ends, and in how many writes. */
+  const stdoutOf = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const spy = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
+      try {
+        const writes = yield* effect.pipe(Effect.zipRight(Effect.sync(() => spy.mock.calls.length)))
+        return { writes, text: spy.mock.calls.map((args) => String(args[0])).join("") }
+      } finally {
+        spy.mockRestore()
+      }
+    })
+
   it.effect("json writes one JSON object per line; the level filters", () =>
     Effect.gen(function*() {
-      const spy = vi.spyOn(console, "log").mockImplementation(() => {})
-      try {
-        yield* Effect.gen(function*() {
+      const { text } = yield* stdoutOf(
+        Effect.gen(function*() {
           yield* Effect.logInfo("dropped below warning")
           yield* Effect.logWarning("kept").pipe(Effect.annotateLogs({ requestId: "req_x" }))
         }).pipe(
           Effect.provide(LoggingLive),
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["LOG_FORMAT", "json"], ["LOG_LEVEL", "Warning"]])))
         )
-        const written = spy.mock.calls.map((args) => String(args[0]))
-        expect(written).toHaveLength(1)
-        const parsed = JSON.parse(written[0]!)
-        expect(parsed.message).toBe("kept")
-        expect(parsed.logLevel).toBe("WARN")
-        expect(parsed.annotations.requestId).toBe("req_x")
-      } finally {
-        spy.mockRestore()
-      }
+      )
+      const written = text.split("\n").filter((line) => line !== "")
+      expect(written).toHaveLength(1)
+      const parsed = JSON.parse(written[0]!)
+      expect(parsed.message).toBe("kept")
+      expect(parsed.logLevel).toBe("WARN")
+      expect(parsed.annotations.requestId).toBe("req_x")
+    }))
+
+  it.effect("lines logged in one turn are written together after it, in order, each on its line; none is lost", () =>
+    Effect.gen(function*() {
+      const { text, writes } = yield* stdoutOf(
+        Effect.gen(function*() {
+          for (let i = 0; i < 600; i++) yield* Effect.logInfo(`line ${i}`)
+          // Nothing waits past the turn it was logged in.
+          yield* Effect.logInfo("last")
+          yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+          return 0
+        }).pipe(
+          Effect.provide(LoggingLive),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["LOG_FORMAT", "logfmt"]])))
+        )
+      )
+      const written = text.split("\n").filter((line) => line !== "")
+      expect(written).toHaveLength(601)
+      expect(written.map((line) => /message="?([^"]*)"?/.exec(line)?.[1])).toEqual([
+        ...Array.from({ length: 600 }, (_, i) => `line ${i}`),
+        "last"
+      ])
+      // Written in a few batches (of at most 256 lines), not a write per line.
+      expect(writes).toBe(3)
     }))
 
   it.effect("an unknown LOG_FORMAT is a configuration error", () =>
