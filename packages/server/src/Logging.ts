@@ -6,6 +6,11 @@ const MAX_LINES = 256
 
 const ignore = () => {}
 
+/** As `console.log` does: a write that fails later (standard output closed) is not an uncaught `error` event. */
+const onWritten = (error: Error | null | undefined) => {
+  if (error != null && process.stdout.listenerCount("error") === 0) process.stdout.once("error", ignore)
+}
+
 /**
  * Log lines to standard output, written together once the current turn of the event loop is over (or `MAX_LINES`
  * are waiting), and at once on `flush`. Under load a line per request written through `console.log` cost a
@@ -24,7 +29,7 @@ const makeStdoutLines = () => {
     const stdout = process.stdout
     stdout.once("error", ignore)
     try {
-      stdout.write(text)
+      stdout.write(text, onWritten)
     } catch {
       // Standard output is gone: nowhere left to write the lines.
     } finally {
