@@ -24,6 +24,16 @@ const FIRST_SPAN_BLOCKS = 1_000
 /** The wallet's transfers a span is sized to hold: enough to keep the writes few, few enough to overlap the reads. */
 const TRANSFERS_PER_SPAN = 2_000
 
+/**
+ * The blocks of the span after one of `blocks` blocks that held `transfers` of the wallet's transfers: as many as
+ * should hold about `TRANSFERS_PER_SPAN` at that density, at most four times as many as before and at most `most`.
+ */
+export const nextSpanBlocks = (blocks: number, transfers: number, most: number): number =>
+  Math.max(
+    1,
+    Math.min(most, blocks * 4, transfers === 0 ? Infinity : Math.floor((blocks * TRANSFERS_PER_SPAN) / transfers))
+  )
+
 /** Chain and database reads of the multiplier phase made at once (per token, per change to activate). */
 const READS_AT_ONCE = 4
 
@@ -228,20 +238,14 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
       }
       | undefined
 
-    /**
-     * A span's blocks: the first `FIRST_SPAN_BLOCKS`, then as many as should hold about `TRANSFERS_PER_SPAN` of the
-     * wallet's transfers at the density of the span before (at most four times its blocks, at most the configured
-     * checkpoint span).
-     */
+    /** A span's blocks: the first `FIRST_SPAN_BLOCKS`, then `nextSpanBlocks` of the span before. */
     let spanBlocks = Math.min(FIRST_SPAN_BLOCKS, config.backfillCheckpointBlocks)
     /** The transfers of `[from, end]` (end at most `to`), and the final block as the scan ended. */
     const scanSpan = (from: number, to: number) =>
       Effect.gen(function*() {
         const spanEnd = Math.min(to, from + spanBlocks - 1)
         const scan = yield* scanTransfers([job.address], from, spanEnd)
-        const blocks = spanEnd - from + 1
-        const dense = scan.transfers.length === 0 ? Infinity : (blocks * TRANSFERS_PER_SPAN) / scan.transfers.length
-        spanBlocks = Math.max(1, Math.min(config.backfillCheckpointBlocks, blocks * 4, Math.floor(dense)))
+        spanBlocks = nextSpanBlocks(spanEnd - from + 1, scan.transfers.length, config.backfillCheckpointBlocks)
         return { spanEnd, scan, finalizedThrough: yield* finalThrough() }
       })
 
