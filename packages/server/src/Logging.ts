@@ -14,7 +14,7 @@ const onWritten = (error: Error | null | undefined) => {
 /**
  * Log lines to standard output, written together once the current turn of the event loop is over (or `MAX_LINES`
  * are waiting), and at once on `flush`. Under load a line per request written through `console.log` cost a
- * formatting pass and a system call each: about a quarter of the service's CPU (`npm run bench:api`). A line is
+ * formatting pass and a system call each: about an eighth of the service's busy CPU (`npm run bench:api`). A line is
  * never held longer than that turn, so output still follows the work closely; a write that fails (standard output
  * closed) drops its lines, as `console.log` does.
  */
