@@ -1,6 +1,8 @@
 /**
  * `npm run bench:export`: stores a settled ledger of 1,000,000 activity rows for one account (straight into the
- * ledger's tables, as the ledger worker stores them), then exports it through the REST server over real HTTP,
+ * ledger's tables, written by the ledger worker's own page writer as a build writes them: compact rows, see
+ * `seedStoredLedger`; `BENCH_ROWS_WHOLE=1`: each row stored whole, as the figures before 2026-11-29 were taken),
+ * then exports it through the REST server over real HTTP,
  * reading the stream as it arrives, and prints the time, the rows per second and the peak RSS increase of the
  * process during the export (server and client both run in it). Then it checks that the stored export has the
  * SHA-256 of the bytes received. PostgreSQL (`DATABASE_URL`, default the local server); `BENCH_ROWS` changes the
@@ -16,11 +18,13 @@ import { createHash } from "node:crypto"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import { performance } from "node:perf_hooks"
-import { seedSyntheticLedger } from "../exports/syntheticLedger.js"
+import { seedStoredLedger, seedSyntheticLedger } from "../exports/syntheticLedger.js"
 import { call, newKey, restServer } from "../support/RestHarness.js"
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const ON_PGLITE = process.env.BENCH_DB === "pglite"
+/** `BENCH_ROWS_WHOLE=1`: every row stored whole with its keys (`seedSyntheticLedger`) instead of compact. */
+const WHOLE_ROWS = process.env.BENCH_ROWS_WHOLE === "1"
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const MB = 1024 * 1024
 
@@ -70,7 +74,7 @@ const program = Effect.gen(function*() {
   const { key } = yield* newKey("bench-exports")
   const { id } = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("bench-exports")))
   const seedStart = performance.now()
-  yield* seedSyntheticLedger(id, WALLET, ROWS).pipe(Effect.orDie)
+  yield* (WHOLE_ROWS ? seedSyntheticLedger : seedStoredLedger)(id, WALLET, ROWS).pipe(Effect.orDie)
   console.log(
     `stored ${ROWS.toLocaleString("en")} ledger events in ${((performance.now() - seedStart) / 1000).toFixed(1)} s ` +
       `(${ON_PGLITE ? "PGlite" : "PostgreSQL"})`

@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as Http from "node:http"
 import { call, newKey, type Reply, restServer } from "../support/RestHarness.js"
-import { seedSyntheticLedger, SYNTHETIC_COUNTERPARTY } from "./syntheticLedger.js"
+import { seedStoredLedger, seedSyntheticLedger, SYNTHETIC_COUNTERPARTY } from "./syntheticLedger.js"
 
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const NASTY_LABEL = "=HYPERLINK(\"http://x\"),\nsecond line"
@@ -20,14 +20,14 @@ const expectCode = (reply: Reply, status: number, code: string) => {
 }
 
 /** An account with one watched wallet (labelled) and a settled synthetic ledger of `events` movements. */
-const setUp = (name: string, events: number, label = NASTY_LABEL) =>
+const setUp = (name: string, events: number, label = NASTY_LABEL, seed = seedSyntheticLedger) =>
   Effect.gen(function*() {
     const { key } = yield* newKey(name)
     const { id } = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName(name)))
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO wallets (account_id, address, address_key, label, self)
                VALUES (${id}, ${WALLET}, ${WALLET.toLowerCase()}, ${label}, true)`.pipe(Effect.orDie)
-    yield* seedSyntheticLedger(id, WALLET, events).pipe(Effect.orDie)
+    yield* seed(id, WALLET, events).pipe(Effect.orDie)
     return { key, accountId: id }
   })
 
@@ -164,6 +164,35 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
             sql`UPDATE export_chunks SET data = ${Buffer.from("x")} WHERE export_id = ${id}`
           )
           expect(rewritten._tag).toBe("Left")
+        }))
+
+      it.effect("exports the compact rows a build writes with the figures of the same movements stored whole", () =>
+        Effect.gen(function*() {
+          const { key } = yield* setUp(`exports-compact-${name}`, 1_005, "Main", seedStoredLedger)
+          const reply = yield* call("POST", "/v1/exports", { key, body: { format: "activity" } })
+          expect(reply.status, reply.text).toBe(200)
+          const records: Array<Record<string, string>> = parse(reply.text, { columns: true })
+          // Two pages (1,000 rows per page), in order.
+          expect(records).toHaveLength(1_005)
+          const txHash = `0x${(1_003).toString(16).padStart(64, "0")}`
+          expect(records[1_003]).toMatchObject({
+            date: "2026-01-01",
+            block: "1001003",
+            tx_hash: txHash,
+            log_index: "2",
+            event_id: `${txHash}:2`,
+            wallet: WALLET,
+            wallet_label: "Main",
+            type: "transfer.in",
+            token: "AAPL",
+            amount: "1.5",
+            shares: "1.500849120091638654",
+            counterparty: SYNTHETIC_COUNTERPARTY,
+            relationship: "exchange",
+            classified_by: "rule",
+            needs_review: "false",
+            taxable: "false"
+          })
         }))
 
       it.effect(

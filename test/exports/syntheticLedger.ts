@@ -1,10 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
+import { insertPage } from "@scaledger/db/ledger/LedgerStore"
+import { PAGE_ROWS, PageBuilder } from "@scaledger/db/ledger/RowPages"
+import { utcDate } from "@scaledger/domain/ledger/Fixed"
 import { PAGE_FORMAT } from "@scaledger/domain/ledger/StoredPage"
 import { Effect } from "effect"
 
 export const SYNTHETIC_TOKEN = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
 export const SYNTHETIC_COUNTERPARTY = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+const SYNTHETIC_FEED = "0x8d0CC5f38f9E802475f2CFf4F9fc7000C2E1557c"
 
 /**
  * A settled ledger build of `count` movements (transfer.in of 1.5 AAPL each, valued at 318.66 USD) for the account,
@@ -50,5 +53,76 @@ export const seedSyntheticLedger = (accountId: string, wallet: string, count: nu
               'logIndex', g % 7)) AS row
           FROM generate_series(${start}::int, ${end}::int) AS g) s
         GROUP BY g / ${PAGE_ROWS}`
+    }
+  })
+
+const hex64 = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
+
+/**
+ * The same account as `seedSyntheticLedger` (a transfer.in of 1.5 AAPL valued at 318.66 USD per movement), stored as
+ * a build of the ledger worker stores it: each movement a compact row (`Ledger.storedMovement`'s form: its figures
+ * and the dictionary of its page, `StoredPage`), written by the worker's own page writer (`PageBuilder`,
+ * `insertPage`). Movement ids are the chain record's (`<tx hash>:<log index>`), priced by a feed round per day.
+ */
+export const seedStoredLedger = (accountId: string, wallet: string, count: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* seedSyntheticLedger(accountId, wallet, 0)
+    const builder = new PageBuilder("events", 0)
+    const rounds = new Map<string, readonly [string, string, number, string]>()
+    const roundOf = (day: number) => {
+      const key = String(day)
+      let round = rounds.get(key)
+      if (round === undefined) {
+        round = [SYNTHETIC_FEED, String(1000 + day), 1767225600 + day * 86_400 - 60, "21244000000"]
+        rounds.set(key, round)
+      }
+      return round
+    }
+    for (let g = 0; g < count; g++) {
+      const logIndex = g % 7
+      const timestamp = 1767225600 + g * 17
+      builder.addEvent({
+        id: `${hex64(g)}:${logIndex}`,
+        type: "transfer.in",
+        token: "AAPL",
+        day: utcDate(timestamp),
+        needsReview: false,
+        row: {
+          wallet,
+          counterparty: SYNTHETIC_COUNTERPARTY,
+          tokenAddress: SYNTHETIC_TOKEN,
+          v: [
+            `${hex64(g)}:${logIndex}`,
+            "transfer.in",
+            "exchange",
+            "rule",
+            1,
+            0,
+            0,
+            "acquisition",
+            "in",
+            "AAPL",
+            "1500000000000000000",
+            "1000566080061092436",
+            timestamp,
+            "USD",
+            "318660000000000000000",
+            0,
+            roundOf(Math.floor((timestamp - 1767225600) / 86_400)),
+            null,
+            0,
+            [],
+            null,
+            1_000_000 + g,
+            logIndex
+          ]
+        }
+      })
+      if (builder.size === PAGE_ROWS || g === count - 1) {
+        const page = builder.take()
+        yield* insertPage(sql, "ledger_event_pages", accountId, page)
+        builder.recycle(page)
+      }
     }
   })
