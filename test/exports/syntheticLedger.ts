@@ -9,13 +9,8 @@ export const SYNTHETIC_TOKEN = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
 export const SYNTHETIC_COUNTERPARTY = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
 const SYNTHETIC_FEED = "0x8d0CC5f38f9E802475f2CFf4F9fc7000C2E1557c"
 
-/**
- * A settled ledger build of `count` movements (transfer.in of 1.5 AAPL each, valued at 318.66 USD) for the account,
- * written straight into the ledger's tables the way the ledger worker stores them (pages of PAGE_ROWS, each row stored
- * whole with its keys: `StoredPage`), in batches inside the database
- * (generate_series): for exports of a size no chain scenario reaches.
- */
-export const seedSyntheticLedger = (accountId: string, wallet: string, count: number) =>
+/** The account's build marked stored and ready (a USD report naming AAPL), its event pages gone. */
+const settledBuild = (accountId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`
@@ -26,6 +21,17 @@ export const seedSyntheticLedger = (accountId: string, wallet: string, count: nu
       ON CONFLICT (account_id) DO UPDATE SET built_version = 1, replay_version = 1, requested_version = 1,
         status = 'ready', report = excluded.report`
     yield* sql`DELETE FROM ledger_event_pages WHERE account_id = ${accountId}`
+  })
+
+/**
+ * A settled ledger build of `count` movements (transfer.in of 1.5 AAPL each, valued at 318.66 USD) for the account,
+ * written straight into the ledger's tables (pages of PAGE_ROWS, each row stored whole with its keys: `StoredPage`),
+ * in batches inside the database (generate_series): for exports of a size no chain scenario reaches.
+ */
+export const seedSyntheticLedger = (accountId: string, wallet: string, count: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* settledBuild(accountId)
     const batch = 100_000
     for (let start = 0; start < count; start += batch) {
       const end = Math.min(count, start + batch) - 1
@@ -67,15 +73,15 @@ const hex64 = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
 export const seedStoredLedger = (accountId: string, wallet: string, count: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* seedSyntheticLedger(accountId, wallet, 0)
+    yield* settledBuild(accountId)
     const builder = new PageBuilder("events", 0)
-    const rounds = new Map<string, readonly [string, string, number, string]>()
+    // One price round per day, shared by its rows as `storedPrice` shares one (the page's dictionary holds it once).
+    const rounds = new Map<number, readonly [string, string, number, string]>()
     const roundOf = (day: number) => {
-      const key = String(day)
-      let round = rounds.get(key)
+      let round = rounds.get(day)
       if (round === undefined) {
         round = [SYNTHETIC_FEED, String(1000 + day), 1767225600 + day * 86_400 - 60, "21244000000"]
-        rounds.set(key, round)
+        rounds.set(day, round)
       }
       return round
     }
