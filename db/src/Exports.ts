@@ -5,6 +5,7 @@ import { IsoDate } from "@scaledger/domain/Basic"
 import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain/Errors"
 import {
   activityLine,
+  type ActivityRow,
   type EventRow,
   exportFileName,
   type ExportFormat,
@@ -268,10 +269,9 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                   if (!inDays(record.day)) continue
                   const parsed = record.row as StoredParties
                   if (key !== undefined && !involves(parsed, record.type, key)) continue
-                  const row = Ledger.expandEventRow(parsed) as EventRow
                   const written = request.format === "activity"
-                    ? activityLine(row, labels)
-                    : taxtoolLine(row, currency)
+                    ? activityLine(Ledger.expandActivityRow(parsed) as ActivityRow, labels)
+                    : taxtoolLine(Ledger.expandEventRow(parsed) as EventRow, currency)
                   if (written !== null) {
                     text += written
                     count++

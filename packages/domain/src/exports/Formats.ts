@@ -3,6 +3,7 @@ import { simpleRatio } from "../chain/MultiplierKind.js"
 import type { Converted } from "../ledger/Convert.js"
 import { formatWad, parseFixed } from "../ledger/Fixed.js"
 import type { Disposal, IncomeEvent, Movement, Position, SplitEvent } from "../ledger/LedgerReport.js"
+import type { MovementActivity } from "../ledger/StoredRows.js"
 import { type Cell, headerLine, line, num } from "./Csv.js"
 
 /** The export formats (`POST /v1/exports { format }`), `positions` when none is given. */
@@ -129,6 +130,9 @@ export const positionLine = (row: Position, labels: Labels): string =>
 
 export type EventRow = Movement | IncomeEvent | SplitEvent
 
+/** An event row as the activity file reads it: a movement needs no more than `MovementActivity`. */
+export type ActivityRow = MovementActivity | IncomeEvent | SplitEvent
+
 const sub = (a: string, b: string): string => formatWad(parseFixed(a, 18) - parseFixed(b, 18))
 
 /** Shares a multiplier step added (negative for a reverse split). */
@@ -139,7 +143,7 @@ const splitShares = (row: SplitEvent): string => sub(row.sharesAfter, row.shares
  * Income and splits (no wallet transaction): `amount` is the balance the step applied to, `shares` the shares it
  * added; they have no classification, so `counterparty`, `relationship` and `classified_by` are empty.
  */
-export const activityLine = (row: EventRow, labels: Labels): string => {
+export const activityLine = (row: ActivityRow, labels: Labels): string => {
   switch (row.type) {
     case "income.multiplier_increase":
       return line([

@@ -33,9 +33,11 @@ export {
   splitRows
 } from "./ReportRows.js"
 export {
+  expandActivityRow,
   expandDisposalRow,
   expandEventRow,
   expandLotRow,
+  type MovementActivity,
   storedDisposalKeys,
   storedDisposalRows,
   storedLotRowMaker,

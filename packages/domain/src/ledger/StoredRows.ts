@@ -402,6 +402,56 @@ export const expandEventRow = (row: unknown): unknown => {
   return movement
 }
 
+/** What the activity export writes of a movement: the row without its figures (value, price, lots, reasons). */
+export type MovementActivity = Pick<
+  Movement,
+  | "id"
+  | "type"
+  | "relationship"
+  | "classifiedBy"
+  | "needsReview"
+  | "taxable"
+  | "token"
+  | "wallet"
+  | "counterparty"
+  | "qty"
+  | "shares"
+  | "date"
+  | "walletTransaction"
+>
+
+/**
+ * A stored event row as the activity export reads it: a compact movement with the fields of `MovementActivity`
+ * only (its value's division, its conversion and its price are not made for a file that does not show them); any
+ * other row as it was stored.
+ */
+export const expandActivityRow = (row: unknown): unknown => {
+  if (!isStored(row)) return row
+  const v = row.v
+  const id = v[0] as string
+  const raw = BigInt(v[10] as string)
+  const activity: MovementActivity = {
+    id,
+    type: v[1] as Movement["type"],
+    relationship: v[2] as Movement["relationship"],
+    classifiedBy: v[3] as Movement["classifiedBy"],
+    needsReview: v[5] === 1,
+    taxable: v[6] === 1,
+    token: v[9] as string,
+    wallet: row.wallet,
+    counterparty: row.counterparty,
+    qty: formatWad(raw),
+    shares: sharesOf(raw, v[11]),
+    date: utcDate(v[12] as number),
+    walletTransaction: {
+      txHash: txHashOf(v[20], id, v[22] as number),
+      block: v[21] as number,
+      logIndex: v[22] as number
+    }
+  }
+  return activity
+}
+
 const componentOf = (stored: unknown): BasisComponent => {
   const [kind, eventId, at, usd, quote, price] = stored as readonly [0 | 1, string, number, unknown, unknown, unknown]
   return component(kind === 0 ? "acquisition" : "income", eventId, at, unbig(usd), quote, price)

@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { activityLine, type Labels } from "../../src/exports/Formats.js"
 import { incomeOf } from "../../src/ledger/Accrual.js"
 import { Ledger, type LedgerEvent, type RateTable } from "../../src/ledger/index.js"
 import type { LedgerState } from "../../src/ledger/LedgerState.js"
@@ -73,9 +74,17 @@ const throughPages = (kind: PageKind, rows: ReadonlyArray<unknown>): Array<unkno
   return out
 }
 
+/** Labels with a comma and quotes (the CSV quotes them), for the addresses of the own wallets. */
+const labelsOf = (state: LedgerState): Labels =>
+  new Map([...state.context.classify.own.keys()].map((key, i) => [key, `own ${i}, "main"`]))
+
 const storedThenExpanded = (state: LedgerState) => ({
   movements: throughPages("events", [...Ledger.storedMovementRows(state)]).map((row) =>
     JSON.stringify(Ledger.expandEventRow(row))
+  ),
+  // The activity file reads only what it writes of a stored movement (`expandActivityRow`).
+  activity: throughPages("events", [...Ledger.storedMovementRows(state)]).map((row) =>
+    activityLine(Ledger.expandActivityRow(row) as Ledger.MovementActivity, labelsOf(state))
   ),
   disposals: throughPages("disposals", [...Ledger.storedDisposalRows(state)]).map((row) =>
     JSON.stringify(
@@ -177,6 +186,9 @@ describe("stored movement, disposal and lot rows", () => {
           }))
           const expanded = storedThenExpanded(state)
           expect(expanded.movements).toEqual([...Ledger.movementRows(state)].map((row) => JSON.stringify(row)))
+          expect(expanded.activity).toEqual(
+            [...Ledger.movementRows(state)].map((row) => activityLine(row, labelsOf(state)))
+          )
           expect(expanded.disposals).toEqual([...Ledger.disposalRows(state)].map((row) => JSON.stringify(row)))
           expect(expanded.lots).toEqual([...Ledger.lotRows(state)].map((row) => JSON.stringify(row)))
         }
