@@ -356,6 +356,13 @@ const sharesOf = (raw: bigint, multiplier: unknown): string =>
 const isStored = (row: unknown): row is StoredRow =>
   typeof row === "object" && row !== null && Array.isArray((row as { v?: unknown }).v)
 
+/** A stored movement's transaction (its hash from its id when the row left it out). */
+const walletTransactionOf = (v: ReadonlyArray<unknown>, id: string): Movement["walletTransaction"] => ({
+  txHash: txHashOf(v[20], id, v[22] as number),
+  block: v[21] as number,
+  logIndex: v[22] as number
+})
+
 /** A stored event row as the report lists it (a movement stored compactly; any other row as it was stored). */
 export const expandEventRow = (row: unknown): unknown => {
   if (!isStored(row)) return row
@@ -393,11 +400,7 @@ export const expandEventRow = (row: unknown): unknown => {
     lotIds: v[17] === null ? [id] : [...(v[17] as ReadonlyArray<string>)],
     disposalIds,
     nullReasons: reasonsOf(v[19]),
-    walletTransaction: {
-      txHash: txHashOf(v[20], id, v[22] as number),
-      block: v[21] as number,
-      logIndex: v[22] as number
-    }
+    walletTransaction: walletTransactionOf(v, id)
   }
   return movement
 }
@@ -443,11 +446,7 @@ export const expandActivityRow = (row: unknown): unknown => {
     qty: formatWad(raw),
     shares: sharesOf(raw, v[11]),
     date: utcDate(v[12] as number),
-    walletTransaction: {
-      txHash: txHashOf(v[20], id, v[22] as number),
-      block: v[21] as number,
-      logIndex: v[22] as number
-    }
+    walletTransaction: walletTransactionOf(v, id)
   }
   return activity
 }
