@@ -3,6 +3,8 @@
  * with `BENCH_ACCOUNTS` (default 500) accounts, each with a wallet holding two tokens: the pass as it was (every
  * fact read per account, run every tick), the pass now (facts shared by all accounts read once), and a quiet tick
  * (the one watermark query that finds nothing moved). Prints the median of `BENCH_ROUNDS` (default 5) of each.
+ * `BENCH_TRANSFERS` (default 0) gives each wallet that many more transfers (a tenth of a token each, bought and sold
+ * in turn, on both tokens), for a pass over accounts with long histories.
  */
 import { SqlClient } from "@effect/sql"
 import { AccountsRepo } from "@scaledger/db/Accounts"
@@ -19,7 +21,9 @@ import { performance } from "node:perf_hooks"
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 0)
 const CHAIN = 31337
+const EXCHANGE = "0x00000000000000000000000000000000000e8c4a"
 const TOKENS = ["0x00000000000000000000000000000000000aa91e", "0x00000000000000000000000000000000000c3d00"]
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
@@ -61,6 +65,16 @@ const main = Effect.gen(function*() {
                          '0x0000000000000000000000000000000000000000', ${address},
                          '0x0000000000000000000000000000000000000000', ${address}, '1000000000000000000')`
     }
+    if (TRANSFERS > 0) {
+      yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                              from_key, to_key, from_address, to_address, raw)
+                 SELECT ${CHAIN}, ${`0x${i}s`} || n, 0, 6 + n, '0xb', '2026-11-02T00:00:00Z',
+                        (ARRAY[${TOKENS[0]!}, ${TOKENS[1]!}])[1 + (n / 2) % 2], side.a, side.b, side.a, side.b,
+                        '100000000000000000'
+                 FROM generate_series(1, ${TRANSFERS}) AS n,
+                      LATERAL (SELECT CASE WHEN n % 2 = 0 THEN ${EXCHANGE} ELSE ${address} END AS a,
+                                      CASE WHEN n % 2 = 0 THEN ${address} ELSE ${EXCHANGE} END AS b) AS side`
+    }
   }
   yield* monitorPass
   // The pass as it was: every fact, shared ones included, read again for each account.
@@ -76,7 +90,9 @@ const main = Effect.gen(function*() {
   const first = yield* passDue({ mark: undefined, at: 0 })
   const quiet = yield* timed(passDue({ mark: first.mark, at: first.now }))
   console.log(
-    `${ACCOUNTS} accounts: pass as it was ${old.toFixed(0)} ms (${(old / ACCOUNTS).toFixed(2)} ms per account); ` +
+    `${ACCOUNTS} accounts${
+      TRANSFERS > 0 ? ` of ${(TRANSFERS + 2).toLocaleString("en")} transfers each` : ""
+    }: pass as it was ${old.toFixed(0)} ms (${(old / ACCOUNTS).toFixed(2)} ms per account); ` +
       `pass now ${full.toFixed(0)} ms (${(full / ACCOUNTS).toFixed(2)} ms per account); ` +
       `quiet tick (watermark only) ${quiet.toFixed(2)} ms.\nDatabase work per minute at ALERT_POLL_MS=2 s on a ` +
       `quiet record: before ${(30 * old / 1000).toFixed(1)} s (a pass every tick, when it could keep up), now ${

@@ -78,6 +78,15 @@ export interface DegradedBackfill {
 const OWN = (sql: SqlClient.SqlClient, accountId: string) =>
   sql`(SELECT address_key FROM wallets WHERE account_id = ${accountId})`
 
+/** `chains(chain_id)`: the chains with transfers, one index probe each (for a recursive `WITH`). */
+const CHAINS = (sql: SqlClient.SqlClient) =>
+  sql`chains(chain_id) AS (
+    SELECT min(chain_id) FROM token_transfers
+    UNION ALL
+    SELECT (SELECT min(t.chain_id) FROM token_transfers t WHERE t.chain_id > c.chain_id)
+    FROM chains c WHERE c.chain_id IS NOT NULL
+  )`
+
 /** Read-only queries behind the alert causes, each scoped to one account. */
 export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/AlertSources", {
   effect: Effect.gen(function*() {
@@ -92,17 +101,25 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
       (rows) => rows.map((row) => ({ id: row.id, reportingCurrency: row.reporting_currency ?? "USD" }))
     )
 
-    /** Tokens the account's watched addresses hold now (net of transfers between them), raw balance > 0. */
+    /**
+     * Tokens the account's watched addresses hold now (net of transfers between them), raw balance > 0. Each side
+     * of the account's transfers is read through its index, per chain that has transfers: a condition `to_key IN
+     * (…) OR from_key IN (…)` on subqueries reads the whole table for every account.
+     */
     const held = (accountId: string) =>
       Effect.map(
         sql<{ chain_id: number; token_key: string; symbol: string | null; balance: string }>`
-          SELECT t.chain_id, t.token_key, max(k.symbol) AS symbol,
-                 sum(CASE WHEN t.to_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END)
-               - sum(CASE WHEN t.from_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END) AS balance
-          FROM token_transfers t
-          LEFT JOIN chain_tokens k ON k.chain_id = t.chain_id AND k.address_key = t.token_key
-          WHERE t.to_key IN ${OWN(sql, accountId)} OR t.from_key IN ${OWN(sql, accountId)}
-          GROUP BY t.chain_id, t.token_key`,
+          WITH RECURSIVE ${CHAINS(sql)}, own AS ${OWN(sql, accountId)}, moves AS (
+            SELECT t.chain_id, t.token_key, t.raw AS delta
+            FROM chains c JOIN own o ON true JOIN token_transfers t ON t.chain_id = c.chain_id AND t.to_key = o.address_key
+            UNION ALL
+            SELECT t.chain_id, t.token_key, -t.raw
+            FROM chains c JOIN own o ON true JOIN token_transfers t ON t.chain_id = c.chain_id AND t.from_key = o.address_key
+          )
+          SELECT m.chain_id, m.token_key, max(k.symbol) AS symbol, sum(m.delta) AS balance
+          FROM moves m
+          LEFT JOIN chain_tokens k ON k.chain_id = m.chain_id AND k.address_key = m.token_key
+          GROUP BY m.chain_id, m.token_key`,
         (rows) =>
           rows
             .map((row): HeldToken => ({
@@ -129,12 +146,17 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
       }>`
         SELECT c.chain_id, c.token_key, k.symbol, c.effective_at, c.announced_at, c.old_multiplier, c.new_multiplier,
                c.kind, c.block,
-               (SELECT sum(CASE WHEN t.to_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END)
-                     - sum(CASE WHEN t.from_key IN ${OWN(sql, accountId)} THEN t.raw ELSE 0 END)
-                FROM token_transfers t
-                WHERE t.chain_id = c.chain_id AND t.token_key = c.token_key
-                  AND (c.block IS NULL OR t.block < c.block)
-                  AND (t.to_key IN ${OWN(sql, accountId)} OR t.from_key IN ${OWN(sql, accountId)})) AS balance
+               (SELECT sum(d.delta) FROM (
+                  SELECT t.raw AS delta FROM wallets w
+                  JOIN token_transfers t ON t.chain_id = c.chain_id AND t.to_key = w.address_key
+                  WHERE w.account_id = ${accountId} AND t.token_key = c.token_key
+                    AND (c.block IS NULL OR t.block < c.block)
+                  UNION ALL
+                  SELECT -t.raw FROM wallets w
+                  JOIN token_transfers t ON t.chain_id = c.chain_id AND t.from_key = w.address_key
+                  WHERE w.account_id = ${accountId} AND t.token_key = c.token_key
+                    AND (c.block IS NULL OR t.block < c.block)
+                ) d) AS balance
         FROM multiplier_changes c
         LEFT JOIN chain_tokens k ON k.chain_id = c.chain_id AND k.address_key = c.token_key
         WHERE ${where}
