@@ -6,7 +6,9 @@ import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { PauseReads } from "@scaledger/db/chain/PauseReads"
 import { ReadHealthStore } from "@scaledger/db/chain/ReadHealth"
 import { FxRates } from "@scaledger/db/FxRates"
+import { invalidateLedgers } from "@scaledger/db/ledger/LedgerBuilds"
 import { MarketReads } from "@scaledger/db/market/MarketReads"
+import { SettingsRepo } from "@scaledger/db/Settings"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import {
@@ -17,7 +19,7 @@ import {
   RpcTimeout,
   StateUnavailable
 } from "@scaledger/domain/chain/ChainErrors"
-import { monitorPass, passDue } from "@scaledger/workers/alerts/AlertMonitor"
+import { afterPass, monitorPass, monitorPassOf, passDue, type PassScope } from "@scaledger/workers/alerts/AlertMonitor"
 import { readFailureCause } from "@scaledger/workers/chain/ReadHealth"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, Option, TestClock } from "effect"
@@ -36,6 +38,7 @@ const Services = Layer.mergeAll(
   PauseReads.Default,
   MarketReads.Default,
   ReadHealthStore.Default,
+  SettingsRepo.Default,
   WebhookConfig.layer({ monitorSafetyPollMs: 30_000 })
 ).pipe(Layer.provideMerge(TestDatabase.pglite))
 
@@ -204,6 +207,79 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
         expect((yield* passDue(now)).due).toBe(false)
         yield* TestClock.adjust("1 second")
         expect((yield* passDue(now)).due).toBe(true)
+      }))
+
+    it.effect("a pass covers every account when shared facts move, else only the accounts whose own inputs moved", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* TestClock.setTime(5_000_000)
+        const wallets = yield* WalletsRepo
+        const accountWith = (name: string, address: string) =>
+          Effect.gen(function*() {
+            const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
+            const { wallet } = yield* wallets.insert({
+              accountId: account.id,
+              address,
+              label: "",
+              self: true,
+              watchingFromBlock: 1,
+              watchingFromAt: new Date("2026-11-01T00:00:00Z"),
+              chainId: CHAIN
+            })
+            return { id: account.id, wallet: wallet.id, address: address.toLowerCase() }
+          })
+        const a = yield* accountWith("scope-a", "0x00000000000000000000000000000000000000a1")
+        const b = yield* accountWith("scope-b", "0x00000000000000000000000000000000000000b1")
+        const scopeOf = (due: { readonly due: boolean; readonly scope: PassScope }) =>
+          !due.due ? "none" : due.scope === "all" ? "all" : [...due.scope].sort()
+
+        const first = yield* passDue({ mark: undefined, at: 0 })
+        expect(scopeOf(first)).toBe("all")
+        let state = afterPass({ mark: undefined, at: 0 }, first, [])
+        expect(scopeOf(yield* passDue(state))).toBe("none")
+
+        // A transfer to A's wallet asks for A's build: A alone.
+        yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                                from_key, to_key, from_address, to_address, raw)
+                   VALUES (${CHAIN}, '0xscope1', 0, 7, '0xb', now(), ${AAPL},
+                           '0x0000000000000000000000000000000000000000', ${a.address},
+                           '0x0000000000000000000000000000000000000000', ${a.address}, '1000')`
+        yield* invalidateLedgers({ chainId: CHAIN, addresses: [a.address] })
+        const transferred = yield* passDue(state)
+        expect(scopeOf(transferred)).toEqual([a.id])
+        state = afterPass(state, transferred, [])
+        // B's backfill ending partial, then B's settings: B alone.
+        yield* sql`UPDATE wallets SET backfill_status = 'partial' WHERE id = ${b.wallet}`
+        const partial = yield* passDue(state)
+        expect(scopeOf(partial)).toEqual([b.id])
+        // A scoped pass reads and syncs only the accounts in scope: B's degraded-read, not A's (also partial now).
+        yield* sql`UPDATE wallets SET backfill_status = 'partial' WHERE id = ${a.wallet}`
+        // (The chain read health the test before left degraded is a cause for both.)
+        expect((yield* monitorPassOf(new Set([b.id]))).failed).toEqual([])
+        expect(yield* allAlerts(a.id, "degraded-read")).toEqual([])
+        expect(yield* allAlerts(b.id, "degraded-read")).toContainEqual({
+          cause: `degraded-read:backfill:${b.wallet}:partial`,
+          open: true
+        })
+        state = afterPass(state, yield* passDue(state), [])
+        yield* (yield* SettingsRepo).put(b.id, { country: "DE", reportingCurrency: "EUR" })
+        expect(scopeOf(yield* passDue(state))).toEqual([b.id])
+        state = afterPass(state, yield* passDue(state), [])
+
+        // An account whose pass failed is in the next tick's scope though nothing of it moved.
+        const retry = afterPass(state, { scope: new Set([a.id]), mark: state.mark, now: 5_000_000 }, [a.id])
+        expect(scopeOf(yield* passDue(retry))).toEqual([a.id])
+        // A scoped pass leaves the safety clock where the last full pass set it.
+        expect(retry.at).toBe(state.at)
+
+        // A fact every account shares (a multiplier change): every account.
+        yield* sql`INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier,
+                                                   kind, status)
+                   VALUES (${CHAIN}, ${AAPL}, now(), '1000000000000000000', '1010000000000000000', 'dividend',
+                           'pending')`
+        expect(scopeOf(yield* passDue(state))).toBe("all")
+        yield* sql`DELETE FROM multiplier_changes`
+        yield* sql`DELETE FROM token_transfers WHERE tx_hash = '0xscope1'`
       }))
   })
 })

@@ -75,6 +75,12 @@ export interface DegradedBackfill {
   readonly at: Date
 }
 
+/** The record's watermark (`AlertSources.watermark`): the facts shared by every account, and each account's own. */
+export interface Watermark {
+  readonly shared: string
+  readonly accounts: ReadonlyMap<string, string>
+}
+
 const OWN = (sql: SqlClient.SqlClient, accountId: string) =>
   sql`(SELECT address_key FROM wallets WHERE account_id = ${accountId})`
 
@@ -350,29 +356,45 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
       )
 
     /**
-     * One cheap reading of everything the record-driven causes depend on (wallets and their backfills, ledger
-     * builds, multiplier changes, pause events and reads, chain read health, ECB days, settings, open alerts): equal
-     * readings mean no such cause can have changed. Time-driven causes (a silent feed, stale rates, an income
-     * alert's window) are left to the monitor's safety pass.
+     * One cheap reading of everything the record-driven causes depend on, in two parts. `shared`: the facts every
+     * account's causes read (multiplier changes, pause events and reads, chain read health, ECB days); when it moves,
+     * every account needs a pass. `accounts`: per account, its own inputs (its wallets and their backfills, its
+     * ledger build's versions, which move with every transfer recorded for it and every build, its settings, its
+     * open alerts), for the accounts a pass covers (those with wallets or open alerts); when only these move, only
+     * those accounts need one. Equal readings mean no such cause can have changed. Time-driven causes (a silent
+     * feed, stale rates, an income alert's window) are left to the monitor's safety pass.
      */
-    const watermark = Effect.map(
-      sql<{ mark: string }>`
+    const watermark = Effect.gen(function*() {
+      const shared = yield* sql<{ mark: string }>`
         SELECT concat_ws('|',
-          (SELECT count(*) || ':' || coalesce(max(id), 0) || ':'
-                  || count(*) FILTER (WHERE backfill_status IN ('partial', 'failed')) FROM wallets),
-          (SELECT coalesce(max(updated_at)::text, '') FROM wallet_backfills),
-          (SELECT count(*) || ':' || coalesce(sum(requested_version), 0) || ':' || coalesce(sum(built_version), 0)
-           FROM ledger_builds),
           (SELECT count(*) || ':' || count(*) FILTER (WHERE status = 'active') FROM multiplier_changes),
           (SELECT count(*) || ':' || coalesce(max(block), 0) FROM token_pause_events),
           (SELECT count(*) || ':' || coalesce(max(id), 0) FROM token_pause_reads),
           (SELECT coalesce(max(updated_at)::text, '') FROM chain_read_health),
-          (SELECT coalesce(max(day)::text, '') FROM fx_rates),
-          (SELECT coalesce(max(updated_at)::text, '') FROM account_settings),
-          (SELECT count(*) FROM alerts WHERE resolved_at IS NULL)
-        ) AS mark`,
-      (rows) => rows[0]?.mark ?? ""
-    )
+          (SELECT coalesce(max(day)::text, '') FROM fx_rates)
+        ) AS mark`
+      const perAccount = yield* sql<{ id: string; mark: string }>`
+        SELECT a.id, coalesce(w.mark, '') || '|' || coalesce(b.requested_version || ':' || b.built_version, '')
+               || '|' || coalesce(s.updated_at::text, '') || '|' || coalesce(l.open, 0) AS mark
+        FROM accounts a
+        LEFT JOIN (
+          SELECT w.account_id, count(*) || ':' || max(w.id) || ':'
+                 || count(*) FILTER (WHERE w.backfill_status IN ('partial', 'failed')) || ':'
+                 || coalesce(max(wb.updated_at)::text, '') AS mark
+          FROM wallets w LEFT JOIN wallet_backfills wb ON wb.wallet_id = w.id
+          GROUP BY w.account_id
+        ) w ON w.account_id = a.id
+        LEFT JOIN ledger_builds b ON b.account_id = a.id
+        LEFT JOIN account_settings s ON s.account_id = a.id
+        LEFT JOIN (
+          SELECT account_id, count(*) AS open FROM alerts WHERE resolved_at IS NULL GROUP BY account_id
+        ) l ON l.account_id = a.id
+        WHERE w.account_id IS NOT NULL OR l.account_id IS NOT NULL`
+      return {
+        shared: shared[0]?.mark ?? "",
+        accounts: new Map(perAccount.map((row) => [String(row.id), row.mark]))
+      } satisfies Watermark
+    })
 
     return {
       watermark,

@@ -1,4 +1,4 @@
-import { AlertSources, type ChangeFact } from "@scaledger/db/alerts/AlertSources"
+import { AlertSources, type ChangeFact, type Watermark } from "@scaledger/db/alerts/AlertSources"
 import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import { SEVERITY_OF } from "@scaledger/domain/alerts/Alert"
@@ -212,33 +212,55 @@ export const causesOf = (
     return causes
   })
 
-/** One pass over every account: raise what is new, resolve what ended. */
-export const monitorPass = Effect.gen(function*() {
-  const sources = yield* AlertSources
-  const store = yield* AlertsStore
-  const now = yield* Clock.currentTimeMillis
-  let raised = 0
-  const accounts = yield* sources.accounts
-  const shared = yield* sharedFacts(accounts.some((account) => account.reportingCurrency !== "USD"))
-  for (const account of accounts) {
-    // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
-    // others still get their pass.
-    yield* Effect.gen(function*() {
-      const causes = yield* causesOf(account, now, shared)
-      const result = yield* store.sync(account.id, causes, new Date(now))
-      raised += result.raised.length
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`alerts: monitor pass failed for account ${account.id}`, cause))
-    )
-  }
-  return raised
-})
+/** The accounts a pass is for: every account, or those whose own inputs moved. */
+export type PassScope = "all" | ReadonlySet<string>
 
 /**
- * Whether a full pass is due: the record's watermark moved since the last pass, or `monitorSafetyPollMs` went by.
- * Answers the watermark to remember once the pass is done.
+ * One pass over the accounts in scope: raise what is new, resolve what ended. Answers the number raised and the
+ * accounts whose causes could not all be read (left as they were, for the next tick to try again).
  */
-export const passDue = (last: { readonly mark: string | undefined; readonly at: number }) =>
+export const monitorPassOf = (scope: PassScope) =>
+  Effect.gen(function*() {
+    const sources = yield* AlertSources
+    const store = yield* AlertsStore
+    const now = yield* Clock.currentTimeMillis
+    let raised = 0
+    const failed: Array<string> = []
+    const accounts = (yield* sources.accounts).filter((account) => scope === "all" || scope.has(account.id))
+    if (accounts.length === 0) return { raised, failed }
+    const shared = yield* sharedFacts(accounts.some((account) => account.reportingCurrency !== "USD"))
+    for (const account of accounts) {
+      // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
+      // others still get their pass.
+      yield* Effect.gen(function*() {
+        const causes = yield* causesOf(account, now, shared)
+        const result = yield* store.sync(account.id, causes, new Date(now))
+        raised += result.raised.length
+      }).pipe(
+        Effect.catchAllCause((cause) => {
+          failed.push(account.id)
+          return Effect.logError(`alerts: monitor pass failed for account ${account.id}`, cause)
+        })
+      )
+    }
+    return { raised, failed }
+  })
+
+/** One pass over every account; answers the number of alerts raised. */
+export const monitorPass = Effect.map(monitorPassOf("all"), (result) => result.raised)
+
+/** What the monitor remembers between ticks: the watermark its passes covered, and when the last full pass ran. */
+export interface MonitorState {
+  readonly mark: Watermark | undefined
+  readonly at: number
+}
+
+/**
+ * Whether a pass is due, and for which accounts: every account when the shared facts moved (or the watermark could
+ * not be read, or `monitorSafetyPollMs` went by since the last full pass); else the accounts whose own inputs moved
+ * (none: no pass). Answers the watermark to remember once the pass is done.
+ */
+export const passDue = (last: MonitorState) =>
   Effect.gen(function*() {
     const config = yield* WebhookConfig
     const now = yield* Clock.currentTimeMillis
@@ -247,29 +269,52 @@ export const passDue = (last: { readonly mark: string | undefined; readonly at: 
         Effect.as(Effect.logWarning("alerts: watermark unreadable; full pass", cause), undefined)
       )
     )
-    const due = mark === undefined || mark !== last.mark || now - last.at >= config.monitorSafetyPollMs
-    return { due, mark, now }
+    if (
+      mark === undefined || last.mark === undefined || mark.shared !== last.mark.shared ||
+      now - last.at >= config.monitorSafetyPollMs
+    ) {
+      return { due: true, scope: "all" as PassScope, mark, now }
+    }
+    const moved = new Set<string>()
+    for (const [account, accountMark] of mark.accounts) {
+      if (last.mark.accounts.get(account) !== accountMark) moved.add(account)
+    }
+    return { due: moved.size > 0, scope: moved as PassScope, mark, now }
   })
 
+/** The state after a pass: its watermark, less the accounts that failed (so they are tried again next tick). */
+export const afterPass = (
+  last: MonitorState,
+  due: { readonly scope: PassScope; readonly mark: Watermark | undefined; readonly now: number },
+  failed: ReadonlyArray<string>
+): MonitorState => {
+  if (due.mark === undefined) return { mark: undefined, at: 0 }
+  const accounts = new Map(due.mark.accounts)
+  for (const account of failed) accounts.delete(account)
+  return { mark: { shared: due.mark.shared, accounts }, at: due.scope === "all" ? due.now : last.at }
+}
+
 /**
- * The alert monitor: every `ALERT_POLL_MS` (2 s) it reads the record's watermark, one cheap query; when it moved
- * (or every `ALERT_SAFETY_POLL_MS`, for causes time alone brings) it derives each account's causes from what the
- * record holds (multiplier announcements and activations, pauses, the review backlog, the ECB status, backfill
- * outcomes, chain read health) and syncs the alert store, which writes each new alert with its deliveries in one
- * transaction. A quiet record costs one query per tick, whatever the number of accounts.
+ * The alert monitor: every `ALERT_POLL_MS` (2 s) it reads the record's watermark, one cheap query; when the facts
+ * every account shares moved it passes over every account, when only some accounts' own inputs moved (a transfer, a
+ * build, a wallet or setting) it passes over those, and every `ALERT_SAFETY_POLL_MS` over every account, for causes
+ * time alone brings. A pass derives each account's causes from what the record holds (multiplier announcements and
+ * activations, pauses, the review backlog, the ECB status, backfill outcomes, chain read health) and syncs the alert
+ * store, which writes each new alert with its deliveries in one transaction. A quiet record costs one query per
+ * tick, and a busy one a pass per account that moved, whatever the number of accounts.
  */
 export const runAlertMonitor = Effect.gen(function*() {
   const config = yield* WebhookConfig
-  let last: { mark: string | undefined; at: number } = { mark: undefined, at: 0 }
+  let last: MonitorState = { mark: undefined, at: 0 }
   for (;;) {
-    const { due, mark, now } = yield* passDue(last)
-    if (due) {
-      const ok = yield* monitorPass.pipe(
-        Effect.as(true),
-        Effect.catchAllCause((cause) => Effect.as(Effect.logError("alerts: monitor pass failed", cause), false))
+    const due = yield* passDue(last)
+    if (due.due) {
+      const failed = yield* monitorPassOf(due.scope).pipe(
+        Effect.map((result) => result.failed),
+        Effect.catchAllCause((cause) => Effect.as(Effect.logError("alerts: monitor pass failed", cause), undefined))
       )
-      // A failed pass is tried again on the next tick.
-      last = ok && mark !== undefined ? { mark, at: now } : { mark: undefined, at: 0 }
+      // A pass that failed as a whole is tried again, in full, on the next tick.
+      last = failed === undefined ? { mark: undefined, at: 0 } : afterPass(last, due, failed)
     }
     yield* Effect.sleep(Duration.millis(config.monitorPollMs))
   }

@@ -42,8 +42,8 @@ export interface WebhookConfigShape {
   readonly concurrency: number
   readonly batchSize: number
   /**
-   * How often the alert monitor reads the record's watermark (one cheap query); a changed watermark runs a full
-   * pass, so alerts arrive within this plus the recorder's lag.
+   * How often the alert monitor reads the record's watermark (two cheap queries); where it moved, a pass runs over
+   * the accounts it concerns, so alerts arrive within this plus the recorder's lag.
    */
   readonly monitorPollMs: number
   /** `ALERT_SAFETY_POLL_MS`: a full pass at least this often, for time-driven causes (a silent feed, stale rates). */
