@@ -230,10 +230,19 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
 
     /**
      * Undoes everything recorded above `forkBlock` (a re-org replaced those blocks): events from the dropped blocks
-     * go, changes activated in them become pending again, and changes only those blocks announced go.
+     * go, changes activated in them become pending again, and changes only those blocks announced go. The ledgers
+     * that read any of it are asked for new builds: the new branch may hold nothing of theirs to ask for one.
      */
     const rollbackAbove = (chainId: number, forkBlock: number) =>
       Effect.gen(function*() {
+        const parties = yield* sql<{ address_key: string }>`
+          SELECT p.address_key FROM (
+            SELECT from_key AS address_key FROM token_transfers WHERE chain_id = ${chainId} AND block > ${forkBlock}
+            UNION
+            SELECT to_key FROM token_transfers WHERE chain_id = ${chainId} AND block > ${forkBlock}
+          ) p WHERE EXISTS (SELECT 1 FROM wallets w WHERE w.address_key = p.address_key)`
+        const deactivated = yield* sql<{ token_key: string }>`
+          SELECT DISTINCT token_key FROM multiplier_changes WHERE chain_id = ${chainId} AND block > ${forkBlock}`
         for (
           const table of [
             "token_transfers",
@@ -258,6 +267,11 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
                      announced_at = (SELECT min(a.block_time) FROM multiplier_announcements a
                                      WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key AND a.effective_at = c.effective_at)
                    WHERE c.chain_id = ${chainId} AND c.announced_block > ${forkBlock}`
+        yield* invalidateLedgers({
+          chainId,
+          addresses: parties.map((row) => row.address_key),
+          tokens: deactivated.map((row) => row.token_key)
+        })
       })
 
     const pendingChanges = (chainId: number) =>
