@@ -19,7 +19,14 @@ import {
   RpcTimeout,
   StateUnavailable
 } from "@scaledger/domain/chain/ChainErrors"
-import { afterPass, monitorPass, monitorPassOf, passDue, type PassScope } from "@scaledger/workers/alerts/AlertMonitor"
+import {
+  afterPass,
+  type HeldCache,
+  monitorPass,
+  monitorPassOf,
+  passDue,
+  type PassScope
+} from "@scaledger/workers/alerts/AlertMonitor"
 import { readFailureCause } from "@scaledger/workers/chain/ReadHealth"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, Option, TestClock } from "effect"
@@ -280,6 +287,67 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
         expect(scopeOf(yield* passDue(state))).toBe("all")
         yield* sql`DELETE FROM multiplier_changes`
         yield* sql`DELETE FROM token_transfers WHERE tx_hash = '0xscope1'`
+      }))
+
+    it.effect("held tokens are read again when the account's mark moved, and reused while it stays the same", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const health = yield* ReadHealthStore
+        // No chain read health cause from the tests before: only token-paused is looked at here.
+        yield* health.set({
+          chainId: CHAIN,
+          reader: "prices",
+          status: "ok",
+          cause: null,
+          error: null,
+          since: new Date()
+        })
+        yield* health.set({
+          chainId: CHAIN,
+          reader: "recorder",
+          status: "ok",
+          cause: null,
+          error: null,
+          since: new Date()
+        })
+        const { account } = yield* (yield* AccountsRepo).findOrCreate("held-cache")
+        const address = "0x00000000000000000000000000000000000000c1"
+        yield* (yield* WalletsRepo).insert({
+          accountId: account.id,
+          address,
+          label: "",
+          self: true,
+          watchingFromBlock: 1,
+          watchingFromAt: new Date("2026-11-01T00:00:00Z"),
+          chainId: CHAIN
+        })
+        const cache: HeldCache = new Map()
+        const marks = () => Effect.map(passDue({ mark: undefined, at: 0 }), (due) => due.mark!.accounts)
+        const paused = Effect.map(allAlerts(account.id, "token-paused"), (alerts) => alerts.filter((a) => a.open))
+        const before = yield* marks()
+        yield* monitorPassOf(new Set([account.id]), { marks: before, cache })
+        expect(cache.get(account.id)).toEqual({ mark: before.get(account.id), held: [] })
+
+        // AAPL arrives and is paused. Under the mark the held tokens were read with, they are taken from the cache
+        // (a transfer always moves the mark in the record; this one is written without, to show the reuse).
+        yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                                from_key, to_key, from_address, to_address, raw)
+                   VALUES (${CHAIN}, '0xheld1', 0, 8, '0xb', now(), ${AAPL},
+                           '0x0000000000000000000000000000000000000000', ${address},
+                           '0x0000000000000000000000000000000000000000', ${address}, '1000')`
+        yield* sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+                   VALUES (${CHAIN}, '0xheld2', 0, 8, now(), ${AAPL}, 'Paused')`
+        yield* monitorPassOf(new Set([account.id]), { marks: before, cache })
+        expect(yield* paused).toEqual([])
+        // The build the transfer asks for moves the mark: read again, AAPL held, the pause raised.
+        yield* invalidateLedgers({ chainId: CHAIN, addresses: [address] })
+        const after = yield* marks()
+        expect(after.get(account.id)).not.toBe(before.get(account.id))
+        yield* monitorPassOf(new Set([account.id]), { marks: after, cache })
+        expect((yield* paused).length).toBe(1)
+        expect(cache.get(account.id)?.held.map((token) => [token.tokenKey, token.balance])).toEqual([[AAPL, "1000"]])
+        yield* sql`DELETE FROM token_pause_events WHERE tx_hash = '0xheld2'`
+        yield* sql`DELETE FROM token_transfers WHERE tx_hash = '0xheld1'`
       }))
   })
 })

@@ -1,4 +1,4 @@
-import { AlertSources, type ChangeFact, type Watermark } from "@scaledger/db/alerts/AlertSources"
+import { AlertSources, type ChangeFact, type HeldToken, type Watermark } from "@scaledger/db/alerts/AlertSources"
 import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import { SEVERITY_OF } from "@scaledger/domain/alerts/Alert"
@@ -37,18 +37,22 @@ export const sharedFacts = (needFx: boolean) =>
 
 export type SharedFacts = Effect.Effect.Success<ReturnType<typeof sharedFacts>>
 
-/** Every cause the record shows for one account right now (DECISIONS.md "Alerts"). */
+/**
+ * Every cause the record shows for one account right now (DECISIONS.md "Alerts"). `givenHeld`: the account's held
+ * tokens when the caller knows them to be current.
+ */
 export const causesOf = (
   account: { readonly id: string; readonly reportingCurrency: string },
   now: number,
-  given?: SharedFacts
+  given?: SharedFacts,
+  givenHeld?: ReadonlyArray<HeldToken>
 ) =>
   Effect.gen(function*() {
     const sources = yield* AlertSources
     const config = yield* WebhookConfig
     const shared = given ?? (yield* sharedFacts(account.reportingCurrency !== "USD"))
     const causes: Array<AlertCause> = []
-    const held = yield* sources.held(account.id)
+    const held = givenHeld ?? (yield* sources.held(account.id))
     const heldKeys = new Set(held.map((token) => `${token.chainId}:${token.tokenKey}`))
 
     for (const change of yield* sources.pendingChanges(account.id)) {
@@ -216,10 +220,23 @@ export const causesOf = (
 export type PassScope = "all" | ReadonlySet<string>
 
 /**
- * One pass over the accounts in scope: raise what is new, resolve what ended. Answers the number raised and the
- * accounts whose causes could not all be read (left as they were, for the next tick to try again).
+ * Each account's held tokens as of its own watermark mark. The tokens an account holds change only with its
+ * transfers and wallets, and each of those moves its mark (a transfer through the ledger build it asks for), so
+ * while the mark stays the same a pass (the safety pass, one after a shared fact moved) reuses them instead of
+ * reading the account's transfers again.
  */
-export const monitorPassOf = (scope: PassScope) =>
+export type HeldCache = Map<string, { readonly mark: string; readonly held: ReadonlyArray<HeldToken> }>
+
+/**
+ * One pass over the accounts in scope: raise what is new, resolve what ended. Answers the number raised and the
+ * accounts whose causes could not all be read (left as they were, for the next tick to try again). With `reuse`,
+ * held tokens are taken from its cache where the account's mark in `marks` (read before the pass) is the one they
+ * were read under, and kept there under it otherwise.
+ */
+export const monitorPassOf = (
+  scope: PassScope,
+  reuse?: { readonly marks: ReadonlyMap<string, string>; readonly cache: HeldCache }
+) =>
   Effect.gen(function*() {
     const sources = yield* AlertSources
     const store = yield* AlertsStore
@@ -233,7 +250,11 @@ export const monitorPassOf = (scope: PassScope) =>
       // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
       // others still get their pass.
       yield* Effect.gen(function*() {
-        const causes = yield* causesOf(account, now, shared)
+        const mark = reuse?.marks.get(account.id)
+        const cached = mark === undefined ? undefined : reuse?.cache.get(account.id)
+        const held = cached !== undefined && cached.mark === mark ? cached.held : yield* sources.held(account.id)
+        if (mark !== undefined) reuse?.cache.set(account.id, { mark, held })
+        const causes = yield* causesOf(account, now, shared, held)
         const result = yield* store.sync(account.id, causes, new Date(now))
         raised += result.raised.length
       }).pipe(
@@ -306,10 +327,14 @@ export const afterPass = (
 export const runAlertMonitor = Effect.gen(function*() {
   const config = yield* WebhookConfig
   let last: MonitorState = { mark: undefined, at: 0 }
+  const cache: HeldCache = new Map()
   for (;;) {
     const due = yield* passDue(last)
     if (due.due) {
-      const failed = yield* monitorPassOf(due.scope).pipe(
+      const marks = due.mark?.accounts
+      if (marks === undefined) cache.clear()
+      else for (const account of cache.keys()) if (!marks.has(account)) cache.delete(account)
+      const failed = yield* monitorPassOf(due.scope, marks === undefined ? undefined : { marks, cache }).pipe(
         Effect.map((result) => result.failed),
         Effect.catchAllCause((cause) => Effect.as(Effect.logError("alerts: monitor pass failed", cause), undefined))
       )
