@@ -91,7 +91,7 @@ const main = Effect.gen(function*() {
   const old = yield* timed(oldPass)
   const full = yield* timed(monitorPass)
   // The safety pass: every account, nothing moved since the last pass, so each account's held tokens are reused.
-  const marks = (yield* passDue({ mark: undefined, at: 0 })).mark!.accounts
+  const marks = (yield* passDue({ mark: undefined, at: 0 })).mark!.holdings
   const cache: HeldCache = new Map()
   yield* monitorPassOf("all", { marks, cache })
   const safety = yield* timed(monitorPassOf("all", { marks, cache }))

@@ -322,7 +322,7 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
           chainId: CHAIN
         })
         const cache: HeldCache = new Map()
-        const marks = () => Effect.map(passDue({ mark: undefined, at: 0 }), (due) => due.mark!.accounts)
+        const marks = () => Effect.map(passDue({ mark: undefined, at: 0 }), (due) => due.mark!.holdings)
         const paused = Effect.map(allAlerts(account.id, "token-paused"), (alerts) => alerts.filter((a) => a.open))
         const before = yield* marks()
         yield* monitorPassOf(new Set([account.id]), { marks: before, cache })
@@ -339,6 +339,14 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
                    VALUES (${CHAIN}, '0xheld2', 0, 8, now(), ${AAPL}, 'Paused')`
         yield* monitorPassOf(new Set([account.id]), { marks: before, cache })
         expect(yield* paused).toEqual([])
+        // A build of the account, asked for by a token (a price round) and stored, moves its mark but not its
+        // holdings mark: nothing it holds changed.
+        const accountMark = (yield* passDue({ mark: undefined, at: 0 })).mark!.accounts.get(account.id)
+        yield* invalidateLedgers({ chainId: CHAIN, tokens: [AAPL] })
+        yield* sql`UPDATE ledger_builds SET built_version = requested_version WHERE account_id = ${account.id}`
+        const built = (yield* passDue({ mark: undefined, at: 0 })).mark!
+        expect(built.accounts.get(account.id)).not.toBe(accountMark)
+        expect(built.holdings.get(account.id)).toBe(before.get(account.id))
         // The build the transfer asks for moves the mark: read again, AAPL held, the pause raised.
         yield* invalidateLedgers({ chainId: CHAIN, addresses: [address] })
         const after = yield* marks()

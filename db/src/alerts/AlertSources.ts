@@ -79,6 +79,12 @@ export interface DegradedBackfill {
 export interface Watermark {
   readonly shared: string
   readonly accounts: ReadonlyMap<string, string>
+  /**
+   * Per account, the part of its mark its held tokens depend on: its wallets, and the version of the last build its
+   * own addresses' transfers asked for (`movement_version`: every transfer written or rolled back for them moves
+   * it). Classification and builds move the account's mark, not this.
+   */
+  readonly holdings: ReadonlyMap<string, string>
 }
 
 const OWN = (sql: SqlClient.SqlClient, accountId: string) =>
@@ -373,9 +379,10 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
           (SELECT coalesce(max(updated_at)::text, '') FROM chain_read_health),
           (SELECT coalesce(max(day)::text, '') FROM fx_rates)
         ) AS mark`
-      const perAccount = yield* sql<{ id: string; mark: string }>`
+      const perAccount = yield* sql<{ id: string; mark: string; holdings: string }>`
         SELECT a.id, coalesce(w.mark, '') || '|' || coalesce(b.requested_version || ':' || b.built_version, '')
-               || '|' || coalesce(s.updated_at::text, '') || '|' || coalesce(l.open, 0) AS mark
+               || '|' || coalesce(s.updated_at::text, '') || '|' || coalesce(l.open, 0) AS mark,
+               coalesce(w.mark, '') || '|' || coalesce(b.movement_version, 0) AS holdings
         FROM accounts a
         LEFT JOIN (
           SELECT w.account_id, count(*) || ':' || max(w.id) || ':'
@@ -392,7 +399,8 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         WHERE w.account_id IS NOT NULL OR l.account_id IS NOT NULL`
       return {
         shared: shared[0]?.mark ?? "",
-        accounts: new Map(perAccount.map((row) => [String(row.id), row.mark]))
+        accounts: new Map(perAccount.map((row) => [String(row.id), row.mark])),
+        holdings: new Map(perAccount.map((row) => [String(row.id), row.holdings]))
       } satisfies Watermark
     })
 

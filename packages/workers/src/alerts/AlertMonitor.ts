@@ -220,18 +220,18 @@ export const causesOf = (
 export type PassScope = "all" | ReadonlySet<string>
 
 /**
- * Each account's held tokens as of its own watermark mark. The tokens an account holds change only with its
- * transfers and wallets, and each of those moves its mark (a transfer through the ledger build it asks for), so
- * while the mark stays the same a pass (the safety pass, one after a shared fact moved) reuses them instead of
- * reading the account's transfers again.
+ * Each account's held tokens with the holdings mark they were read under (`Watermark.holdings`). The tokens an
+ * account holds change only with its transfers and wallets, and each of those moves that mark, so while it stays the
+ * same a pass (the safety pass, one after a shared fact moved, one after a classification or a build of the account)
+ * reuses them instead of reading the account's transfers again.
  */
 export type HeldCache = Map<string, { readonly mark: string; readonly held: ReadonlyArray<HeldToken> }>
 
 /**
  * One pass over the accounts in scope: raise what is new, resolve what ended. Answers the number raised and the
  * accounts whose causes could not all be read (left as they were, for the next tick to try again). With `reuse`,
- * held tokens are taken from its cache where the account's mark in `marks` (read before the pass) is the one they
- * were read under, and kept there under it otherwise.
+ * held tokens are taken from its cache where the account's holdings mark in `marks` (read before the pass) is the
+ * one they were read under, and kept there under it otherwise.
  */
 export const monitorPassOf = (
   scope: PassScope,
@@ -312,7 +312,7 @@ export const afterPass = (
   if (due.mark === undefined) return { mark: undefined, at: 0 }
   const accounts = new Map(due.mark.accounts)
   for (const account of failed) accounts.delete(account)
-  return { mark: { shared: due.mark.shared, accounts }, at: due.scope === "all" ? due.now : last.at }
+  return { mark: { ...due.mark, accounts }, at: due.scope === "all" ? due.now : last.at }
 }
 
 /**
@@ -331,7 +331,7 @@ export const runAlertMonitor = Effect.gen(function*() {
   for (;;) {
     const due = yield* passDue(last)
     if (due.due) {
-      const marks = due.mark?.accounts
+      const marks = due.mark?.holdings
       if (marks === undefined) cache.clear()
       else for (const account of cache.keys()) if (!marks.has(account)) cache.delete(account)
       const failed = yield* monitorPassOf(due.scope, marks === undefined ? undefined : { marks, cache }).pipe(
