@@ -316,13 +316,14 @@ export const afterPass = (
 }
 
 /**
- * The alert monitor: every `ALERT_POLL_MS` (2 s) it reads the record's watermark, one cheap query; when the facts
+ * The alert monitor: every `ALERT_POLL_MS` (2 s) it reads the record's watermark, two cheap queries; when the facts
  * every account shares moved it passes over every account, when only some accounts' own inputs moved (a transfer, a
  * build, a wallet or setting) it passes over those, and every `ALERT_SAFETY_POLL_MS` over every account, for causes
  * time alone brings. A pass derives each account's causes from what the record holds (multiplier announcements and
  * activations, pauses, the review backlog, the ECB status, backfill outcomes, chain read health) and syncs the alert
- * store, which writes each new alert with its deliveries in one transaction. A quiet record costs one query per
- * tick, and a busy one a pass per account that moved, whatever the number of accounts.
+ * store, which writes each new alert with its deliveries in one transaction. A quiet record costs the watermark per
+ * tick, and a busy one a pass per account that moved; each account's held tokens are kept between passes
+ * (`HeldCache`).
  */
 export const runAlertMonitor = Effect.gen(function*() {
   const config = yield* WebhookConfig
