@@ -49,6 +49,22 @@ const Services = Layer.mergeAll(
   WebhookConfig.layer({ monitorSafetyPollMs: 30_000 })
 ).pipe(Layer.provideMerge(TestDatabase.pglite))
 
+/** An account watching one address on the test chain. */
+const accountWith = (name: string, address: string) =>
+  Effect.gen(function*() {
+    const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
+    const { wallet } = yield* (yield* WalletsRepo).insert({
+      accountId: account.id,
+      address,
+      label: "",
+      self: true,
+      watchingFromBlock: 1,
+      watchingFromAt: new Date("2026-11-01T00:00:00Z"),
+      chainId: CHAIN
+    })
+    return { id: account.id, wallet: wallet.id, address: address.toLowerCase() }
+  })
+
 const allAlerts = (accountId: string, kind: "degraded-read" | "token-paused") =>
   Effect.map(
     Effect.flatMap(AlertsStore, (store) => store.list(accountId, { kind }, { beforeSeq: undefined, limit: 50 })),
@@ -220,21 +236,6 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* TestClock.setTime(5_000_000)
-        const wallets = yield* WalletsRepo
-        const accountWith = (name: string, address: string) =>
-          Effect.gen(function*() {
-            const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
-            const { wallet } = yield* wallets.insert({
-              accountId: account.id,
-              address,
-              label: "",
-              self: true,
-              watchingFromBlock: 1,
-              watchingFromAt: new Date("2026-11-01T00:00:00Z"),
-              chainId: CHAIN
-            })
-            return { id: account.id, wallet: wallet.id, address: address.toLowerCase() }
-          })
         const a = yield* accountWith("scope-a", "0x00000000000000000000000000000000000000a1")
         const b = yield* accountWith("scope-b", "0x00000000000000000000000000000000000000b1")
         const scopeOf = (due: { readonly due: boolean; readonly scope: PassScope }) =>
@@ -310,17 +311,8 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
           error: null,
           since: new Date()
         })
-        const { account } = yield* (yield* AccountsRepo).findOrCreate("held-cache")
-        const address = "0x00000000000000000000000000000000000000c1"
-        yield* (yield* WalletsRepo).insert({
-          accountId: account.id,
-          address,
-          label: "",
-          self: true,
-          watchingFromBlock: 1,
-          watchingFromAt: new Date("2026-11-01T00:00:00Z"),
-          chainId: CHAIN
-        })
+        const { address, id } = yield* accountWith("held-cache", "0x00000000000000000000000000000000000000c1")
+        const account = { id }
         const cache: HeldCache = new Map()
         const marks = () => Effect.map(passDue({ mark: undefined, at: 0 }), (due) => due.mark!.holdings)
         const paused = Effect.map(allAlerts(account.id, "token-paused"), (alerts) => alerts.filter((a) => a.open))
