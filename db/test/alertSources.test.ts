@@ -62,16 +62,21 @@ for (const [name, database] of backends) {
                             (${CHAIN_A}, ${AAPL}, '2026-11-15T00:00:00Z', ${WAD.toString()}, ${(2n * WAD).toString()},
                        'split', 'pending', 3)`
 
-          const held = yield* sources.held(account.id)
+          const heldBy = yield* sources.held([account.id, stranger.id])
+          const held = heldBy.get(account.id) ?? []
           expect(held.map((h) => [h.chainId, h.tokenKey, h.symbol, h.balance]).sort()).toEqual([
             [CHAIN_A, AAPL, "AAPL", (7n * WAD).toString()],
             [CHAIN_B, AAPL, null, (5n * WAD).toString()]
           ])
           // The other side of the same transfers: what the stranger's address sent and received.
-          expect((yield* sources.held(stranger.id)).map((h) => h.balance)).toEqual([])
+          expect(heldBy.has(stranger.id)).toBe(false)
+          // Read for one account alone, the same.
+          expect((yield* sources.held([account.id])).get(account.id)).toEqual(held)
 
           // A pending change weighs the whole balance; one at block 3 only what came before the block.
-          const pending = yield* sources.pendingChanges(account.id)
+          const pendingBy = yield* sources.pendingChanges([stranger.id, account.id])
+          expect(pendingBy.has(stranger.id)).toBe(false)
+          const pending = pendingBy.get(account.id) ?? []
           expect(pending.map((c) => [c.chainId, c.tokenKey, c.block, c.balance])).toEqual([
             [CHAIN_A, AAPL, "3", (10n * WAD).toString()],
             [CHAIN_A, AAPL, null, (7n * WAD).toString()]

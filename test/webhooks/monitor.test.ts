@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { AlertSources } from "@scaledger/db/alerts/AlertSources"
@@ -8,7 +9,7 @@ import { storeEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { sessionMinutesBetween } from "@scaledger/domain/alerts/OracleStaleness"
-import { monitorPass } from "@scaledger/workers/alerts/AlertMonitor"
+import { monitorPass, monitorPassOf } from "@scaledger/workers/alerts/AlertMonitor"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, TestClock } from "effect"
 import { it as vit } from "vitest"
@@ -150,6 +151,90 @@ describe("the alert monitor derives every kind from the record (PGlite)", () => 
         yield* sql`UPDATE account_settings SET reporting_currency = 'USD'`
         yield* monitorPass
         expect(yield* openAlerts(account.id)).toEqual([])
+      }))
+  })
+})
+
+describe("a pass reads a batch of accounts' facts together (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("each account gets its own causes, across batches, and a batch that cannot be read is left as it was", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* TestClock.setTime(Date.parse("2026-11-20T15:30:00Z"))
+        yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
+                   VALUES (${CHAIN}, ${AAPL}, ${AAPL}, 'AAPL', true, true), (${CHAIN}, ${CRWD}, ${CRWD}, 'CRWD', true, true)`
+        const zero = "0x0000000000000000000000000000000000000000"
+        const accountWith = (name: string, address: string, token: string | null) =>
+          Effect.gen(function*() {
+            const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
+            const { wallet } = yield* (yield* WalletsRepo).insert({
+              accountId: account.id,
+              address,
+              label: "",
+              self: true,
+              watchingFromBlock: 1,
+              watchingFromAt: new Date("2026-11-01T00:00:00Z"),
+              chainId: CHAIN
+            })
+            if (token !== null) {
+              yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                                                      token_key, from_key, to_key, from_address, to_address, raw)
+                         VALUES (${CHAIN}, ${`0x${name}`}, 0, 5, '0xb', '2026-11-02T00:00:00Z', ${token}, ${zero},
+                                 ${address}, ${zero}, ${address}, ${String(10n * WAD)})`
+            }
+            return { id: account.id, wallet: wallet.id }
+          })
+        // A holds AAPL, whose multiplier change is announced, and has movements to review; B holds nothing and its
+        // backfill ended partial; C holds CRWD, which is paused.
+        const a = yield* accountWith("batch-a", "0x00000000000000000000000000000000000000a1", AAPL)
+        const b = yield* accountWith("batch-b", "0x00000000000000000000000000000000000000b1", null)
+        const c = yield* accountWith("batch-c", "0x00000000000000000000000000000000000000c1", CRWD)
+        yield* sql`INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier,
+                                                   kind, status)
+                   VALUES (${CHAIN}, ${AAPL}, '2026-12-01T00:00:00Z', ${String(WAD)}, ${String(2n * WAD)}, 'split',
+                           'pending')`
+        const review = (needsReview: boolean) =>
+          storeEvents(a.id, [{
+            id: "e0",
+            type: "transfer.out",
+            token: "AAPL",
+            day: "2026-11-02",
+            needsReview,
+            row: {}
+          }])
+        yield* review(true)
+        yield* sql`UPDATE wallets SET backfill_status = 'partial' WHERE id = ${b.wallet}`
+        yield* sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+                   VALUES (${CHAIN}, '0xpause', 0, 6, '2026-11-03T00:00:00Z', ${CRWD}, 'Paused')`
+        const all = Effect.all({ a: openAlerts(a.id), b: openAlerts(b.id), c: openAlerts(c.id) })
+        const expected = {
+          a: ["pending-multiplier|AAPL|info", "unlabeled-transfers||warning"],
+          b: ["degraded-read||warning"],
+          c: ["token-paused|CRWD|critical"]
+        }
+
+        // Batches of two: A and B read together, C alone.
+        expect(yield* monitorPassOf("all", undefined, 2)).toEqual({ raised: 4, failed: [] })
+        expect(yield* all).toEqual(expected)
+        // One batch of all three: nothing new, nothing resolved.
+        expect(yield* monitorPassOf("all")).toEqual({ raised: 0, failed: [] })
+        expect(yield* all).toEqual(expected)
+
+        // A's review settled: only A's backlog alert resolves.
+        yield* review(false)
+        const sources = yield* AlertSources
+        // A batch whose facts cannot all be read: every account of it reported failed, and nothing resolved.
+        const unreadable = {
+          ...sources,
+          reviewBacklog: () => Effect.fail(new SqlError({ cause: "connection lost", message: "connection lost" }))
+        } as unknown as AlertSources
+        const failedPass = yield* monitorPassOf("all", undefined, 2).pipe(
+          Effect.provideService(AlertSources, unreadable)
+        )
+        expect([...failedPass.failed].sort()).toEqual([a.id, b.id, c.id].sort())
+        expect(yield* all).toEqual(expected)
+        expect(yield* monitorPassOf("all", undefined, 2)).toEqual({ raised: 0, failed: [] })
+        expect(yield* all).toEqual({ ...expected, a: ["pending-multiplier|AAPL|info"] })
       }))
   })
 })

@@ -1,7 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 
-/** What the alert monitor reads about one account: facts the record already holds, nothing derived here. */
+/** What the alert monitor reads about its accounts: facts the record already holds, nothing derived here. */
 export interface HeldToken {
   readonly chainId: number
   readonly tokenKey: string
@@ -87,8 +87,22 @@ export interface Watermark {
   readonly holdings: ReadonlyMap<string, string>
 }
 
-const OWN = (sql: SqlClient.SqlClient, accountId: string) =>
-  sql`(SELECT address_key FROM wallets WHERE account_id = ${accountId})`
+/** An account's facts of one kind, read for many accounts at once: each account's list (none: empty). */
+export type ByAccount<A> = ReadonlyMap<string, ReadonlyArray<A>>
+
+const groupBy = <Row extends { readonly account_id: string }, A>(
+  rows: ReadonlyArray<Row>,
+  f: (row: Row) => A
+): Map<string, Array<A>> => {
+  const grouped = new Map<string, Array<A>>()
+  for (const row of rows) {
+    const key = String(row.account_id)
+    const list = grouped.get(key)
+    if (list === undefined) grouped.set(key, [f(row)])
+    else list.push(f(row))
+  }
+  return grouped
+}
 
 /** `chains(chain_id)`: the chains with transfers, one index probe each (for a recursive `WITH`). */
 const CHAINS = (sql: SqlClient.SqlClient) =>
@@ -114,37 +128,47 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     )
 
     /**
-     * Tokens the account's watched addresses hold now (net of transfers between them), raw balance > 0. Each side
-     * of the account's transfers is read through its index, per chain that has transfers: a condition `to_key IN
+     * Tokens each account's watched addresses hold now (net of transfers between them), raw balance > 0. Each side
+     * of the accounts' transfers is read through its index, per chain that has transfers: a condition `to_key IN
      * (…) OR from_key IN (…)` on subqueries reads the whole table for every account.
      */
-    const held = (accountId: string) =>
-      Effect.map(
-        sql<{ chain_id: number; token_key: string; symbol: string | null; balance: string }>`
-          WITH RECURSIVE ${CHAINS(sql)}, own AS ${OWN(sql, accountId)}, moves AS (
-            SELECT t.chain_id, t.token_key, t.raw AS delta
+    const held = (accountIds: ReadonlyArray<string>) =>
+      accountIds.length === 0 ? Effect.succeed(new Map() as ByAccount<HeldToken>) : Effect.map(
+        sql<{ account_id: string; chain_id: number; token_key: string; symbol: string | null; balance: string }>`
+          WITH RECURSIVE ${CHAINS(sql)}, own AS (
+            SELECT account_id, address_key FROM wallets WHERE account_id IN ${sql.in(accountIds)}
+          ), moves AS (
+            SELECT o.account_id, t.chain_id, t.token_key, t.raw AS delta
             FROM chains c JOIN own o ON true JOIN token_transfers t ON t.chain_id = c.chain_id AND t.to_key = o.address_key
             UNION ALL
-            SELECT t.chain_id, t.token_key, -t.raw
+            SELECT o.account_id, t.chain_id, t.token_key, -t.raw
             FROM chains c JOIN own o ON true JOIN token_transfers t ON t.chain_id = c.chain_id AND t.from_key = o.address_key
           )
-          SELECT m.chain_id, m.token_key, max(k.symbol) AS symbol, sum(m.delta) AS balance
+          SELECT m.account_id, m.chain_id, m.token_key, max(k.symbol) AS symbol, sum(m.delta) AS balance
           FROM moves m
           LEFT JOIN chain_tokens k ON k.chain_id = m.chain_id AND k.address_key = m.token_key
-          GROUP BY m.chain_id, m.token_key`,
-        (rows) =>
-          rows
-            .map((row): HeldToken => ({
+          GROUP BY m.account_id, m.chain_id, m.token_key
+          ORDER BY m.account_id, m.chain_id, m.token_key`,
+        (rows): ByAccount<HeldToken> =>
+          groupBy(
+            rows.filter((row) => BigInt(row.balance) > 0n),
+            (row): HeldToken => ({
               chainId: Number(row.chain_id),
               tokenKey: row.token_key,
               symbol: row.symbol,
               balance: String(row.balance)
-            }))
-            .filter((row) => BigInt(row.balance) > 0n)
+            })
+          )
       )
 
-    const changeRows = (where: Statement.Fragment, accountId: string) =>
-      sql<{
+    /**
+     * The multiplier changes `where` selects (it may name the account as `a.id`), for each account, with the raw
+     * balance the account held just before the change's block (all of it for a change not in a block yet); only
+     * those where it held some.
+     */
+    const changeRows = (accountIds: ReadonlyArray<string>, where: Statement.Fragment) =>
+      accountIds.length === 0 ? Effect.succeed(new Map() as ByAccount<ChangeFact>) : sql<{
+        account_id: string
         chain_id: number
         token_key: string
         symbol: string | null
@@ -156,26 +180,28 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         block: string | null
         balance: string | null
       }>`
-        SELECT c.chain_id, c.token_key, k.symbol, c.effective_at, c.announced_at, c.old_multiplier, c.new_multiplier,
-               c.kind, c.block,
+        SELECT a.id AS account_id, c.chain_id, c.token_key, k.symbol, c.effective_at, c.announced_at,
+               c.old_multiplier, c.new_multiplier, c.kind, c.block,
                (SELECT sum(d.delta) FROM (
                   SELECT t.raw AS delta FROM wallets w
                   JOIN token_transfers t ON t.chain_id = c.chain_id AND t.to_key = w.address_key
-                  WHERE w.account_id = ${accountId} AND t.token_key = c.token_key
+                  WHERE w.account_id = a.id AND t.token_key = c.token_key
                     AND (c.block IS NULL OR t.block < c.block)
                   UNION ALL
                   SELECT -t.raw FROM wallets w
                   JOIN token_transfers t ON t.chain_id = c.chain_id AND t.from_key = w.address_key
-                  WHERE w.account_id = ${accountId} AND t.token_key = c.token_key
+                  WHERE w.account_id = a.id AND t.token_key = c.token_key
                     AND (c.block IS NULL OR t.block < c.block)
                 ) d) AS balance
         FROM multiplier_changes c
+        CROSS JOIN (SELECT id FROM accounts WHERE id IN ${sql.in(accountIds)}) a
         LEFT JOIN chain_tokens k ON k.chain_id = c.chain_id AND k.address_key = c.token_key
         WHERE ${where}
-        ORDER BY c.effective_at, c.token_key`.pipe(
-        Effect.map((rows) =>
-          rows
-            .map((row): ChangeFact => ({
+        ORDER BY a.id, c.effective_at, c.token_key`.pipe(
+        Effect.map((rows): ByAccount<ChangeFact> =>
+          groupBy(
+            rows.filter((row) => row.balance !== null && BigInt(row.balance) > 0n),
+            (row): ChangeFact => ({
               chainId: Number(row.chain_id),
               tokenKey: row.token_key,
               symbol: row.symbol,
@@ -185,28 +211,28 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
               newMultiplier: String(row.new_multiplier),
               kind: row.kind,
               block: row.block === null ? null : String(row.block),
-              balance: row.balance === null ? "0" : String(row.balance)
-            }))
-            .filter((row) => BigInt(row.balance) > 0n)
+              balance: String(row.balance)
+            })
+          )
         )
       )
 
-    /** Changes announced for a token the account holds that have not taken effect yet. */
-    const pendingChanges = (accountId: string) => changeRows(sql`c.status = 'pending'`, accountId)
+    /** Changes announced for a token each account holds that have not taken effect yet. */
+    const pendingChanges = (accountIds: ReadonlyArray<string>) => changeRows(accountIds, sql`c.status = 'pending'`)
 
     /**
      * Dividend steps on a token the account held just before them that took effect while the account was watching
      * (at or after its first wallet's `watchingFrom`: history found by a backfill raises no alerts) and at most
      * `openDays` before the chain's newest stored block (chain time, so a test chain's clock works the same).
      */
-    const recentDividendSteps = (accountId: string, openDays: number) =>
+    const recentDividendSteps = (accountIds: ReadonlyArray<string>, openDays: number) =>
       changeRows(
+        accountIds,
         sql`c.status = 'active' AND c.kind = 'dividend'
           AND c.effective_at >= (SELECT min(coalesce(w.watching_from_at, w.created_at)) FROM wallets w
-                                 WHERE w.account_id = ${accountId})
+                                 WHERE w.account_id = a.id)
           AND c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
-                                - make_interval(days => ${openDays})`,
-        accountId
+                                - make_interval(days => ${openDays})`
       )
 
     /** Tokens whose latest event of a pause pair (`paused` / `unpaused`) is the pause. */
@@ -320,25 +346,33 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     /** Tokens whose latest OraclePaused/OracleUnpaused event is `OraclePaused`. */
     const oraclePausedTokens = latestPauses("OraclePaused", "OracleUnpaused")
 
-    /** Movements of the account that need review, and the counterparty most of them involve. */
-    const reviewBacklog = (accountId: string) =>
-      Effect.map(
-        sql<{ counterparty: string | null; n: string }>`
-          SELECT r->>4 AS counterparty, count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
-          WHERE p.account_id = ${accountId} AND p.review_count > 0
-          GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1000`,
-        (rows): ReviewBacklog => ({
-          count: rows.reduce((sum, row) => sum + Number(row.n), 0),
-          topCounterparty: rows[0]?.counterparty ?? null,
-          topCount: Number(rows[0]?.n ?? 0)
-        })
+    /** Per account with any, the movements that need review and the counterparty most of them involve. */
+    const reviewBacklog = (accountIds: ReadonlyArray<string>) =>
+      accountIds.length === 0 ? Effect.succeed(new Map<string, ReviewBacklog>()) : Effect.map(
+        sql<{ account_id: string; n: string; top: string | null; top_n: string }>`
+          SELECT account_id, sum(n) AS n, (array_agg(counterparty ORDER BY n DESC, counterparty))[1] AS top,
+                 max(n) AS top_n
+          FROM (
+            SELECT p.account_id, r->>4 AS counterparty, count(*) AS n
+            FROM ledger_event_pages p, json_array_elements(p.review) r
+            WHERE p.account_id IN ${sql.in(accountIds)} AND p.review_count > 0
+            GROUP BY 1, 2
+          ) g
+          GROUP BY account_id`,
+        (rows) =>
+          new Map(rows.map((row): [string, ReviewBacklog] => [String(row.account_id), {
+            count: Number(row.n),
+            topCounterparty: row.top,
+            topCount: Number(row.top_n)
+          }]))
       )
 
-    /** Wallets whose backfill ended `partial` or `failed`. */
-    const degradedBackfills = (accountId: string) =>
-      Effect.map(
+    /** Wallets whose backfill ended `partial` or `failed`, per account. */
+    const degradedBackfills = (accountIds: ReadonlyArray<string>) =>
+      accountIds.length === 0 ? Effect.succeed(new Map() as ByAccount<DegradedBackfill>) : Effect.map(
         sql<
           {
+            account_id: string
             id: string
             address: string
             backfill_status: "partial" | "failed"
@@ -347,12 +381,12 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
             created_at: Date
           }
         >`
-          SELECT w.id, w.address, w.backfill_status, w.backfill_error, b.updated_at, w.created_at
+          SELECT w.account_id, w.id, w.address, w.backfill_status, w.backfill_error, b.updated_at, w.created_at
           FROM wallets w LEFT JOIN wallet_backfills b ON b.wallet_id = w.id
-          WHERE w.account_id = ${accountId} AND w.backfill_status IN ('partial', 'failed')
-          ORDER BY w.id`,
-        (rows) =>
-          rows.map((row): DegradedBackfill => ({
+          WHERE w.account_id IN ${sql.in(accountIds)} AND w.backfill_status IN ('partial', 'failed')
+          ORDER BY w.account_id, w.id`,
+        (rows): ByAccount<DegradedBackfill> =>
+          groupBy(rows, (row): DegradedBackfill => ({
             walletId: String(row.id),
             address: row.address,
             status: row.backfill_status,

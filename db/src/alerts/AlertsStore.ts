@@ -112,6 +112,23 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
         (rows) => rows.map(toRow)
       )
 
+    /** The open alerts of each of `accountIds` (an account with none: absent). */
+    const openOf = (accountIds: ReadonlyArray<string>) =>
+      accountIds.length === 0 ? Effect.succeed(new Map<string, ReadonlyArray<AlertRow>>()) : Effect.map(
+        sql<AlertDbRow>`SELECT * FROM alerts WHERE account_id IN ${sql.in(accountIds)} AND resolved_at IS NULL
+                        ORDER BY account_id, seq DESC`,
+        (rows) => {
+          const byAccount = new Map<string, Array<AlertRow>>()
+          for (const row of rows) {
+            const alert = toRow(row)
+            const list = byAccount.get(alert.accountId)
+            if (list === undefined) byAccount.set(alert.accountId, [alert])
+            else list.push(alert)
+          }
+          return byAccount as ReadonlyMap<string, ReadonlyArray<AlertRow>>
+        }
+      )
+
     /** Raises one alert with its deliveries, in one transaction; None when the cause already has (or had) one. */
     const raise = (accountId: string, cause: AlertCause) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -144,10 +161,19 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
         return { alert, deliveries: endpoints.length }
       }))
 
-    /** Makes the account's open alerts match `causes` (see the class comment). */
-    const sync = (accountId: string, causes: ReadonlyArray<AlertCause>, now: Date) =>
+    /**
+     * Makes the account's open alerts match `causes` (see the class comment). `openNow`: its open alerts when the
+     * caller read them already (`openOf`); a raise is still refused for a cause that has an open alert by then, and
+     * a resolve touches only alerts still open, so a list read a moment before does no harm.
+     */
+    const sync = (
+      accountId: string,
+      causes: ReadonlyArray<AlertCause>,
+      now: Date,
+      openNow?: ReadonlyArray<AlertRow>
+    ) =>
       Effect.gen(function*() {
-        const current = yield* open(accountId)
+        const current = openNow ?? (yield* open(accountId))
         const byKey = new Map(current.map((alert) => [alert.causeKey, alert]))
         const wanted = new Set(causes.map((cause) => cause.key))
         const raised: Array<AlertRow> = []
@@ -198,7 +224,7 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
         (rows) => ({ alerts: rows.slice(0, page.limit).map(toRow), hasMore: rows.length > page.limit })
       )
 
-    return { open, raise, sync, list } as const
+    return { open, openOf, raise, sync, list } as const
   })
 }) {}
 

@@ -1,9 +1,16 @@
-import { AlertSources, type ChangeFact, type HeldToken, type Watermark } from "@scaledger/db/alerts/AlertSources"
-import { type AlertCause, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
+import {
+  AlertSources,
+  type ChangeFact,
+  type DegradedBackfill,
+  type HeldToken,
+  type ReviewBacklog,
+  type Watermark
+} from "@scaledger/db/alerts/AlertSources"
+import { type AlertCause, type AlertRow, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import { SEVERITY_OF } from "@scaledger/domain/alerts/Alert"
 import { isFeedStale } from "@scaledger/domain/alerts/OracleStaleness"
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Array as Arr, Clock, Duration, Effect, Layer } from "effect"
 import { WebhookConfig } from "../webhooks/WebhookConfig.js"
 
 const ONE = 10n ** 18n
@@ -37,25 +44,59 @@ export const sharedFacts = (needFx: boolean) =>
 
 export type SharedFacts = Effect.Effect.Success<ReturnType<typeof sharedFacts>>
 
+/** What one account's causes are made of besides the shared facts, read for many accounts at once (`accountFacts`). */
+export interface AccountFacts {
+  readonly held: ReadonlyArray<HeldToken>
+  readonly pending: ReadonlyArray<ChangeFact>
+  readonly recentSteps: ReadonlyArray<ChangeFact>
+  readonly backlog: ReviewBacklog
+  readonly degradedBackfills: ReadonlyArray<DegradedBackfill>
+  readonly open: ReadonlyArray<AlertRow>
+}
+
+const NO_BACKLOG: ReviewBacklog = { count: 0, topCounterparty: null, topCount: 0 }
+
 /**
- * Every cause the record shows for one account right now (DECISIONS.md "Alerts"). `givenHeld`: the account's held
- * tokens when the caller knows them to be current.
+ * The facts of each of `accountIds`, a statement per kind of fact for all of them (not one per account).
+ * `knownHeld`: the held tokens of the accounts whose current ones the caller has; only the others' are read.
  */
-export const causesOf = (
-  account: { readonly id: string; readonly reportingCurrency: string },
-  now: number,
-  given?: SharedFacts,
-  givenHeld?: ReadonlyArray<HeldToken>
+export const accountFacts = (
+  accountIds: ReadonlyArray<string>,
+  knownHeld: ReadonlyMap<string, ReadonlyArray<HeldToken>> = new Map()
 ) =>
   Effect.gen(function*() {
     const sources = yield* AlertSources
+    const store = yield* AlertsStore
     const config = yield* WebhookConfig
-    const shared = given ?? (yield* sharedFacts(account.reportingCurrency !== "USD"))
-    const causes: Array<AlertCause> = []
-    const held = givenHeld ?? (yield* sources.held(account.id))
-    const heldKeys = new Set(held.map((token) => `${token.chainId}:${token.tokenKey}`))
+    const held = yield* sources.held(accountIds.filter((id) => !knownHeld.has(id)))
+    const pending = yield* sources.pendingChanges(accountIds)
+    const recentSteps = yield* sources.recentDividendSteps(accountIds, config.incomeOpenDays)
+    const backlog = yield* sources.reviewBacklog(accountIds)
+    const degradedBackfills = yield* sources.degradedBackfills(accountIds)
+    const open = yield* store.openOf(accountIds)
+    return new Map(accountIds.map((id): [string, AccountFacts] => [id, {
+      held: knownHeld.get(id) ?? held.get(id) ?? [],
+      pending: pending.get(id) ?? [],
+      recentSteps: recentSteps.get(id) ?? [],
+      backlog: backlog.get(id) ?? NO_BACKLOG,
+      degradedBackfills: degradedBackfills.get(id) ?? [],
+      open: open.get(id) ?? []
+    }]))
+  })
 
-    for (const change of yield* sources.pendingChanges(account.id)) {
+/** Every cause the record shows for one account right now (DECISIONS.md "Alerts"), from its facts. */
+export const causesOf = (
+  account: { readonly id: string; readonly reportingCurrency: string },
+  now: number,
+  shared: SharedFacts,
+  facts: AccountFacts
+) =>
+  Effect.gen(function*() {
+    const config = yield* WebhookConfig
+    const causes: Array<AlertCause> = []
+    const heldKeys = new Set(facts.held.map((token) => `${token.chainId}:${token.tokenKey}`))
+
+    for (const change of facts.pending) {
       const symbol = symbolOf(change)
       causes.push({
         key: `pending-multiplier:${changeKey(change)}`,
@@ -71,7 +112,7 @@ export const causesOf = (
       })
     }
 
-    for (const step of yield* sources.recentDividendSteps(account.id, config.incomeOpenDays)) {
+    for (const step of facts.recentSteps) {
       const symbol = symbolOf(step)
       const added = (BigInt(step.balance) * (BigInt(step.newMultiplier) - BigInt(step.oldMultiplier))) / ONE
       causes.push({
@@ -145,7 +186,7 @@ export const causesOf = (
       })
     }
 
-    const backlog = yield* sources.reviewBacklog(account.id)
+    const backlog = facts.backlog
     if (backlog.count > 0) {
       causes.push({
         key: "unlabeled-transfers",
@@ -183,7 +224,7 @@ export const causesOf = (
       }
     }
 
-    for (const wallet of yield* sources.degradedBackfills(account.id)) {
+    for (const wallet of facts.degradedBackfills) {
       causes.push({
         key: `degraded-read:backfill:${wallet.walletId}:${wallet.status}`,
         kind: "degraded-read",
@@ -227,15 +268,21 @@ export type PassScope = "all" | ReadonlySet<string>
  */
 export type HeldCache = Map<string, { readonly mark: string; readonly held: ReadonlyArray<HeldToken> }>
 
+/** Accounts whose facts a pass reads together (a statement per kind of fact for each batch). */
+export const PASS_BATCH = 500
+
 /**
- * One pass over the accounts in scope: raise what is new, resolve what ended. Answers the number raised and the
- * accounts whose causes could not all be read (left as they were, for the next tick to try again). With `reuse`,
- * held tokens are taken from its cache where the account's holdings mark in `marks` (read before the pass) is the
- * one they were read under, and kept there under it otherwise.
+ * One pass over the accounts in scope: raise what is new, resolve what ended. The accounts' facts are read a batch
+ * at a time, a statement per kind of fact for the whole batch, so a pass costs a few statements per batch besides
+ * the alerts it writes, not a few per account. Answers the number raised and the accounts whose causes could not all
+ * be read or stored (left as they were, for the next tick to try again: a batch whose facts could not be read, or
+ * an account whose sync failed). With `reuse`, held tokens are taken from its cache where the account's holdings
+ * mark in `marks` (read before the pass) is the one they were read under, and kept there under it otherwise.
  */
 export const monitorPassOf = (
   scope: PassScope,
-  reuse?: { readonly marks: ReadonlyMap<string, string>; readonly cache: HeldCache }
+  reuse?: { readonly marks: ReadonlyMap<string, string>; readonly cache: HeldCache },
+  batchSize = PASS_BATCH
 ) =>
   Effect.gen(function*() {
     const sources = yield* AlertSources
@@ -246,23 +293,36 @@ export const monitorPassOf = (
     const accounts = (yield* sources.accounts).filter((account) => scope === "all" || scope.has(account.id))
     if (accounts.length === 0) return { raised, failed }
     const shared = yield* sharedFacts(accounts.some((account) => account.reportingCurrency !== "USD"))
-    for (const account of accounts) {
-      // An account whose causes cannot all be read is left as it is (nothing resolved on a partial view), and the
-      // others still get their pass.
-      yield* Effect.gen(function*() {
+    for (const batch of Arr.chunksOf(accounts, batchSize)) {
+      const ids = batch.map((account) => account.id)
+      const knownHeld = new Map<string, ReadonlyArray<HeldToken>>()
+      for (const id of ids) {
+        const mark = reuse?.marks.get(id)
+        const cached = mark === undefined ? undefined : reuse?.cache.get(id)
+        if (cached !== undefined && cached.mark === mark) knownHeld.set(id, cached.held)
+      }
+      // Facts that cannot all be read leave the batch's accounts as they are (nothing resolved on a partial view).
+      const facts = yield* Effect.either(accountFacts(ids, knownHeld))
+      if (facts._tag === "Left") {
+        for (const id of ids) failed.push(id)
+        yield* Effect.logError(`alerts: monitor pass could not read the facts of ${ids.length} account(s)`, facts.left)
+        continue
+      }
+      for (const account of batch) {
+        const own = facts.right.get(account.id)!
         const mark = reuse?.marks.get(account.id)
-        const cached = mark === undefined ? undefined : reuse?.cache.get(account.id)
-        const held = cached !== undefined && cached.mark === mark ? cached.held : yield* sources.held(account.id)
-        if (mark !== undefined) reuse?.cache.set(account.id, { mark, held })
-        const causes = yield* causesOf(account, now, shared, held)
-        const result = yield* store.sync(account.id, causes, new Date(now))
-        raised += result.raised.length
-      }).pipe(
-        Effect.catchAllCause((cause) => {
-          failed.push(account.id)
-          return Effect.logError(`alerts: monitor pass failed for account ${account.id}`, cause)
-        })
-      )
+        if (mark !== undefined) reuse?.cache.set(account.id, { mark, held: own.held })
+        yield* Effect.gen(function*() {
+          const causes = yield* causesOf(account, now, shared, own)
+          const result = yield* store.sync(account.id, causes, new Date(now), own.open)
+          raised += result.raised.length
+        }).pipe(
+          Effect.catchAllCause((cause) => {
+            failed.push(account.id)
+            return Effect.logError(`alerts: monitor pass failed for account ${account.id}`, cause)
+          })
+        )
+      }
     }
     return { raised, failed }
   })
@@ -322,8 +382,8 @@ export const afterPass = (
  * time alone brings. A pass derives each account's causes from what the record holds (multiplier announcements and
  * activations, pauses, the review backlog, the ECB status, backfill outcomes, chain read health) and syncs the alert
  * store, which writes each new alert with its deliveries in one transaction. A quiet record costs the watermark per
- * tick, and a busy one a pass per account that moved; each account's held tokens are kept between passes
- * (`HeldCache`).
+ * tick, and a busy one a pass over the accounts that moved (a statement per kind of fact for each batch of them, and
+ * the alerts that changed); each account's held tokens are kept between passes (`HeldCache`).
  */
 export const runAlertMonitor = Effect.gen(function*() {
   const config = yield* WebhookConfig
