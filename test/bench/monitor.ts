@@ -31,6 +31,7 @@ import {
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { performance } from "node:perf_hooks"
+import { accountWatching } from "../support/WatchedAccounts.js"
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -54,23 +55,11 @@ const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 const main = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const accounts = yield* AccountsRepo
-  const wallets = yield* WalletsRepo
   yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
              VALUES (${CHAIN}, ${TOKENS[0]!}, ${TOKENS[0]!}, 'AAPL', true, true),
                     (${CHAIN}, ${TOKENS[1]!}, ${TOKENS[1]!}, 'CRWD', true, true)`
   for (let i = 0; i < ACCOUNTS; i++) {
-    const { account } = yield* accounts.findOrCreate(`bench-${i}`)
-    const address = `0x${(i + 1).toString(16).padStart(40, "0")}`
-    yield* wallets.insert({
-      accountId: account.id,
-      address,
-      label: "",
-      self: true,
-      watchingFromBlock: 1,
-      watchingFromAt: new Date("2026-11-01T00:00:00Z"),
-      chainId: CHAIN
-    })
+    const { address } = yield* accountWatching(`bench-${i}`, `0x${(i + 1).toString(16).padStart(40, "0")}`, CHAIN)
     for (const [t, token] of TOKENS.entries()) {
       yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
                                               from_key, to_key, from_address, to_address, raw)

@@ -31,6 +31,7 @@ import { readFailureCause } from "@scaledger/workers/chain/ReadHealth"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, Option, TestClock } from "effect"
 import { it as vit } from "vitest"
+import { accountWatching } from "../support/WatchedAccounts.js"
 
 const CHAIN = 31337
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -50,20 +51,7 @@ const Services = Layer.mergeAll(
 ).pipe(Layer.provideMerge(TestDatabase.pglite))
 
 /** An account watching one address on the test chain. */
-const accountWith = (name: string, address: string) =>
-  Effect.gen(function*() {
-    const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
-    const { wallet } = yield* (yield* WalletsRepo).insert({
-      accountId: account.id,
-      address,
-      label: "",
-      self: true,
-      watchingFromBlock: 1,
-      watchingFromAt: new Date("2026-11-01T00:00:00Z"),
-      chainId: CHAIN
-    })
-    return { id: account.id, wallet: wallet.id, address: address.toLowerCase() }
-  })
+const accountWith = (name: string, address: string) => accountWatching(name, address, CHAIN)
 
 const allAlerts = (accountId: string, kind: "degraded-read" | "token-paused") =>
   Effect.map(
@@ -97,16 +85,7 @@ describe("degraded-read, pause reads and the monitor's watermark (PGlite)", () =
     it.effect("raises degraded-read once per cause from chain_read_health, resolves it when reads work", () =>
       Effect.gen(function*() {
         const health = yield* ReadHealthStore
-        const { account } = yield* (yield* AccountsRepo).findOrCreate("health")
-        yield* (yield* WalletsRepo).insert({
-          accountId: account.id,
-          address: WALLET,
-          label: "",
-          self: true,
-          watchingFromBlock: 1,
-          watchingFromAt: new Date("2026-11-01T00:00:00Z"),
-          chainId: CHAIN
-        })
+        const account = yield* accountWith("health", WALLET)
         const set = (status: "ok" | "degraded", cause: "unreachable" | "rate_limited" | null, since: string) =>
           health.set({ chainId: CHAIN, reader: "recorder", status, cause, error: cause, since: new Date(since) })
 

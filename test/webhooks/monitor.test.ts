@@ -13,6 +13,7 @@ import { monitorPass, monitorPassOf } from "@scaledger/workers/alerts/AlertMonit
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, TestClock } from "effect"
 import { it as vit } from "vitest"
+import { accountWatching } from "../support/WatchedAccounts.js"
 
 const CHAIN = 31337
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -166,23 +167,14 @@ describe("a pass reads a batch of accounts' facts together (PGlite)", () => {
         const zero = "0x0000000000000000000000000000000000000000"
         const accountWith = (name: string, address: string, token: string | null) =>
           Effect.gen(function*() {
-            const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
-            const { wallet } = yield* (yield* WalletsRepo).insert({
-              accountId: account.id,
-              address,
-              label: "",
-              self: true,
-              watchingFromBlock: 1,
-              watchingFromAt: new Date("2026-11-01T00:00:00Z"),
-              chainId: CHAIN
-            })
+            const watching = yield* accountWatching(name, address, CHAIN)
             if (token !== null) {
               yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
                                                       token_key, from_key, to_key, from_address, to_address, raw)
                          VALUES (${CHAIN}, ${`0x${name}`}, 0, 5, '0xb', '2026-11-02T00:00:00Z', ${token}, ${zero},
-                                 ${address}, ${zero}, ${address}, ${String(10n * WAD)})`
+                                 ${watching.address}, ${zero}, ${watching.address}, ${String(10n * WAD)})`
             }
-            return { id: account.id, wallet: wallet.id }
+            return watching
           })
         // A holds AAPL, whose multiplier change is announced, and has movements to review; B holds nothing and its
         // backfill ended partial; C holds CRWD, which is paused.
