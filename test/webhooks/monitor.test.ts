@@ -225,6 +225,13 @@ describe("a pass reads a batch of accounts' facts together (PGlite)", () => {
         )
         expect([...failedPass.failed].sort()).toEqual([a.id, b.id, c.id].sort())
         expect(yield* all).toEqual(expected)
+        // A defect reading them (a row the service cannot take) fails the batch alike, not the pass.
+        const broken = { ...sources, held: () => Effect.die(new Error("a balance that is not a number")) }
+        const brokenPass = yield* monitorPassOf("all").pipe(
+          Effect.provideService(AlertSources, broken as unknown as AlertSources)
+        )
+        expect([...brokenPass.failed].sort()).toEqual([a.id, b.id, c.id].sort())
+        expect(yield* all).toEqual(expected)
         expect(yield* monitorPassOf("all", undefined, 2)).toEqual({ raised: 0, failed: [] })
         expect(yield* all).toEqual({ ...expected, a: ["pending-multiplier|AAPL|info"] })
       }))

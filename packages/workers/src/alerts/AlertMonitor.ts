@@ -10,7 +10,7 @@ import { type AlertCause, type AlertRow, AlertsStore } from "@scaledger/db/alert
 import { FxRates } from "@scaledger/db/FxRates"
 import { SEVERITY_OF } from "@scaledger/domain/alerts/Alert"
 import { isFeedStale } from "@scaledger/domain/alerts/OracleStaleness"
-import { Array as Arr, Clock, Duration, Effect, Layer } from "effect"
+import { Array as Arr, Clock, Duration, Effect, Exit, Layer } from "effect"
 import { WebhookConfig } from "../webhooks/WebhookConfig.js"
 
 const ONE = 10n ** 18n
@@ -302,14 +302,14 @@ export const monitorPassOf = (
         if (cached !== undefined && cached.mark === mark) knownHeld.set(id, cached.held)
       }
       // Facts that cannot all be read leave the batch's accounts as they are (nothing resolved on a partial view).
-      const facts = yield* Effect.either(accountFacts(ids, knownHeld))
-      if (facts._tag === "Left") {
+      const facts = yield* Effect.exit(accountFacts(ids, knownHeld))
+      if (Exit.isFailure(facts)) {
         for (const id of ids) failed.push(id)
-        yield* Effect.logError(`alerts: monitor pass could not read the facts of ${ids.length} account(s)`, facts.left)
+        yield* Effect.logError(`alerts: monitor pass could not read the facts of ${ids.length} account(s)`, facts.cause)
         continue
       }
       for (const account of batch) {
-        const own = facts.right.get(account.id)!
+        const own = facts.value.get(account.id)!
         const mark = reuse?.marks.get(account.id)
         if (mark !== undefined) reuse?.cache.set(account.id, { mark, held: own.held })
         yield* Effect.gen(function*() {
