@@ -113,7 +113,7 @@ const CHAINS = (sql: SqlClient.SqlClient) =>
     FROM chains c WHERE c.chain_id IS NOT NULL
   )`
 
-/** Read-only queries behind the alert causes, each scoped to one account. */
+/** Read-only queries behind the alert causes: facts shared by every account, and facts per account for many at once. */
 export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/AlertSources", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
