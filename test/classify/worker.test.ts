@@ -260,6 +260,37 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
         { timeout: 20_000 }
       )
 
+      it.effect("the model is asked about at most CLASSIFY_MODEL_BATCH movements a round; the rest wait untried", () =>
+        Effect.gen(function*() {
+          const address = "0x00000000000000000000000000000000000000ce"
+          yield* accountWith("worker-model-batch", address)
+          const leftovers = yield* Effect.forEach([1, 2, 3], () => transfer(address, UNLISTED))
+          const plain = yield* transfer(PLAIN, address)
+          const asked: Array<string> = []
+          const Recording = Layer.succeed(Classifier, {
+            name: "recording",
+            classify: (features: MovementFeatures) => Effect.sync(() => (asked.push(features.txHash), Option.none())),
+            learn: () => Effect.void
+          })
+          const settings = ClassificationSettings.Live.pipe(
+            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ CLASSIFY_MODEL_BATCH: 2 })))
+          )
+          const worker = yield* makeClassificationWorker.pipe(
+            Effect.provide(Layer.mergeAll(Common, Recording, settings))
+          )
+          // Two leftovers go to the model and the plain transfer to the rules; the third leftover waits, its claim
+          // not counted as an attempt (the model's retries are counted in attempts).
+          expect(yield* Effect.orDie(worker.poll)).toBe(3)
+          // (Asked concurrently: in any order.)
+          expect([...asked].sort()).toEqual(leftovers.slice(0, 2).sort())
+          expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in" })
+          expect(yield* rowOf(leftovers[2]!)).toMatchObject({ status: "pending", attempts: 0 })
+          // The next round takes it at once (its lease was given back).
+          expect(yield* Effect.orDie(worker.poll)).toBe(1)
+          expect([...asked].sort()).toEqual([...leftovers].sort())
+          expect(yield* rowOf(leftovers[2]!)).toMatchObject({ status: "done", type: "unknown", attempts: 1 })
+        }))
+
       it.effect("a full batch is followed at once by the next round, not after the poll interval", () =>
         Effect.gen(function*() {
           const address = "0x00000000000000000000000000000000000000bc"

@@ -359,6 +359,24 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
         )
 
       /** Gives a lease back (a failure before deciding): the row is due again at once. */
+      /**
+       * Gives leased rows back untried, in one statement: their lease cleared and the claim not counted as an attempt
+       * (a round that leaves them for the next one; `release` is for a round that failed).
+       */
+      const giveBack = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) =>
+        rows.length === 0 ? Effect.void : sql`
+          UPDATE transfer_classifications c SET lease_owner = NULL, lease_until = NULL, attempts = c.attempts - 1
+          FROM json_to_recordset(${
+          JSON.stringify(rows.map((row) => ({
+            account_id: row.accountId,
+            chain_id: row.chainId,
+            tx_hash: row.txHash,
+            log_index: row.logIndex
+          })))
+        }::json) AS d(account_id text, chain_id integer, tx_hash text, log_index integer)
+          WHERE c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
+            AND c.log_index = d.log_index AND c.status = 'pending' AND c.lease_owner = ${owner}`.pipe(Effect.asVoid)
+
       const release = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) =>
         Effect.forEach(rows, (row) =>
           sql`UPDATE transfer_classifications SET lease_owner = NULL, lease_until = NULL
@@ -418,6 +436,7 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
         history,
         complete,
         release,
+        giveBack,
         confirmedSince,
         retryModelFailures,
         counts

@@ -17,7 +17,7 @@ describe("WorkersConfig", () => {
     expect(Duration.toMillis(classification.poll)).toBe(1_000)
     expect(Duration.toMillis(classification.modelTimeout)).toBe(30_000)
     expect(Duration.toMillis(classification.scan)).toBe(2_000)
-    expect([classification.batch, classification.leaseSeconds]).toEqual([200, 120])
+    expect([classification.batch, classification.modelBatch, classification.leaseSeconds]).toEqual([1_000, 200, 120])
     expect([classification.modelRetrySeconds, classification.modelAttempts]).toEqual([300, 5])
     expect(config.fx.refresh).toBe(true)
     expect(config.fx.provider.provider).toBe("ecb")
@@ -34,6 +34,7 @@ describe("WorkersConfig", () => {
   it.each([
     ["CLASSIFY_POLL_MS", "0", "CLASSIFY_POLL_MS must be more than zero"],
     ["CLASSIFY_BATCH", "-5", "CLASSIFY_BATCH must be a positive integer"],
+    ["CLASSIFY_MODEL_BATCH", "0", "CLASSIFY_MODEL_BATCH must be a positive integer"],
     ["CLASSIFY_LEASE_SECONDS", "0", "CLASSIFY_LEASE_SECONDS must be a positive integer"],
     ["CLASSIFY_MODEL_TIMEOUT_MS", "0", "CLASSIFY_MODEL_TIMEOUT_MS must be more than zero"],
     ["CLASSIFY_SCAN_MS", "-1", "CLASSIFY_SCAN_MS must be a whole number of millis"],

@@ -17,7 +17,13 @@ import { ContractList } from "./ContractListLive.js"
 
 export const ClassificationConfig = Config.all({
   poll: durationSetting("CLASSIFY_POLL_MS", "millis", 1_000, { positive: true }),
-  batch: positiveInteger("CLASSIFY_BATCH", 200),
+  /** Transfers leased per round: the rules decide them in milliseconds, and each round asks for ledger builds. */
+  batch: positiveInteger("CLASSIFY_BATCH", 1_000),
+  /**
+   * The most movements of a round handed to the model (each answer may take seconds); a round's other leftovers go
+   * back to the queue untried, first in line for the next round.
+   */
+  modelBatch: positiveInteger("CLASSIFY_MODEL_BATCH", 200),
   leaseSeconds: positiveInteger("CLASSIFY_LEASE_SECONDS", 120),
   /** The longest the worker waits for one model answer; past it the movement stays `unknown`, needing review. */
   modelTimeout: durationSetting("CLASSIFY_MODEL_TIMEOUT_MS", "millis", 30_000, { positive: true }),
@@ -288,8 +294,11 @@ export const makeClassificationWorker = Effect.gen(function*() {
       }
     })
 
-  /** One round: queue new transfers, lease a batch, decide it, store the decisions. Returns how many were stored. */
-  const poll = Effect.gen(function*() {
+  /**
+   * One round: queue new transfers, lease a batch, decide it, store the decisions. Returns how many were leased and
+   * how many decisions were stored.
+   */
+  const round = Effect.gen(function*() {
     yield* learn
     const now = yield* Clock.currentTimeMillis
     if (scan.found || now - scan.at >= Duration.toMillis(config.scan)) {
@@ -302,9 +311,9 @@ export const makeClassificationWorker = Effect.gen(function*() {
     const claimed = yield* store.claim(chainId, owner, config.batch, config.leaseSeconds)
     if (claimed.length === 0) {
       yield* store.dropOrphans(chainId)
-      return 0
+      return { claimed: 0, stored: 0 }
     }
-    return yield* Effect.gen(function*() {
+    const stored = yield* Effect.gen(function*() {
       const owns = new Map<string, ReadonlySet<string>>()
       for (const accountId of new Set(claimed.map((c) => c.accountId))) {
         owns.set(accountId, yield* store.ownAddresses(accountId))
@@ -331,10 +340,16 @@ export const makeClassificationWorker = Effect.gen(function*() {
         yield* store.storeCode(chainId, [...read.entries()])
         for (const [address, code] of read) hasCode.set(address, code)
       }
-      const ruled = claimed.map((c) => ({
-        c,
-        outcome: byRules(c, owns.get(c.accountId)!, byTx.get(c.txHash) ?? [], hasCode)
-      }))
+      const ruled: Array<{ readonly c: ClaimedTransfer; readonly outcome: RuleOutcome }> = []
+      const untried: Array<ClaimedTransfer> = []
+      let toModel = 0
+      for (const c of claimed) {
+        const outcome = byRules(c, owns.get(c.accountId)!, byTx.get(c.txHash) ?? [], hasCode)
+        if (outcome._tag !== "Leftover") ruled.push({ c, outcome })
+        else if (toModel++ < config.modelBatch) ruled.push({ c, outcome })
+        else untried.push(c)
+      }
+      if (untried.length > 0) yield* store.giveBack(owner, untried)
       // The transactions' own facts only for what goes to the model, read in one batch.
       const facts = yield* factsOf(ruled.flatMap(({ c, outcome }) => outcome._tag === "Leftover" ? [c.txHash] : []))
       const results = yield* Effect.forEach(
@@ -351,12 +366,18 @@ export const makeClassificationWorker = Effect.gen(function*() {
       )
       return yield* store.complete(owner, results)
     }).pipe(Effect.tapErrorCause(() => Effect.ignore(store.release(owner, claimed))))
+    return { claimed: claimed.length, stored }
   })
 
+  /** One round; returns how many decisions were stored. */
+  const poll = Effect.map(round, (done) => done.stored)
+
   // A full batch means more are waiting: the next round starts at once, not after the poll interval.
-  const run = poll.pipe(
-    Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("classification worker: poll failed", cause), 0)),
-    Effect.flatMap((stored) => stored >= config.batch ? Effect.yieldNow() : Effect.sleep(config.poll)),
+  const run = round.pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.as(Effect.logWarning("classification worker: poll failed", cause), { claimed: 0, stored: 0 })
+    ),
+    Effect.flatMap((done) => done.claimed >= config.batch ? Effect.yieldNow() : Effect.sleep(config.poll)),
     Effect.forever
   )
   return { run, poll, owner } as const
