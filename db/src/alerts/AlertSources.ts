@@ -90,7 +90,8 @@ export interface Watermark {
 /** An account's facts of one kind, read for many accounts at once: each account's list (none: empty). */
 export type ByAccount<A> = ReadonlyMap<string, ReadonlyArray<A>>
 
-const groupBy = <Row extends { readonly account_id: string }, A>(
+/** Rows of many accounts as each account's list, in the rows' order. */
+export const groupByAccount = <Row extends { readonly account_id: string }, A>(
   rows: ReadonlyArray<Row>,
   f: (row: Row) => A
 ): Map<string, Array<A>> => {
@@ -150,7 +151,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
           GROUP BY m.account_id, m.chain_id, m.token_key
           ORDER BY m.account_id, m.chain_id, m.token_key`,
         (rows): ByAccount<HeldToken> =>
-          groupBy(
+          groupByAccount(
             rows.filter((row) => BigInt(row.balance) > 0n),
             (row): HeldToken => ({
               chainId: Number(row.chain_id),
@@ -199,7 +200,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         WHERE ${where}
         ORDER BY a.id, c.effective_at, c.token_key`.pipe(
         Effect.map((rows): ByAccount<ChangeFact> =>
-          groupBy(
+          groupByAccount(
             rows.filter((row) => row.balance !== null && BigInt(row.balance) > 0n),
             (row): ChangeFact => ({
               chainId: Number(row.chain_id),
@@ -386,7 +387,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
           WHERE w.account_id IN ${sql.in(accountIds)} AND w.backfill_status IN ('partial', 'failed')
           ORDER BY w.account_id, w.id`,
         (rows): ByAccount<DegradedBackfill> =>
-          groupBy(rows, (row): DegradedBackfill => ({
+          groupByAccount(rows, (row): DegradedBackfill => ({
             walletId: String(row.id),
             address: row.address,
             status: row.backfill_status,

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { AlertKind, AlertSeverity, WebhookDeliveryBody } from "@scaledger/domain/alerts/Alert"
 import { Clock, Effect } from "effect"
 import { newId } from "../Ids.js"
+import { type ByAccount, groupByAccount } from "./AlertSources.js"
 
 /** One cause an alert stands for, as the monitor derives it from the record. */
 export interface AlertCause {
@@ -114,19 +115,10 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
 
     /** The open alerts of each of `accountIds` (an account with none: absent). */
     const openOf = (accountIds: ReadonlyArray<string>) =>
-      accountIds.length === 0 ? Effect.succeed(new Map<string, ReadonlyArray<AlertRow>>()) : Effect.map(
+      accountIds.length === 0 ? Effect.succeed(new Map() as ByAccount<AlertRow>) : Effect.map(
         sql<AlertDbRow>`SELECT * FROM alerts WHERE account_id IN ${sql.in(accountIds)} AND resolved_at IS NULL
                         ORDER BY account_id, seq DESC`,
-        (rows) => {
-          const byAccount = new Map<string, Array<AlertRow>>()
-          for (const row of rows) {
-            const alert = toRow(row)
-            const list = byAccount.get(alert.accountId)
-            if (list === undefined) byAccount.set(alert.accountId, [alert])
-            else list.push(alert)
-          }
-          return byAccount as ReadonlyMap<string, ReadonlyArray<AlertRow>>
-        }
+        (rows): ByAccount<AlertRow> => groupByAccount(rows, toRow)
       )
 
     /** Raises one alert with its deliveries, in one transaction; None when the cause already has (or had) one. */

@@ -358,14 +358,11 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
           (rows) => Number(rows[0]?.n ?? 0)
         )
 
-      /** Gives a lease back (a failure before deciding): the row is due again at once. */
-      /**
-       * Gives leased rows back untried, in one statement: their lease cleared and the claim not counted as an attempt
-       * (a round that leaves them for the next one; `release` is for a round that failed).
-       */
-      const giveBack = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) =>
+      /** Clears the leases `owner` holds on `rows` (still pending), in one statement; `uncount`: the claim was no attempt. */
+      const unlease = (owner: string, rows: ReadonlyArray<ClaimedTransfer>, uncount: boolean) =>
         rows.length === 0 ? Effect.void : sql`
-          UPDATE transfer_classifications c SET lease_owner = NULL, lease_until = NULL, attempts = c.attempts - 1
+          UPDATE transfer_classifications c SET lease_owner = NULL, lease_until = NULL,
+            attempts = c.attempts - ${uncount ? 1 : 0}
           FROM json_to_recordset(${
           JSON.stringify(rows.map((row) => ({
             account_id: row.accountId,
@@ -377,11 +374,14 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
           WHERE c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
             AND c.log_index = d.log_index AND c.status = 'pending' AND c.lease_owner = ${owner}`.pipe(Effect.asVoid)
 
-      const release = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) =>
-        Effect.forEach(rows, (row) =>
-          sql`UPDATE transfer_classifications SET lease_owner = NULL, lease_until = NULL
-            WHERE account_id = ${row.accountId} AND chain_id = ${row.chainId} AND tx_hash = ${row.txHash}
-              AND log_index = ${row.logIndex} AND lease_owner = ${owner} AND status = 'pending'`, { discard: true })
+      /** Gives leases back after a round failed before deciding: the rows are due again at once. */
+      const release = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) => unlease(owner, rows, false)
+
+      /**
+       * Gives leased rows back untried (a round that leaves them for the next one): due again at once, and the claim
+       * not counted as an attempt.
+       */
+      const giveBack = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) => unlease(owner, rows, true)
 
       /**
        * Classifications a user confirmed after `since` (oldest first): what the model may learn from. `since` and
