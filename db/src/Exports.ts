@@ -1,6 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { Statement } from "@effect/sql/Statement"
 import { IsoDate } from "@scaledger/domain/Basic"
 import { ReplayInProgress, ServiceUnavailable } from "@scaledger/domain/Errors"
 import {
@@ -20,6 +19,7 @@ import { Ledger } from "@scaledger/domain/ledger/index"
 import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
 import { Deferred, Effect, Exit, Option, Queue, Schema, Scope, Stream, Take } from "effect"
 import { createHash } from "node:crypto"
+import { eachBatch } from "./Cursors.js"
 import { newId } from "./Ids.js"
 import { disposalRecords, eventRecords } from "./ledger/RowPages.js"
 import { orDieOnParse } from "./Rows.js"
@@ -60,9 +60,6 @@ export interface StartedExport {
   readonly body: Stream.Stream<Uint8Array, ExportFailure>
 }
 
-/** Rows fetched from the snapshot's cursor at a time (a stored chunk is one batch, about 125 KiB of activity). */
-const FETCH_ROWS = 500
-
 /** The parties of a stored event or disposal row, as its JSON names them. */
 interface StoredParties {
   readonly wallet?: string | null
@@ -73,7 +70,7 @@ interface StoredParties {
 /** Whether an event moved tokens of the address `key`: its own, or the receiving side of a move between own ones. */
 const involves = (row: StoredParties, type: string, key: string) =>
   row.wallet?.toLowerCase() === key || (type === "transfer.self" && row.counterparty?.toLowerCase() === key)
-/** Batches written ahead of a slow reader (each one FETCH_ROWS rows). */
+/** Batches written ahead of a slow reader (each one a page of rows, up to PAGE_ROWS). */
 const QUEUE_BATCHES = 4
 
 /** An `exports` row as stored (`bigint` columns arrive as decimal strings). */
@@ -117,23 +114,6 @@ const encoder = new TextEncoder()
 export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/ExportStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-
-    /** Rows of `query` through a cursor of the current transaction, FETCH_ROWS at a time, to `onBatch`. */
-    const eachBatch = <A>(
-      query: Statement<unknown>,
-      onBatch: (rows: ReadonlyArray<A>) => Effect.Effect<void, SqlError>,
-      fetch = FETCH_ROWS
-    ) =>
-      Effect.gen(function*() {
-        const [text, params] = query.compile()
-        yield* sql.unsafe(`DECLARE export_rows NO SCROLL CURSOR FOR ${text}`, params)
-        while (true) {
-          const rows = yield* sql.unsafe<A & object>(`FETCH ${fetch} FROM export_rows`)
-          if (rows.length > 0) yield* onBatch(rows)
-          if (rows.length < fetch) break
-        }
-        yield* sql`CLOSE export_rows`
-      })
 
     /**
      * Writes the export inside the snapshot transaction: `ready` is settled once the snapshot is taken and the
@@ -261,7 +241,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             const query = sql`
               SELECT lines FROM ledger_event_pages WHERE account_id = ${accountId} ${pageDays} ORDER BY first_ord`
             // A page at a time: a page holds up to PAGE_ROWS rows.
-            yield* eachBatch<{ lines: string }>(query, (pages) => {
+            yield* eachBatch(sql, "export_rows", query, 1, (pages: ReadonlyArray<{ lines: string }>) => {
               let text = ""
               let count = 0
               for (const page of pages) {
@@ -279,7 +259,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                 }
               }
               return emit(text, count)
-            }, 1)
+            })
             break
           }
           case "gains": {
@@ -292,7 +272,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             )
             const query = sql`
               SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId} ${pageDays} ORDER BY first_ord`
-            yield* eachBatch<{ lines: string }>(query, (pages) => {
+            yield* eachBatch(sql, "export_rows", query, 1, (pages: ReadonlyArray<{ lines: string }>) => {
               let text = ""
               let count = 0
               for (const page of pages) {
@@ -305,7 +285,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                 }
               }
               return emit(text, count)
-            }, 1)
+            })
             break
           }
           case "multipliers": {

@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
+import { lotAndStepWrites } from "@scaledger/db/testing/StoredLots"
 import { storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger, type LedgerEvent, type TransferEvent } from "@scaledger/domain/ledger/index"
@@ -141,25 +142,11 @@ for (const [name, database] of backends) {
           yield* sql`INSERT INTO ledger_builds (account_id, lease_owner, lease_until)
                      VALUES (${account.id}, 'me', now() + interval '1 hour')`
           const state = steppedLedger()
-          const rowOf = Ledger.storedLotRowMaker(state)
-          const open = [...Ledger.openLotsOf(state)]
           const stored = {
             ...buildOf(1, "AAPL"),
             disposals: [...Ledger.storedDisposalRows(state)].map((row) => ({ ...Ledger.storedDisposalKeys(row), row })),
             lots: [],
-            lotWrites: {
-              replace: true,
-              deletes: [],
-              rows: open.map((lot, ord) => ({ token: lot.book.symbol, ord, json: JSON.stringify(rowOf(lot)) }))
-            },
-            stepWrites: {
-              replace: true,
-              deletes: [],
-              rows: [...state.books.values()].map((book) => ({
-                token: book.symbol,
-                json: JSON.stringify(Ledger.storedSteps(state, book))
-              }))
-            }
+            ...lotAndStepWrites(state)
           }
           expect(yield* store.store(account.id, "me", 1, stored)).toBe(true)
           const expected = [...Ledger.lotRows(state)]

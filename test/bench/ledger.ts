@@ -13,6 +13,7 @@ import { FxRates } from "@scaledger/db/FxRates"
 import { invalidateLedgers, requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
 import { LedgerInputs } from "@scaledger/db/ledger/LedgerInputs"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
+import { BasisBodies } from "@scaledger/db/reads/BasisBody"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Ledger } from "@scaledger/domain/ledger/index"
@@ -192,14 +193,38 @@ const heapUsed = () => getHeapStatistics().used_heap_size
  */
 const heapPeak = () => {
   collectGarbage()
+  const startMb = Math.round(heapUsed() / 1e6)
   let peak = heapUsed()
   const timer = setInterval(() => {
     peak = Math.max(peak, heapUsed())
   }, 10)
   return {
+    /** The heap in use when it started, after a full collection, in MB. */
+    startMb,
     stop: () => {
       clearInterval(timer)
       return Math.round(Math.max(peak, heapUsed()) / 1e6)
+    }
+  }
+}
+
+/**
+ * The most heap still in use after a full collection, sampled every 250 ms while it runs (what the work keeps alive,
+ * not the garbage a large heap lets wait), in MB. The collections slow the work: time it apart.
+ */
+const liveHeapPeak = () => {
+  collectGarbage()
+  const startMb = Math.round(heapUsed() / 1e6)
+  let peak = heapUsed()
+  const timer = setInterval(() => {
+    collectGarbage()
+    peak = Math.max(peak, heapUsed())
+  }, 250)
+  return {
+    startMb,
+    stop: () => {
+      clearInterval(timer)
+      return Math.round(peak / 1e6)
     }
   }
 }
@@ -314,6 +339,20 @@ const bench = Effect.gen(function*() {
       { n: string }
     >`SELECT sum(count) AS n FROM ledger_event_pages WHERE account_id = ${accountId}`
 
+    // The basis record of every token (`GET /v1/basis`), written from one snapshot into a spool and read back.
+    const basisHeap = heapPeak()
+    residentPeakReset()
+    const basisStart = performance.now()
+    const basis = yield* (yield* BasisBodies).basis(accountId)
+    const basisBytes = yield* Stream.runFold(basis.body, 0, (n, chunk) => n + chunk.length)
+    const basisMs = performance.now() - basisStart
+    const basisHeapMb = basisHeap.stop()
+    const basisRssMb = residentPeakMb()
+    // Again, untimed, for what the record keeps alive while it is written and read back.
+    const basisLive = liveHeapPeak()
+    yield* Stream.runDrain((yield* (yield* BasisBodies).basis(accountId)).body)
+    const basisLiveMb = basisLive.stop()
+
     // One new block (a purchase into the first address), built by the same worker from its checkpoint; then more,
     // one at a time, as a live account receives them (the first also collects the full rebuild's garbage).
     const blockMs = yield* newBlock(events, index + 1, builder)
@@ -347,7 +386,9 @@ const bench = Effect.gen(function*() {
           laterMs[laterMs.length - 1]!.toFixed(0)
         } ms (${later.map((b) => b.ms.toFixed(0)).join(", ")} ms)${
           later.every((b) => b.incremental) ? "" : " (NOT all incremental)"
-        }`
+        }; the basis record of every token (GET /v1/basis) ${(basisBytes / 1e6).toFixed(1)} MB in ${
+          seconds(basisMs)
+        }, heap in use at most ${basisHeapMb} MB (${basisHeap.startMb} MB before), process RSS at most ${basisRssMb} MB; live heap at most ${basisLiveMb} MB (${basisLive.startMb} MB before; a second run, with a full collection every 250 ms)`
     )
   }
 })
@@ -363,6 +404,7 @@ const main = Effect.gen(function*() {
         WalletsRepo.Default,
         LedgerInputs.Default,
         LedgerStore.Default,
+        BasisBodies.Default,
         FxRates.Default
       )
         .pipe(

@@ -4,7 +4,7 @@ import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
-import type { Disposal, IncomeEvent, Lot, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
+import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
 import { Clock, Effect, Either, Option } from "effect"
@@ -18,13 +18,10 @@ import { WalletsRepo } from "../Wallets.js"
 import { withClassification } from "./EventClassificationView.js"
 import { ledgerEvidence } from "./LedgerEvidence.js"
 import {
-  disposalView,
   eventView,
   holdingPositionView,
-  lotView,
   type PositionRow,
   positionView,
-  realisedGains,
   type StoredReport,
   totalView
 } from "./LedgerViews.js"
@@ -59,7 +56,7 @@ const pauseView = (pause: CurrentPause | undefined) =>
     : { since: pause.since.toISOString(), block: pause.block, txHash: pause.txHash, provisional: pause.provisional }
 
 /**
- * The ledger reads behind `GET /v1/positions`, `/v1/basis`, `/v1/events`, `/v1/portfolio` and the MCP tools
+ * The ledger reads behind `GET /v1/positions`, `/v1/events`, `/v1/portfolio` and the MCP tools
  * `get_positions` and `get_activity`: the account's stored build (409 `replay_in_progress` while a replay runs), in
  * the API's views, with the evidence behind each figure for the tools.
  */
@@ -147,39 +144,6 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
           (lotIds) => ledgerEvidence.positions(rows, lotIds, pauses)
         )
       }
-    })
-
-    /** One token's basis record (symbol or address, any case), or every token's. */
-    const basis = Effect.fn("LedgerQueries.basis")(function*(accountId: string, token?: string) {
-      const report = yield* settledReport(accountId)
-      const currency = currencyOf(report)
-      const lotScope = Option.match(report, { onNone: () => "wallet" as const, onSome: (r) => r.lotScope })
-      const tokens = Option.match(report, { onNone: () => [], onSome: (r) => r.tokens })
-      const wanted = token?.toUpperCase()
-      const chosen = tokens.filter((t) =>
-        wanted === undefined || t.token.toUpperCase() === wanted || t.tokenAddress.toUpperCase() === wanted
-      )
-      if (wanted !== undefined && chosen.length === 0) {
-        return yield* new NotFound({ message: `No basis record for token ${token}.` })
-      }
-      const records = yield* Effect.forEach(chosen, (t) =>
-        Effect.gen(function*() {
-          const lots = (yield* store.lots(accountId, t.token)) as ReadonlyArray<Lot>
-          const disposals = (yield* store.disposals(accountId, t.token)) as ReadonlyArray<Disposal>
-          return {
-            token: t.token,
-            currency,
-            lots: lots.map(lotView),
-            accruedIncomeAddedToBasis: t.accruedIncomeAddedToBasis,
-            accruedIncomeAddedToBasisUsd: t.accruedIncomeAddedToBasisUsd,
-            lotMatching: "fifo" as const,
-            lotScope,
-            disposals: disposals.map(disposalView),
-            realisedGains: realisedGains(disposals)
-          }
-        }))
-      if (wanted !== undefined) return records[0]!
-      return { currency, lotMatching: "fifo" as const, lotScope, records }
     })
 
     /** Checks the filters of an events read (before the page cursor, so a bad date is reported first). */
@@ -325,7 +289,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       }
     })
 
-    return { settledReport, positions, basis, eventFilter, events, portfolio } as const
+    return { settledReport, positions, eventFilter, events, portfolio } as const
   }),
   dependencies: [
     SettledLedger.Default,

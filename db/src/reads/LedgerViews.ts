@@ -146,19 +146,49 @@ export const disposalView = (disposal: Disposal) => ({
   unknownBecause: disposal.nullReasons
 })
 
-/** A disposal whose holding period is unknown could be either: both the short- and long-term sums are unknown. */
-const periodSum = (disposals: ReadonlyArray<Disposal>, period: "short" | "long"): string | null =>
-  disposals.some((d) => d.holdingPeriod === null)
-    ? null
-    : sumOrNull(disposals.filter((d) => d.holdingPeriod === period).map((d) => d.gain))
+/**
+ * The realised gains of disposals given one at a time: Σ gain, Σ by holding period and Σ gain in USD, each null as
+ * soon as one part is unknown (unknown never becomes zero); a disposal whose holding period is unknown could be
+ * either, so it makes both period sums unknown.
+ */
+export class GainsSum {
+  private total: BigNumber | null = new BigNumber(0)
+  private shortTerm: BigNumber | null = new BigNumber(0)
+  private longTerm: BigNumber | null = new BigNumber(0)
+  private totalUsd: BigNumber | null = new BigNumber(0)
+  private unknownCount = 0
 
-export const realisedGains = (disposals: ReadonlyArray<Disposal>) => ({
-  total: sumOrNull(disposals.map((d) => d.gain)),
-  shortTerm: periodSum(disposals, "short"),
-  longTerm: periodSum(disposals, "long"),
-  totalUsd: sumOrNull(disposals.map((d) => d.gainUsd)),
-  unknownCount: disposals.filter((d) => d.gain === null).length
-})
+  add(disposal: Disposal): void {
+    const { gain, gainUsd, holdingPeriod } = disposal
+    if (gain === null) this.unknownCount++
+    this.total = gain === null || this.total === null ? null : this.total.plus(gain)
+    this.totalUsd = gainUsd === null || this.totalUsd === null ? null : this.totalUsd.plus(gainUsd)
+    if (holdingPeriod === null) {
+      this.shortTerm = null
+      this.longTerm = null
+    } else if (holdingPeriod === "short") {
+      this.shortTerm = gain === null || this.shortTerm === null ? null : this.shortTerm.plus(gain)
+    } else {
+      this.longTerm = gain === null || this.longTerm === null ? null : this.longTerm.plus(gain)
+    }
+  }
+
+  view() {
+    return {
+      total: this.total?.toFixed() ?? null,
+      shortTerm: this.shortTerm?.toFixed() ?? null,
+      longTerm: this.longTerm?.toFixed() ?? null,
+      totalUsd: this.totalUsd?.toFixed() ?? null,
+      unknownCount: this.unknownCount
+    }
+  }
+}
+
+export const realisedGains = (disposals: ReadonlyArray<Disposal>) => {
+  const sum = new GainsSum()
+  for (const disposal of disposals) sum.add(disposal)
+  return sum.view()
+}
 
 /** `{ usd, <code>: converted, rate, rateDate, source, carriedForward }`; for USD accounts the code is `usd` itself. */
 const incomeView = (usd: string | null, converted: Converted | null, currency: ReportingCurrency) => ({

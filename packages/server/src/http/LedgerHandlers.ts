@@ -1,4 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { BasisBodies } from "@scaledger/db/reads/BasisBody"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
@@ -12,6 +14,7 @@ import { orUnavailable } from "./Unavailable.js"
 export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (handlers) =>
   Effect.gen(function*() {
     const queries = yield* LedgerQueries
+    const basisBodies = yield* BasisBodies
     const answer = yield* makeAnswerCache
     /**
      * An answer computed from a stored build names its own `asOf`; without one it shows the clock. The read is made
@@ -39,7 +42,9 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
       .handle("basis", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          return yield* queries.basis(account.id, urlParams.token)
+          // Written whole (one snapshot, spooled), then streamed: a long history's record is hundreds of MB.
+          const { body, bytes } = yield* basisBodies.basis(account.id, urlParams.token)
+          return HttpServerResponse.stream(body, { contentType: "application/json", contentLength: bytes })
         }).pipe(orUnavailable))
       .handle("events", ({ urlParams }) =>
         Effect.gen(function*() {

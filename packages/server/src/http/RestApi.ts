@@ -4,6 +4,7 @@ import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { ExportStore } from "@scaledger/db/Exports"
 import { FxRates } from "@scaledger/db/FxRates"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
+import { BasisBodies } from "@scaledger/db/reads/BasisBody"
 import { FxReads } from "@scaledger/db/reads/FxReads"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
@@ -48,6 +49,7 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     FxReads.Default,
     MultiplierReads.Default,
     LedgerQueries.Default,
+    BasisBodies.Default,
     AlertsStore.Default,
     WebhookEndpoints.Default
   ])

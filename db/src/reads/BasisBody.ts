@@ -1,0 +1,168 @@
+import { SqlClient } from "@effect/sql"
+import { NotFound, ServiceUnavailable } from "@scaledger/domain/Errors"
+import { Ledger } from "@scaledger/domain/ledger/index"
+import type { Disposal, Lot } from "@scaledger/domain/ledger/LedgerReport"
+import { DisposalView, GainTotals, LotView } from "@scaledger/domain/LedgerApi"
+import { Effect, Option, Schema, type Stream } from "effect"
+import { eachBatch } from "../Cursors.js"
+import { disposalRecords } from "../ledger/RowPages.js"
+import { Spool, type SpoolError } from "../Spool.js"
+import { disposalView, GainsSum, lotView, type StoredReport } from "./LedgerViews.js"
+import { checkSettled } from "./SettledBuild.js"
+
+/** Lot rows fetched from the snapshot's cursor at a time. */
+const LOT_BATCH = 1_000
+/** A basis record stays in memory up to this size; a larger one is spooled to a file (`Spool`). */
+export const BASIS_MEMORY_LIMIT = 8 * 1024 * 1024
+
+const encodeLot = Schema.encodeSync(LotView)
+const encodeDisposal = Schema.encodeSync(DisposalView)
+const encodeGains = Schema.encodeSync(GainTotals)
+
+/** `GET /v1/basis` as JSON bytes: written whole from one snapshot, then streamed (see `BasisBodies.basis`). */
+export interface BasisBody {
+  readonly bytes: number
+  readonly body: Stream.Stream<Uint8Array, SpoolError>
+}
+
+/**
+ * The basis record (`GET /v1/basis`): every open lot and every disposal of a token, or of every token. A long
+ * history has hundreds of thousands of them (hundreds of MB of JSON at a million events), so the record is never
+ * held whole: it is read from one consistent snapshot (a REPEATABLE READ transaction: the lots, disposals and summary
+ * of one build) through cursors, a batch at a time, each lot and disposal encoded by its schema as it comes, into a
+ * `Spool` that moves to a temporary file past `BASIS_MEMORY_LIMIT`. The transaction ends before the first byte is
+ * sent, so a slow client holds no connection, and a failure midway is still an error answer.
+ */
+export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/BasisBodies", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const write = (accountId: string, token: string | undefined, spool: Spool) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        const [build] = yield* sql<{
+          requested_version: string
+          replay_version: string
+          built_version: string
+          built_at: Date | null
+          status: "pending" | "ready" | "failed"
+          error: string | null
+          report: StoredReport | null
+        }>`SELECT requested_version, replay_version, built_version, built_at, status, error, report
+           FROM ledger_builds WHERE account_id = ${accountId}`
+        if (build !== undefined) {
+          yield* checkSettled({
+            requestedVersion: Number(build.requested_version),
+            replayVersion: Number(build.replay_version),
+            builtVersion: Number(build.built_version),
+            builtAt: build.built_at,
+            status: build.status,
+            error: build.error
+          })
+        }
+        const report = Option.fromNullable(build?.report)
+        const currency = Option.match(report, { onNone: () => "USD", onSome: (r) => r.currency })
+        const lotScope = Option.match(report, { onNone: () => "wallet" as const, onSome: (r) => r.lotScope })
+        const tokens = Option.match(report, { onNone: () => [], onSome: (r) => r.tokens })
+        const wanted = token?.toUpperCase()
+        const chosen = tokens.filter((t) =>
+          wanted === undefined || t.token.toUpperCase() === wanted || t.tokenAddress.toUpperCase() === wanted
+        )
+        if (wanted !== undefined && chosen.length === 0) {
+          return yield* new NotFound({ message: `No basis record for token ${token}.` })
+        }
+        // The tokens' steps the lots and disposals cite (`ledger_steps`), of the same snapshot.
+        const stepsOf = new Map(
+          (yield* sql<{ token: string; steps: ReadonlyArray<Ledger.StoredStep> }>`
+            SELECT token, steps FROM ledger_steps WHERE account_id = ${accountId}`).map((row) => [row.token, row.steps])
+        )
+        const json = JSON.stringify
+
+        /** One token's record, in the order of the `BasisRecord` schema. */
+        const record = (t: (typeof tokens)[number]) =>
+          Effect.gen(function*() {
+            const key = t.token.toUpperCase()
+            yield* spool.write(`{"token":${json(t.token)},"currency":${json(currency)},"lots":[`)
+            let first = true
+            yield* eachBatch(
+              sql,
+              "basis_lots",
+              sql`SELECT token, row FROM ledger_lots WHERE account_id = ${accountId} AND upper(token) = ${key}
+                  ORDER BY ord`,
+              LOT_BATCH,
+              (rows: ReadonlyArray<{ token: string; row: unknown }>) => {
+                let text = ""
+                for (const r of rows) {
+                  const lot = Ledger.expandLotRow(r.row, stepsOf.get(r.token)) as Lot
+                  text += `${first ? "" : ","}${json(encodeLot(lotView(lot)))}`
+                  first = false
+                }
+                return spool.write(text)
+              }
+            )
+            yield* spool.write(
+              `],"accruedIncomeAddedToBasis":${json(t.accruedIncomeAddedToBasis)},"accruedIncomeAddedToBasisUsd":${
+                json(t.accruedIncomeAddedToBasisUsd)
+              },"lotMatching":"fifo","lotScope":${json(lotScope)},"disposals":[`
+            )
+            const gains = new GainsSum()
+            first = true
+            // A page at a time: a page holds up to PAGE_ROWS rows of every token it lists.
+            yield* eachBatch(
+              sql,
+              "basis_disposals",
+              sql`SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId} AND ${key} = ANY(tokens)
+                  ORDER BY first_ord`,
+              1,
+              (pages: ReadonlyArray<{ lines: string }>) => {
+                let text = ""
+                for (const page of pages) {
+                  for (const stored of disposalRecords(page.lines)) {
+                    if (stored.token.toUpperCase() !== key) continue
+                    const disposal = Ledger.expandDisposalRow(stored.row, stepsOf.get(stored.token)) as Disposal
+                    gains.add(disposal)
+                    text += `${first ? "" : ","}${json(encodeDisposal(disposalView(disposal)))}`
+                    first = false
+                  }
+                }
+                return spool.write(text)
+              }
+            )
+            yield* spool.write(`],"realisedGains":${json(encodeGains(gains.view()))}}`)
+          })
+
+        if (wanted !== undefined) {
+          yield* record(chosen[0]!)
+        } else {
+          yield* spool.write(
+            `{"currency":${json(currency)},"lotMatching":"fifo","lotScope":${json(lotScope)},"records":[`
+          )
+          for (const [i, t] of chosen.entries()) {
+            if (i > 0) yield* spool.write(",")
+            yield* record(t)
+          }
+          yield* spool.write("]}")
+        }
+        yield* spool.flush
+      }))
+
+    /**
+     * One token's basis record (symbol or address, any case), or every token's: 404 `not_found` for a token the
+     * record does not hold, 409 while a replay runs, 503 when the build failed or the record could not be written.
+     */
+    const basis = (accountId: string, token?: string, memoryLimit = BASIS_MEMORY_LIMIT) =>
+      Effect.gen(function*() {
+        const spool = new Spool(memoryLimit)
+        yield* write(accountId, token, spool).pipe(
+          Effect.catchTag("SpoolError", (error) =>
+            Effect.fail(
+              new ServiceUnavailable({ message: `The basis record could not be written: ${error.message}` })
+            )),
+          Effect.onError(() => spool.discard)
+        )
+        return { bytes: spool.byteLength, body: spool.body() } satisfies BasisBody
+      }).pipe(Effect.withSpan("BasisBodies.basis"))
+
+    return { basis } as const
+  })
+}) {}
