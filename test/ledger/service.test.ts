@@ -199,6 +199,15 @@ describe("the ledger through the API, on the local chain", () => {
         )
         const basis = yield* call("GET", "/v1/basis?token=aapl&lotMatching=lifo", { key })
         expect(basis.body).toMatchObject({ token: "AAPL", lotMatching: "fifo", lotScope: "account", currency: "USD" })
+        // Written whole before it is sent: its length is known, and HEAD answers it without the body.
+        expect(basis.headers["content-type"]).toBe("application/json")
+        expect(basis.headers["content-length"]).toBe(String(Buffer.byteLength(basis.text)))
+        const head = yield* call("HEAD", "/v1/basis?token=aapl", { key })
+        expect([head.status, head.headers["content-length"], head.text]).toEqual([
+          200,
+          basis.headers["content-length"],
+          ""
+        ])
 
         // Filters and their errors.
         expectCode(yield* call("GET", "/v1/events?from=2026-13-01", { key }), 400, "invalid_date")

@@ -39,7 +39,11 @@ export interface CallOptions {
 }
 
 /** One request, answered with status, headers and the parsed JSON body (or the text when it is not JSON). */
-export const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, options: CallOptions = {}) =>
+export const call = (
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE",
+  path: string,
+  options: CallOptions = {}
+) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = HttpClientRequest.make(method)(path)

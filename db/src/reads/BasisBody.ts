@@ -22,7 +22,10 @@ const encodeGains = Schema.encodeSync(GainTotals)
 /** `GET /v1/basis` as JSON bytes: written whole from one snapshot, then streamed (see `BasisBodies.basis`). */
 export interface BasisBody {
   readonly bytes: number
+  /** Read once; its end (or interruption) gives the spool's file back. */
   readonly body: Stream.Stream<Uint8Array, SpoolError>
+  /** Gives the spool's file back when the body will not be read (a HEAD request, a client gone before it). */
+  readonly discard: Effect.Effect<void>
 }
 
 /**
@@ -160,7 +163,7 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
             )),
           Effect.onError(() => spool.discard)
         )
-        return { bytes: spool.byteLength, body: spool.body() } satisfies BasisBody
+        return { bytes: spool.byteLength, body: spool.body(), discard: spool.discard } satisfies BasisBody
       }).pipe(Effect.withSpan("BasisBodies.basis"))
 
     return { basis } as const

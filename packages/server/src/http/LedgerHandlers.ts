@@ -43,7 +43,10 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
         Effect.gen(function*() {
           const account = yield* CurrentAccount
           // Written whole (one snapshot, spooled), then streamed: a long history's record is hundreds of MB.
-          const { body, bytes } = yield* basisBodies.basis(account.id, urlParams.token)
+          const { body, bytes, discard } = yield* basisBodies.basis(account.id, urlParams.token)
+          // The request's scope closes once the response is written: the spool's file goes then if the body was
+          // never read (a HEAD request, a client gone before it).
+          yield* Effect.addFinalizer(() => discard)
           return HttpServerResponse.stream(body, { contentType: "application/json", contentLength: bytes })
         }).pipe(orUnavailable))
       .handle("events", ({ urlParams }) =>
