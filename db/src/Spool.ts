@@ -36,26 +36,47 @@ export class Spool {
     return this.written
   }
 
-  /** Whether the bytes moved to a file. */
-  get spilled(): boolean {
-    return this.file !== undefined
-  }
-
   /** Appends `text`; encodes and moves bytes on once enough text is gathered. */
   write(text: string): Effect.Effect<void, SpoolError> {
-    this.text += text
-    return this.text.length < TEXT_CHUNK ? Effect.void : this.flush
+    return Effect.suspend(() => {
+      this.text += text
+      return this.text.length < TEXT_CHUNK ? Effect.void : this.flush
+    })
   }
 
   /** Encodes the gathered text; past the memory limit, moves everything to the file. */
   readonly flush: Effect.Effect<void, SpoolError> = Effect.suspend(() => {
-    if (this.text !== "") {
-      const bytes = Buffer.from(this.text, "utf8")
-      this.text = ""
-      this.chunks.push(bytes)
-      this.inMemory += bytes.length
-      this.written += bytes.length
-    }
+    this.encodeText()
+    return this.spillIfOver()
+  })
+
+  /** Appends bytes (after the text written before them). */
+  writeBytes(bytes: Uint8Array): Effect.Effect<void, SpoolError> {
+    return Effect.suspend(() => {
+      this.encodeText()
+      this.keep(bytes)
+      return this.spillIfOver()
+    })
+  }
+
+  /** Appends everything `other` holds, and gives its file back. */
+  append(other: Spool): Effect.Effect<void, SpoolError> {
+    return Effect.flatMap(other.flush, () => Stream.runForEach(other.body(), (chunk) => this.writeBytes(chunk)))
+  }
+
+  private keep(bytes: Uint8Array): void {
+    this.chunks.push(bytes)
+    this.inMemory += bytes.length
+    this.written += bytes.length
+  }
+
+  private encodeText(): void {
+    if (this.text === "") return
+    this.keep(Buffer.from(this.text, "utf8"))
+    this.text = ""
+  }
+
+  private spillIfOver(): Effect.Effect<void, SpoolError> {
     if (this.file === undefined && this.inMemory <= this.memoryLimit) return Effect.void
     return Effect.tryPromise({
       try: async () => {
@@ -71,7 +92,7 @@ export class Spool {
       },
       catch: failed("could not write the spool file")
     })
-  })
+  }
 
   /** Closes the file, if the bytes moved to one (the body is not read). */
   readonly discard: Effect.Effect<void> = Effect.suspend(() => {

@@ -19,6 +19,22 @@ const encodeLot = Schema.encodeSync(LotView)
 const encodeDisposal = Schema.encodeSync(DisposalView)
 const encodeGains = Schema.encodeSync(GainTotals)
 
+/** A token's lots and disposals as JSON (without their brackets), gathered before the record is written in order. */
+class TokenParts {
+  readonly lots: Spool
+  readonly disposals: Spool
+  readonly gains = new GainsSum()
+  lotCount = 0
+  disposalCount = 0
+
+  constructor(memoryLimit: number) {
+    this.lots = new Spool(memoryLimit)
+    this.disposals = new Spool(memoryLimit)
+  }
+
+  readonly discard = Effect.suspend(() => Effect.zipRight(this.lots.discard, this.disposals.discard))
+}
+
 /** `GET /v1/basis` as JSON bytes: written whole from one snapshot, then streamed (see `BasisBodies.basis`). */
 export interface BasisBody {
   readonly bytes: number
@@ -32,15 +48,15 @@ export interface BasisBody {
  * The basis record (`GET /v1/basis`): every open lot and every disposal of a token, or of every token. A long
  * history has hundreds of thousands of them (hundreds of MB of JSON at a million events), so the record is never
  * held whole: it is read from one consistent snapshot (a REPEATABLE READ transaction: the lots, disposals and summary
- * of one build) through cursors, a batch at a time, each lot and disposal encoded by its schema as it comes, into a
- * `Spool` that moves to a temporary file past `BASIS_MEMORY_LIMIT`. The transaction ends before the first byte is
+ * of one build) through cursors, a batch at a time, each lot and disposal encoded by its schema as it comes, into
+ * spools that move to temporary files past `BASIS_MEMORY_LIMIT` (shared by the record and each token's parts). The transaction ends before the first byte is
  * sent, so a slow client holds no connection, and a failure midway is still an error answer.
  */
 export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/BasisBodies", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const write = (accountId: string, token: string | undefined, spool: Spool) =>
+    const write = (accountId: string, token: string | undefined, spool: Spool, memoryLimit: number) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         const [build] = yield* sql<{
@@ -80,72 +96,85 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
             SELECT token, steps FROM ledger_steps WHERE account_id = ${accountId}`).map((row) => [row.token, row.steps])
         )
         const json = JSON.stringify
-
-        /** One token's record, in the order of the `BasisRecord` schema. */
-        const record = (t: (typeof tokens)[number]) =>
-          Effect.gen(function*() {
-            const key = t.token.toUpperCase()
-            yield* spool.write(`{"token":${json(t.token)},"currency":${json(currency)},"lots":[`)
-            let first = true
-            yield* eachBatch(
-              sql,
-              "basis_lots",
-              sql`SELECT token, row FROM ledger_lots WHERE account_id = ${accountId} AND upper(token) = ${key}
-                  ORDER BY ord`,
-              LOT_BATCH,
-              (rows: ReadonlyArray<{ token: string; row: unknown }>) => {
-                let text = ""
-                for (const r of rows) {
-                  const lot = Ledger.expandLotRow(r.row, stepsOf.get(r.token)) as Lot
-                  text += `${first ? "" : ","}${json(encodeLot(lotView(lot)))}`
-                  first = false
-                }
-                return spool.write(text)
+        // Each token's lots and disposals, gathered in one pass over each table (pages hold rows of every token:
+        // a pass per token would read and parse every page once per token), then written in the record's order.
+        const memoryEach = Math.floor(memoryLimit / Math.max(1, 2 * chosen.length))
+        const parts = new Map(chosen.map((t) => [t.token.toUpperCase(), new TokenParts(memoryEach)] as const))
+        const only = wanted === undefined ? undefined : chosen[0]!.token.toUpperCase()
+        /** Writes each part's text of a batch to its spool. */
+        const gathered = (texts: Map<Spool, string>) =>
+          Effect.forEach(texts, ([part, text]) => part.write(text), { discard: true })
+        // The parts' files go when the record is written, or when it fails midway.
+        yield* Effect.gen(function*() {
+          yield* eachBatch(
+            sql,
+            "basis_lots",
+            sql`SELECT token, row FROM ledger_lots WHERE account_id = ${accountId}
+              ${only === undefined ? sql`` : sql`AND upper(token) = ${only}`} ORDER BY ord`,
+            LOT_BATCH,
+            (rows: ReadonlyArray<{ token: string; row: unknown }>) => {
+              const texts = new Map<Spool, string>()
+              for (const r of rows) {
+                const part = parts.get(r.token.toUpperCase())
+                if (part === undefined) continue
+                const lot = Ledger.expandLotRow(r.row, stepsOf.get(r.token)) as Lot
+                const text = `${part.lotCount++ > 0 ? "," : ""}${json(encodeLot(lotView(lot)))}`
+                texts.set(part.lots, (texts.get(part.lots) ?? "") + text)
               }
-            )
-            yield* spool.write(
-              `],"accruedIncomeAddedToBasis":${json(t.accruedIncomeAddedToBasis)},"accruedIncomeAddedToBasisUsd":${
-                json(t.accruedIncomeAddedToBasisUsd)
-              },"lotMatching":"fifo","lotScope":${json(lotScope)},"disposals":[`
-            )
-            const gains = new GainsSum()
-            first = true
-            // A page at a time: a page holds up to PAGE_ROWS rows of every token it lists.
-            yield* eachBatch(
-              sql,
-              "basis_disposals",
-              sql`SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId} AND ${key} = ANY(tokens)
-                  ORDER BY first_ord`,
-              1,
-              (pages: ReadonlyArray<{ lines: string }>) => {
-                let text = ""
-                for (const page of pages) {
-                  for (const stored of disposalRecords(page.lines)) {
-                    if (stored.token.toUpperCase() !== key) continue
-                    const disposal = Ledger.expandDisposalRow(stored.row, stepsOf.get(stored.token)) as Disposal
-                    gains.add(disposal)
-                    text += `${first ? "" : ","}${json(encodeDisposal(disposalView(disposal)))}`
-                    first = false
-                  }
-                }
-                return spool.write(text)
-              }
-            )
-            yield* spool.write(`],"realisedGains":${json(encodeGains(gains.view()))}}`)
-          })
-
-        if (wanted !== undefined) {
-          yield* record(chosen[0]!)
-        } else {
-          yield* spool.write(
-            `{"currency":${json(currency)},"lotMatching":"fifo","lotScope":${json(lotScope)},"records":[`
+              return gathered(texts)
+            }
           )
-          for (const [i, t] of chosen.entries()) {
-            if (i > 0) yield* spool.write(",")
-            yield* record(t)
+          // A page at a time: a page holds up to PAGE_ROWS rows of every token it lists.
+          yield* eachBatch(
+            sql,
+            "basis_disposals",
+            sql`SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId}
+              ${only === undefined ? sql`` : sql`AND ${only} = ANY(tokens)`} ORDER BY first_ord`,
+            1,
+            (pages: ReadonlyArray<{ lines: string }>) => {
+              const texts = new Map<Spool, string>()
+              for (const page of pages) {
+                for (const stored of disposalRecords(page.lines)) {
+                  const part = parts.get(stored.token.toUpperCase())
+                  if (part === undefined) continue
+                  const disposal = Ledger.expandDisposalRow(stored.row, stepsOf.get(stored.token)) as Disposal
+                  part.gains.add(disposal)
+                  const text = `${part.disposalCount++ > 0 ? "," : ""}${json(encodeDisposal(disposalView(disposal)))}`
+                  texts.set(part.disposals, (texts.get(part.disposals) ?? "") + text)
+                }
+              }
+              return gathered(texts)
+            }
+          )
+
+          /** One token's record, in the order of the `BasisRecord` schema. */
+          const record = (t: (typeof tokens)[number]) =>
+            Effect.gen(function*() {
+              const part = parts.get(t.token.toUpperCase())!
+              yield* spool.write(`{"token":${json(t.token)},"currency":${json(currency)},"lots":[`)
+              yield* spool.append(part.lots)
+              yield* spool.write(
+                `],"accruedIncomeAddedToBasis":${json(t.accruedIncomeAddedToBasis)},"accruedIncomeAddedToBasisUsd":${
+                  json(t.accruedIncomeAddedToBasisUsd)
+                },"lotMatching":"fifo","lotScope":${json(lotScope)},"disposals":[`
+              )
+              yield* spool.append(part.disposals)
+              yield* spool.write(`],"realisedGains":${json(encodeGains(part.gains.view()))}}`)
+            })
+
+          if (wanted !== undefined) {
+            yield* record(chosen[0]!)
+          } else {
+            yield* spool.write(
+              `{"currency":${json(currency)},"lotMatching":"fifo","lotScope":${json(lotScope)},"records":[`
+            )
+            for (const [i, t] of chosen.entries()) {
+              if (i > 0) yield* spool.write(",")
+              yield* record(t)
+            }
+            yield* spool.write("]}")
           }
-          yield* spool.write("]}")
-        }
+        }).pipe(Effect.ensuring(Effect.forEach(parts.values(), (part) => part.discard, { discard: true })))
         yield* spool.flush
       }))
 
@@ -156,7 +185,7 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
     const basis = (accountId: string, token?: string, memoryLimit = BASIS_MEMORY_LIMIT) =>
       Effect.gen(function*() {
         const spool = new Spool(memoryLimit)
-        yield* write(accountId, token, spool).pipe(
+        yield* write(accountId, token, spool, memoryLimit).pipe(
           Effect.catchTag("SpoolError", (error) =>
             Effect.fail(
               new ServiceUnavailable({ message: `The basis record could not be written: ${error.message}` })
