@@ -82,8 +82,12 @@ export class Spool {
       try: async () => {
         if (this.file === undefined) {
           const path = Path.join(Os.tmpdir(), `scaledger-spool-${randomBytes(8).toString("hex")}`)
-          this.file = await Fs.open(path, "wx+", 0o600)
-          await Fs.unlink(path)
+          const file = await Fs.open(path, "wx+", 0o600)
+          await Fs.unlink(path).catch(async (error: unknown) => {
+            await file.close()
+            throw error
+          })
+          this.file = file
         }
         const chunks = this.chunks
         this.chunks = []

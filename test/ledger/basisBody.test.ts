@@ -131,6 +131,22 @@ const text = (body: Stream.Stream<Uint8Array, unknown>) =>
 
 const openFiles = () => readdirSync("/proc/self/fd").length
 
+/** Runs `effect` with the temporary directory set to `dir` (where spools make their files). */
+const withTmpdir = <A, E, R>(dir: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const previous = process.env.TMPDIR
+      process.env.TMPDIR = dir
+      return previous
+    }),
+    () => effect,
+    (previous) =>
+      Effect.sync(() => {
+        if (previous === undefined) delete process.env.TMPDIR
+        else process.env.TMPDIR = previous
+      })
+  )
+
 for (const [name, database] of backends) {
   describe(name, () => {
     layer(
@@ -193,6 +209,21 @@ for (const [name, database] of backends) {
           yield* requestReplay(account.id)
           const replaying = yield* Effect.flip(bodies.basis(account.id, "AAPL", 0))
           expect(replaying._tag).toBe("ReplayInProgress")
+          expect(openFiles()).toBe(before)
+        }))
+
+      it.effect("a record that cannot be spooled is service_unavailable, with nothing left open", () =>
+        Effect.gen(function*() {
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("basis spool")
+          yield* storeBuild(account.id)
+          const before = openFiles()
+          const failed = yield* Effect.flip(
+            withTmpdir("/nonexistent/scaledger", (yield* BasisBodies).basis(account.id, undefined, 0))
+          )
+          expect(failed._tag).toBe("ServiceUnavailable")
+          expect(failed.message).toMatch(
+            /^The basis record could not be written: could not write the spool file: ENOENT/
+          )
           expect(openFiles()).toBe(before)
         }))
     })
