@@ -1,5 +1,6 @@
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
+import type { Disposal } from "@scaledger/domain/ledger/LedgerReport"
 import { holdingPositionView, positionView, realisedGains } from "@scaledger/server/http/LedgerViews"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
@@ -93,5 +94,23 @@ describe("realised gains by holding period", () => {
     ], "2026-03-06T00:00:00Z").disposals
     expect(unknown.map((d) => d.holdingPeriod)).toEqual(["long", null])
     expect(realisedGains(unknown)).toMatchObject({ total: null, shortTerm: null, longTerm: null, unknownCount: 1 })
+  })
+
+  it("each sum is unknown only when a part of it is: a short-term gain unknown leaves the long-term sum known", () => {
+    const disposal = (holdingPeriod: "short" | "long", gain: string | null, gainUsd: string | null) =>
+      ({ holdingPeriod, gain, gainUsd }) as Disposal
+    expect(realisedGains([
+      disposal("long", "1.5", "1.25"),
+      disposal("short", null, "2"),
+      disposal("long", "-0.25", null),
+      disposal("long", "0.000000000000000001", "0")
+    ])).toEqual({
+      total: null,
+      shortTerm: null,
+      longTerm: "1.250000000000000001",
+      totalUsd: null,
+      unknownCount: 1
+    })
+    expect(realisedGains([])).toEqual({ total: "0", shortTerm: "0", longTerm: "0", totalUsd: "0", unknownCount: 0 })
   })
 })
