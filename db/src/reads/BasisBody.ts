@@ -99,8 +99,9 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
         // Each token's lots and disposals, gathered in one pass over each table (pages hold rows of every token:
         // a pass per token would read and parse every page once per token), then written in the record's order.
         const memoryEach = Math.floor(memoryLimit / Math.max(1, 2 * chosen.length))
-        const parts = new Map(chosen.map((t) => [t.token.toUpperCase(), new TokenParts(memoryEach)] as const))
-        const only = wanted === undefined ? undefined : chosen[0]!.token.toUpperCase()
+        // By the ledger's symbol, as the lot rows and disposal rows name their token.
+        const parts = new Map(chosen.map((t) => [t.token, new TokenParts(memoryEach)] as const))
+        const only = wanted === undefined ? undefined : chosen[0]!.token
         /** Writes each part's text of a batch to its spool. */
         const gathered = (texts: Map<Spool, string>) =>
           Effect.forEach(texts, ([part, text]) => part.write(text), { discard: true })
@@ -110,12 +111,12 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
             sql,
             "basis_lots",
             sql`SELECT token, row FROM ledger_lots WHERE account_id = ${accountId}
-              ${only === undefined ? sql`` : sql`AND upper(token) = ${only}`} ORDER BY ord`,
+              ${only === undefined ? sql`` : sql`AND token = ${only}`} ORDER BY ord`,
             LOT_BATCH,
             (rows: ReadonlyArray<{ token: string; row: unknown }>) => {
               const texts = new Map<Spool, string>()
               for (const r of rows) {
-                const part = parts.get(r.token.toUpperCase())
+                const part = parts.get(r.token)
                 if (part === undefined) continue
                 const lot = Ledger.expandLotRow(r.row, stepsOf.get(r.token)) as Lot
                 const text = `${part.lotCount++ > 0 ? "," : ""}${json(encodeLot(lotView(lot)))}`
@@ -129,13 +130,13 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
             sql,
             "basis_disposals",
             sql`SELECT lines FROM ledger_disposal_pages WHERE account_id = ${accountId}
-              ${only === undefined ? sql`` : sql`AND ${only} = ANY(tokens)`} ORDER BY first_ord`,
+              ${only === undefined ? sql`` : sql`AND ${only.toUpperCase()} = ANY(tokens)`} ORDER BY first_ord`,
             1,
             (pages: ReadonlyArray<{ lines: string }>) => {
               const texts = new Map<Spool, string>()
               for (const page of pages) {
                 for (const stored of disposalRecords(page.lines)) {
-                  const part = parts.get(stored.token.toUpperCase())
+                  const part = parts.get(stored.token)
                   if (part === undefined) continue
                   const disposal = Ledger.expandDisposalRow(stored.row, stepsOf.get(stored.token)) as Disposal
                   part.gains.add(disposal)
@@ -150,7 +151,7 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
           /** One token's record, in the order of the `BasisRecord` schema. */
           const record = (t: (typeof tokens)[number]) =>
             Effect.gen(function*() {
-              const part = parts.get(t.token.toUpperCase())!
+              const part = parts.get(t.token)!
               yield* spool.write(`{"token":${json(t.token)},"currency":${json(currency)},"lots":[`)
               yield* spool.append(part.lots)
               yield* spool.write(
