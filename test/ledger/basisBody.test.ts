@@ -16,7 +16,7 @@ import { Ledger, type LedgerEvent } from "@scaledger/domain/ledger/index"
 import type { Disposal, Lot } from "@scaledger/domain/ledger/LedgerReport"
 import { BasisRecord, BasisRecords } from "@scaledger/domain/LedgerApi"
 import { Chunk, Effect, Either, Layer, Schema, Stream } from "effect"
-import { readdirSync } from "node:fs"
+import { readdirSync, readlinkSync } from "node:fs"
 
 const backends = [
   ["PostgreSQL", TestDatabase.postgres],
@@ -129,7 +129,15 @@ const expectedRecord = (accountId: string, report: StoredReport, token: StoredRe
 const text = (body: Stream.Stream<Uint8Array, unknown>) =>
   Effect.map(Stream.runCollect(body), (chunks) => Buffer.concat([...Chunk.toReadonlyArray(chunks)]).toString("utf8"))
 
-const openFiles = () => readdirSync("/proc/self/fd").length
+/** The spool files this process holds open (unlinked, so their links read `…/scaledger-spool-… (deleted)`). */
+const openFiles = () =>
+  readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).includes("scaledger-spool-")
+    } catch {
+      return false
+    }
+  }).length
 
 /** Runs `effect` with the temporary directory set to `dir` (where spools make their files). */
 const withTmpdir = <A, E, R>(dir: string, effect: Effect.Effect<A, E, R>) =>
