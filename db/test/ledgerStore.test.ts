@@ -4,7 +4,7 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { PAGE_ROWS } from "@scaledger/db/ledger/RowPages"
 import { lotAndStepWrites } from "@scaledger/db/testing/StoredLots"
-import { storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
+import { expandedDisposals, storedDisposals, storedEvents } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger, type LedgerEvent, type TransferEvent } from "@scaledger/domain/ledger/index"
 import { Effect, Either, Layer } from "effect"
@@ -80,7 +80,7 @@ for (const [name, database] of backends) {
           expect(days.hasMore).toBe(false)
           expect(yield* store.recentEvents(account.id, 3)).toEqual(build.events.slice(-3).reverse().map((e) => e.row))
           expect(yield* store.countNeedingReview(account.id)).toBe(build.events.filter((e) => e.needsReview).length)
-          expect(yield* store.disposals(account.id, undefined)).toEqual(build.disposals.map((d) => d.row))
+          expect(yield* expandedDisposals(account.id)).toEqual(build.disposals.map((d) => d.row))
           expect(yield* store.positions(account.id)).toEqual(build.positions.map((p) => p.row))
           expect(
             yield* sql<{ wallet_key: string | null }>`
@@ -159,7 +159,7 @@ for (const [name, database] of backends) {
           // The sale's slice cites AAPL's steps the same way.
           const sold = [...Ledger.disposalRows(state)]
           expect(sold.map((d) => d.basisComponents.length)).toEqual([3])
-          expect(yield* store.disposals(account.id, undefined)).toEqual(sold)
+          expect(yield* expandedDisposals(account.id)).toEqual(sold)
           const [steps] = yield* sql<
             { n: string }
           >`SELECT count(*) AS n FROM ledger_steps WHERE account_id = ${account.id}`

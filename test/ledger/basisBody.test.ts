@@ -11,6 +11,7 @@ import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { BasisBodies } from "@scaledger/db/reads/BasisBody"
 import { disposalView, lotView, realisedGains, type StoredReport } from "@scaledger/db/reads/LedgerViews"
 import { lotAndStepWrites } from "@scaledger/db/testing/StoredLots"
+import { expandedDisposals } from "@scaledger/db/testing/StoredPages"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger, type LedgerEvent } from "@scaledger/domain/ledger/index"
 import type { Disposal, Lot } from "@scaledger/domain/ledger/LedgerReport"
@@ -112,7 +113,7 @@ const expectedRecord = (accountId: string, report: StoredReport, token: StoredRe
   Effect.gen(function*() {
     const store = yield* LedgerStore
     const lots = (yield* store.lots(accountId, token.token)) as ReadonlyArray<Lot>
-    const disposals = (yield* store.disposals(accountId, token.token)) as ReadonlyArray<Disposal>
+    const disposals = (yield* expandedDisposals(accountId, token.token)) as ReadonlyArray<Disposal>
     return Schema.encodeSync(BasisRecord)({
       token: token.token,
       currency: report.currency,

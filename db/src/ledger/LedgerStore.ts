@@ -561,39 +561,6 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         SELECT first_ord, lines FROM ${sql(table)} WHERE ${where} AND first_ord > ${afterFirst}
         ORDER BY first_ord LIMIT ${limit}`
 
-    /**
-     * The disposals, their steps' income read with their tokens' steps (`ledger_steps`), given with the first page of
-     * each statement (the steps of the build that stored those pages).
-     */
-    const disposals = (accountId: string, token: string | undefined) =>
-      Effect.gen(function*() {
-        const key = token?.toUpperCase()
-        const where = sql`account_id = ${accountId} ${key === undefined ? sql`` : sql`AND ${key} = ANY(tokens)`}`
-        const out: Array<unknown> = []
-        let stepsOf = new Map<string, ReadonlyArray<Ledger.StoredStep>>()
-        let after = -1
-        for (;;) {
-          const pages = yield* sql<
-            { first_ord: string; lines: string; steps: Record<string, ReadonlyArray<Ledger.StoredStep>> | null }
-          >`
-            SELECT first_ord, lines,
-              CASE WHEN row_number() OVER (ORDER BY first_ord) = 1 THEN
-                (SELECT json_object_agg(token, steps) FROM ledger_steps WHERE account_id = ${accountId})
-              END AS steps
-            FROM ledger_disposal_pages WHERE ${where} AND first_ord > ${after} ORDER BY first_ord LIMIT 8`
-          for (const page of pages) {
-            if (page.steps !== null) stepsOf = new Map(Object.entries(page.steps))
-            for (const record of disposalRecords(page.lines)) {
-              if (key === undefined || record.token.toUpperCase() === key) {
-                out.push(Ledger.expandDisposalRow(record.row, stepsOf.get(record.token)))
-              }
-            }
-            after = Number(page.first_ord)
-          }
-          if (pages.length < 8) return out
-        }
-      })
-
     /** A page of events in chain order after position `afterOrd`, filtered; `hasMore` when another page follows. */
     const events = (
       accountId: string,
@@ -680,7 +647,6 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       positions,
       lots,
       positionLotIds,
-      disposals,
       events,
       recentEvents,
       countNeedingReview

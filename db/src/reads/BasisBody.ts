@@ -5,10 +5,11 @@ import type { Disposal, Lot } from "@scaledger/domain/ledger/LedgerReport"
 import { DisposalView, GainTotals, LotView } from "@scaledger/domain/LedgerApi"
 import { Effect, Option, Schema, type Stream } from "effect"
 import { eachBatch } from "../Cursors.js"
+import { LedgerStore } from "../ledger/LedgerStore.js"
 import { disposalRecords } from "../ledger/RowPages.js"
 import { Spool, type SpoolError } from "../Spool.js"
 import { disposalView, GainsSum, lotView, type StoredReport } from "./LedgerViews.js"
-import { checkSettled } from "./SettledBuild.js"
+import { settledBuild } from "./SettledBuild.js"
 
 /** Lot rows fetched from the snapshot's cursor at a time. */
 const LOT_BATCH = 1_000
@@ -55,31 +56,16 @@ export interface BasisBody {
 export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/BasisBodies", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const store = yield* LedgerStore
 
     const write = (accountId: string, token: string | undefined, spool: Spool, memoryLimit: number) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        const [build] = yield* sql<{
-          requested_version: string
-          replay_version: string
-          built_version: string
-          built_at: Date | null
-          status: "pending" | "ready" | "failed"
-          error: string | null
-          report: StoredReport | null
-        }>`SELECT requested_version, replay_version, built_version, built_at, status, error, report
-           FROM ledger_builds WHERE account_id = ${accountId}`
-        if (build !== undefined) {
-          yield* checkSettled({
-            requestedVersion: Number(build.requested_version),
-            replayVersion: Number(build.replay_version),
-            builtVersion: Number(build.built_version),
-            builtAt: build.built_at,
-            status: build.status,
-            error: build.error
-          })
-        }
-        const report = Option.fromNullable(build?.report)
+        // The build's state and summary, of the same snapshot as the rows (409 while a replay runs, 503 failed).
+        const state = yield* settledBuild(store, accountId)
+        const report = Option.isNone(state)
+          ? Option.none<StoredReport>()
+          : (yield* store.report(accountId)) as Option.Option<StoredReport>
         const currency = Option.match(report, { onNone: () => "USD", onSome: (r) => r.currency })
         const lotScope = Option.match(report, { onNone: () => "wallet" as const, onSome: (r) => r.lotScope })
         const tokens = Option.match(report, { onNone: () => [], onSome: (r) => r.tokens })
@@ -197,5 +183,6 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
       }).pipe(Effect.withSpan("BasisBodies.basis"))
 
     return { basis } as const
-  })
+  }),
+  dependencies: [LedgerStore.Default]
 }) {}
