@@ -13,11 +13,13 @@ import { FxRates } from "@scaledger/db/FxRates"
 import { invalidateLedgers, requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
 import { LedgerInputs } from "@scaledger/db/ledger/LedgerInputs"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
+import { SaleEstimator } from "@scaledger/db/market/SaleEstimator"
 import { BasisBodies } from "@scaledger/db/reads/BasisBody"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent, PriceTable } from "@scaledger/domain/ledger/LedgerInput"
+import type { Position } from "@scaledger/domain/ledger/LedgerReport"
 import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import {
   buildLedger,
@@ -358,6 +360,23 @@ const bench = Effect.gen(function*() {
     yield* Stream.runDrain((yield* (yield* BasisBodies).basis(accountId)).body)
     const basisLiveMb = basisLive.stop()
 
+    // A sale estimate (`GET /v1/estimates/sale`) from the first address's lots of the first token: one share (FIFO
+    // draws one lot), then the whole position (every lot of the pool).
+    const estimator = yield* SaleEstimator
+    const seller = hex40(0x100000 * (index + 1) + 1)
+    const held = (yield* (yield* LedgerStore).positions(accountId)).map((row) => row as Position).find((p) =>
+      p.token === TOKENS[0] && p.wallet === seller
+    )!
+    const estimate = (shares: string) =>
+      Effect.gen(function*() {
+        const heap = heapPeak()
+        const start = performance.now()
+        const sale = yield* estimator.estimate(accountId, { symbol: TOKENS[0]!, shares, wallet: seller })
+        return { ms: performance.now() - start, heapMb: heap.stop(), startMb: heap.startMb, lots: sale.lots.length }
+      })
+    const oneShare = yield* estimate("1")
+    const wholePosition = yield* estimate(held.sharesEquivalent)
+
     // One new block (a purchase into the first address), built by the same worker from its checkpoint; then more,
     // one at a time, as a live account receives them (the first also collects the full rebuild's garbage).
     const blockMs = yield* newBlock(events, index + 1, builder)
@@ -393,7 +412,13 @@ const bench = Effect.gen(function*() {
           later.every((b) => b.incremental) ? "" : " (NOT all incremental)"
         }; the basis record of every token (GET /v1/basis) ${(basisBytes / 1e6).toFixed(1)} MB in ${
           seconds(basisMs)
-        }, heap in use at most ${basisHeapMb} MB (${basisHeap.startMb} MB before), process RSS at most ${basisRssMb} MB; live heap at most ${basisLiveMb} MB (${basisLive.startMb} MB before; a second run, with full collections between)`
+        }, heap in use at most ${basisHeapMb} MB (${basisHeap.startMb} MB before), process RSS at most ${basisRssMb} MB; live heap at most ${basisLiveMb} MB (${basisLive.startMb} MB before; a second run, with full collections between); a sale estimate (GET /v1/estimates/sale) of one share ${
+          oneShare.ms.toFixed(0)
+        } ms (${oneShare.lots} lot, heap at most ${oneShare.heapMb} MB, ${oneShare.startMb} MB before), of the whole position ${
+          wholePosition.ms.toFixed(0)
+        } ms (${
+          wholePosition.lots.toLocaleString("en")
+        } lots, heap at most ${wholePosition.heapMb} MB, ${wholePosition.startMb} MB before)`
     )
   }
 })
@@ -410,6 +435,7 @@ const main = Effect.gen(function*() {
         LedgerInputs.Default,
         LedgerStore.Default,
         BasisBodies.Default,
+        SaleEstimator.Default,
         FxRates.Default
       )
         .pipe(

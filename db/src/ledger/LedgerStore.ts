@@ -502,11 +502,15 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       )
 
     /**
-     * The open lots, their steps' income read with their tokens' steps (`ledger_steps`), in the same statement (one
-     * snapshot: the steps of the build that stored the lots). A token's steps come with the first of its lots (with
-     * each first of a run of its lots, in `ord` order).
+     * The open lots, each made by `make` from its row and its token's steps (`ledger_steps`), read in the same
+     * statement (one snapshot: the steps of the build that stored the lots). A token's steps come with the first of
+     * its lots (with each first of a run of its lots, in `ord` order).
      */
-    const lots = (accountId: string, token: string | undefined) =>
+    const storedLots = <A>(
+      accountId: string,
+      token: string | undefined,
+      make: (row: unknown, steps: ReadonlyArray<Ledger.StoredStep> | undefined) => A
+    ) =>
       Effect.map(
         sql<{ token: string; row: unknown; steps: ReadonlyArray<Ledger.StoredStep> | null }>`
           SELECT l.token, l.row,
@@ -519,10 +523,23 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
           const stepsOf = new Map<string, ReadonlyArray<Ledger.StoredStep>>()
           return rows.map((r) => {
             if (r.steps !== null) stepsOf.set(r.token, r.steps)
-            return Ledger.expandLotRow(r.row, stepsOf.get(r.token))
+            return make(r.row, stepsOf.get(r.token))
           })
         }
       )
+
+    /** The open lots as the report lists them, with their steps' income. */
+    const lots = (accountId: string, token: string | undefined) => storedLots(accountId, token, Ledger.expandLotRow)
+
+    /**
+     * A token's open lots as a sale estimate reads them: where each is held and what FIFO orders it by, the lot as
+     * the report lists it made by `whole` (a lot's steps' income grows with the history; a sale draws from few lots).
+     */
+    const lotSources = (accountId: string, token: string) =>
+      storedLots(accountId, token, (row, steps) => ({
+        ...Ledger.lotRowHead(row),
+        whole: () => Ledger.expandLotRow(row, steps)
+      }))
 
     /**
      * The ids of the open lots behind positions, in order: a position's lots are its token's lots in its address's
@@ -646,6 +663,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       report,
       positions,
       lots,
+      lotSources,
       positionLotIds,
       events,
       recentEvents,

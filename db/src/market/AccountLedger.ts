@@ -11,8 +11,12 @@ export const settledLedger = (store: LedgerStore, accountId: string) =>
 export const positionsOf = (store: LedgerStore, accountId: string) =>
   Effect.map(store.positions(accountId), (rows) => rows as ReadonlyArray<PositionRow>)
 
-export const openLotsOf = (store: LedgerStore, accountId: string, token: string) =>
-  Effect.map(store.lots(accountId, token), (rows) => rows as ReadonlyArray<Lot>)
+/** A token's open lots as a sale estimate draws them (`LedgerStore.lotSources`). */
+export const lotSourcesOf = (store: LedgerStore, accountId: string, token: string) =>
+  Effect.map(store.lotSources(accountId, token), (rows) =>
+    rows as ReadonlyArray<
+      Pick<Lot, "id" | "location" | "wallet" | "acquiredAt" | "raw"> & { readonly whole: () => Lot }
+    >)
 
 /** Every dividend-step income record of a token for the account, in chain order. */
 export const incomeEventsOf = (store: LedgerStore, accountId: string, token: string) =>

@@ -10,7 +10,7 @@ import { Clock, Context, Effect, Either, Layer, Option } from "effect"
 import { FxRates } from "../FxRates.js"
 import { LedgerStore } from "../ledger/LedgerStore.js"
 import type { PositionRow } from "../reads/LedgerViews.js"
-import { openLotsOf, positionsOf, settledLedger } from "./AccountLedger.js"
+import { lotSourcesOf, positionsOf, settledLedger } from "./AccountLedger.js"
 
 export interface SaleParams {
   readonly symbol: string
@@ -100,12 +100,13 @@ export const makeSaleEstimator = Effect.gen(function*() {
       yield* settledLedger(store, accountId)
       const position = yield* choosePosition(yield* positionsOf(store, accountId), params)
       const walletKey = position.wallet?.toLowerCase()
-      const lots = (yield* openLotsOf(store, accountId, position.token)).filter((lot) =>
+      const lots = (yield* lotSourcesOf(store, accountId, position.token)).filter((lot) =>
         position.scope === "account" ? lot.location === "account" : lot.location === "wallet" &&
           lot.wallet?.toLowerCase() === walletKey
       )
       const date = params.date ?? utcDateOf(yield* Clock.currentTimeMillis)
-      const newest = lots.reduce((max, lot) => (lot.acquired > max ? lot.acquired : max), "")
+      const newestAt = lots.reduce((max, lot) => Math.max(max, lot.acquiredAt), Number.NEGATIVE_INFINITY)
+      const newest = lots.length === 0 ? "" : utcDateOf(newestAt * 1000)
       if (date < newest) {
         return yield* new InvalidDate({
           message: `date ${date} is before the newest lot the sale would draw from (${newest}).`,

@@ -37,6 +37,7 @@ export {
   expandDisposalRow,
   expandEventRow,
   expandLotRow,
+  lotRowHead,
   type MovementActivity,
   storedDisposalKeys,
   storedDisposalRows,

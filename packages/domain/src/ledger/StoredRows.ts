@@ -561,6 +561,22 @@ export const expandDisposalRow = (row: unknown, steps?: ReadonlyArray<StoredStep
   return disposal
 }
 
+/** Where a stored lot row's lot is held and what FIFO orders it by, read without making its steps' income. */
+export const lotRowHead = (row: unknown): Pick<Lot, "id" | "location" | "wallet" | "acquiredAt" | "raw"> => {
+  if (!isStored(row)) {
+    const lot = row as Lot
+    return { id: lot.id, location: lot.location, wallet: lot.wallet, acquiredAt: lot.acquiredAt, raw: lot.raw }
+  }
+  const stored = row as unknown as StoredLotRow
+  return {
+    id: stored.id,
+    location: stored.location,
+    wallet: stored.wallet,
+    acquiredAt: stored.v[2] as number,
+    raw: stored.v[3] as string
+  }
+}
+
 /**
  * A stored lot row as the report lists it, its steps' income with the token's `steps` (`storedSteps`); a row stored
  * whole is returned as it is.

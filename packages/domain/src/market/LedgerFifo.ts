@@ -55,19 +55,52 @@ const recordOf = (lot: Lot, seq: number, amounts: ReadonlyArray<bigint | null>):
   dateUnknown: lot.id.endsWith("#unmatched")
 })
 
+/** What FIFO orders a pool's lot by and draws from it. */
+export interface FifoLot {
+  readonly id: string
+  readonly acquiredAt: number
+  readonly raw: string
+}
+
+/**
+ * The lots a sale of `raw` units draws from, in the order FIFO draws them, each with its place in `lots`: the pool's
+ * lots in the ledger's queue order (acquisition time, then place in `lots`), up to the one that completes `raw`.
+ */
+export const fifoDrawn = <L extends FifoLot>(
+  lots: ReadonlyArray<L>,
+  raw: bigint
+): Array<{ readonly lot: L; readonly seq: number }> => {
+  const order = lots.map((_, seq) => seq).sort((a, b) => lots[a]!.acquiredAt - lots[b]!.acquiredAt || a - b)
+  const drawn: Array<{ readonly lot: L; readonly seq: number }> = []
+  let need = raw
+  for (const seq of order) {
+    if (need <= 0n) break
+    const lot = lots[seq]!
+    drawn.push({ lot, seq })
+    need -= BigInt(lot.raw)
+  }
+  return drawn
+}
+
 /**
  * The slices FIFO takes from `lots` (one pool's open lots, as a ledger build stored them) to dispose of `raw`
- * units, at most the pool's total. The stored order is re-established by the ledger's own queue.
+ * units, at most the pool's total. Only the lots it draws from are made whole (`whole`) and given to the ledger's
+ * own queue, in the stored order.
  */
-export const fifoSlices = (lots: ReadonlyArray<Lot>, raw: bigint): Array<FifoSlice> => {
+export const fifoSlices = <L extends FifoLot>(
+  lots: ReadonlyArray<L>,
+  raw: bigint,
+  whole: (lot: L) => Lot
+): Array<FifoSlice> => {
   const queue = newQueue()
   const byId = new Map<string, { readonly lot: Lot; readonly converted: LotRecord }>()
-  lots.forEach((lot, seq) => {
+  for (const drawn of fifoDrawn(lots, raw)) {
+    const lot = whole(drawn.lot)
     const usd = lot.components.map((c) => (c.usd === null ? null : parseFixed(c.usd, 18)))
     const converted = lot.components.map((c) => (c.converted === null ? null : parseFixed(c.converted.amount, 18)))
-    insertLot(queue, recordOf(lot, seq, usd))
-    byId.set(lot.id, { lot, converted: recordOf(lot, seq, converted) })
-  })
+    insertLot(queue, recordOf(lot, drawn.seq, usd))
+    byId.set(lot.id, { lot, converted: recordOf(lot, drawn.seq, converted) })
+  }
   return takeFifo(queue, raw).map((slice) => {
     const { converted, lot } = byId.get(slice.lot.id)!
     return {

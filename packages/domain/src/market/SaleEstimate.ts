@@ -8,6 +8,7 @@ import { addDays, daysBetween } from "../CalendarDates.js"
 import {
   applyRate,
   divRound,
+  type FifoLot,
   fifoSlices,
   formatFixed,
   holdingPeriod,
@@ -18,9 +19,17 @@ import {
   WAD
 } from "./LedgerFifo.js"
 
+/**
+ * A pool's lot as FIFO orders and draws it, the whole lot (its basis components, one per dividend step it accrued)
+ * made by `whole` only if the sale draws from it: a long history's pool holds many lots, and a sale reads a few.
+ */
+export interface LotSource extends FifoLot {
+  readonly whole: () => Lot
+}
+
 export interface SaleRequest {
   /** One pool's open lots (a wallet's under wallet lot scope, the account's under account scope). */
-  readonly lots: ReadonlyArray<Lot>
+  readonly lots: ReadonlyArray<Lot | LotSource>
   /** The multiplier in force now (18-decimal string): shares = raw × multiplier. */
   readonly multiplier: string
   /** Share units to sell (decimal string, at most 18 decimals). */
@@ -95,6 +104,8 @@ const parseDecimal = (text: string): bigint | null => {
   }
 }
 
+const wholeLot = (lot: Lot | LotSource): Lot => ("whole" in lot ? lot.whole() : lot)
+
 /** Computes the estimate, or says why it cannot (bad share count, more than the pool holds). */
 export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { error: SaleEstimateError } => {
   const sharesWad = parseDecimal(request.shares)
@@ -125,7 +136,7 @@ export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { err
   let basisUsdTotal: bigint | null = 0n
   let waitUntil: string | null = null
   let becomingLong: bigint | null = 0n
-  const lots: Array<SaleLot> = fifoSlices(request.lots, raw).map((slice) => {
+  const lots: Array<SaleLot> = fifoSlices(request.lots, raw, wholeLot).map((slice) => {
     const shares = divRound(slice.raw * multiplier, WAD)
     const proceedsUsd = price === null ? null : divRound(shares * price, WAD)
     const proceeds = convert(proceedsUsd)

@@ -256,6 +256,18 @@ describe("stored movement, disposal and lot rows", () => {
       v: row.v.map((value: unknown, i: number) => (i === 9 ? whole(row.v[3], value as Array<Array<unknown>>) : value))
     }))
     expect(older.map((row) => JSON.stringify(Ledger.expandLotRow(row)))).toEqual(expected)
+    // What a sale estimate orders and filters lots by, read without the steps: the same as the expanded lot says,
+    // from a compact row and from a lot stored whole.
+    const heads = [...Ledger.lotRows(state)].map(({ acquiredAt, id, location, raw, wallet }) => ({
+      id,
+      location,
+      wallet,
+      acquiredAt,
+      raw
+    }))
+    expect(heads.map((head) => head.acquiredAt)).toEqual([...new Set(heads.map((head) => head.acquiredAt))])
+    expect(rows.map((row) => Ledger.lotRowHead(row))).toEqual(heads)
+    expect([...Ledger.lotRows(state)].map((lot) => Ledger.lotRowHead(lot))).toEqual(heads)
     // A row citing a step that is not given is a fault of the store, said as such (not a lot without income).
     expect(() => Ledger.expandLotRow(rows[0], steps.slice(0, 1))).toThrow(/dividend step 1 of its token/)
     // The sale of half the first lot: its slice's basis cites both steps the same way, its income of half the lot.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Ledger, type LedgerInput, rateOn } from "@scaledger/domain/ledger/index"
+import type { Lot } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale, type SaleRequest } from "@scaledger/domain/market/SaleEstimate"
 import { Either } from "effect"
 
@@ -154,5 +155,52 @@ describe("estimate_sale across the one-year line", () => {
       error: { _tag: "InsufficientShares", held: "15", requested: "15.000000000000000001" }
     })
     expect(ok(request({ shares: "15" })).basis).toBe("1600")
+  })
+})
+
+describe("estimate_sale over lots made whole on demand", () => {
+  /** The report's lots as sources that count how many were made whole. */
+  const sources = (lots: ReadonlyArray<Lot>) => {
+    const made: Array<string> = []
+    return {
+      made,
+      lots: lots.map((lot) => ({
+        id: lot.id,
+        acquiredAt: lot.acquiredAt,
+        raw: lot.raw,
+        whole: () => {
+          made.push(lot.id)
+          return lot
+        }
+      }))
+    }
+  }
+  // Three lots listed out of acquisition order: FIFO still draws the oldest first.
+  const three = lotsOf(input({
+    events: [buy(1, "2024-02-29T15:00:00Z", 10), buy(2, "2024-06-15T15:00:00Z", 5), buy(3, "2024-07-01T15:00:00Z", 1)]
+  }))
+  const shuffled = [three[2]!, three[0]!, three[1]!]
+
+  it("gives the estimate the whole lots give, making whole only the lots the sale draws from", () => {
+    for (const shares of ["3", "10", "12", "16"]) {
+      const lazy = sources(shuffled)
+      expect(ok(request({ lots: lazy.lots, shares }))).toEqual(ok(request({ lots: shuffled, shares })))
+      expect(lazy.made).toEqual(
+        shares === "3" || shares === "10"
+          ? ["buy-1"]
+          : shares === "12"
+          ? ["buy-1", "buy-2"]
+          : ["buy-1", "buy-2", "buy-3"]
+      )
+    }
+    expect(ok(request({ lots: shuffled, shares: "3" })).lots.map((lot) => lot.lotId)).toEqual(["buy-1"])
+  })
+
+  it("counts the whole pool as held, not only the lots drawn", () => {
+    const lazy = sources(shuffled)
+    expect(estimateSale(request({ lots: lazy.lots, shares: "16.5" }))).toEqual({
+      error: { _tag: "InsufficientShares", held: "16", requested: "16.5" }
+    })
+    expect(lazy.made).toEqual([])
   })
 })
