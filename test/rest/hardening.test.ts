@@ -84,10 +84,15 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
     it.effect("limit outside 1–500 or not an integer is 400 invalid_request", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("limits")
-        for (const limit of ["0", "501", "1.5", "abc", "1e3", "-1"]) {
+        // `Number` reads hexadecimal, signs, spaces, a trailing point and exponents; an integer parameter does not.
+        for (
+          const limit of ["0", "501", "1.5", "abc", "1e3", "-1", "0x10", "%2B5", "%205", "5%20", "1.", "5e1", "1.0"]
+        ) {
           expectError(yield* call("GET", `/v1/wallets?limit=${limit}`, { key }), 400, "invalid_request")
         }
+        expectError(yield* call("GET", "/v1/filings?limit=0x10", { key }), 400, "invalid_request")
         expect((yield* call("GET", "/v1/wallets?limit=500", { key })).status).toBe(200)
+        expect((yield* call("GET", "/v1/wallets?limit=05", { key })).status).toBe(200)
       }))
   })
 
@@ -179,7 +184,67 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
       }))
   })
 
+  describe("empty bodies", () => {
+    it.effect("an empty body declared as a form or multipart is 415, not 500 nor a request left unanswered", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("empty-forms")
+        const port = yield* serverPort
+        const types = [
+          "multipart/form-data",
+          "multipart/form-data; boundary=",
+          "multipart/form-data; boundary=x",
+          "MULTIPART/FORM-DATA; boundary=x",
+          "application/x-www-form-urlencoded",
+          "text/plain"
+        ]
+        for (const [method, path] of [["PUT", "/v1/settings"], ["POST", "/v1/wallets"], ["POST", "/v1/exports"]]) {
+          for (const type of types) {
+            for (const length of ["Content-Length: 0\r\n", ""]) {
+              const reply = yield* rawRequest(port, [
+                `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+                `Content-Type: ${type}\r\n${length}\r\n`
+              ], 5_000)
+              expect(reply.closedEarly, `${method} ${path} ${type} ${length}`).toBe(false)
+              expectError(reply, 415, "unsupported_media_type")
+            }
+          }
+        }
+        // Nothing was made of them (an empty form read as {} would have started an export).
+        expect((yield* call("GET", "/v1/exports", { key })).body.exports).toEqual([])
+        // Empty JSON is the schema's 400; a DELETE takes no body, whatever its declared type.
+        const emptyJson = yield* rawRequest(port, [
+          `PUT /v1/settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: application/json\r\nContent-Length: 0\r\n\r\n`
+        ])
+        expectError(emptyJson, 400, "invalid_request")
+        const del = yield* rawRequest(port, [
+          `DELETE /v1/wallets/${AAPL} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: multipart/form-data; boundary=x\r\nContent-Length: 0\r\n\r\n`
+        ])
+        expectError(del, 404, "not_found")
+      }))
+  })
+
   describe("routing", () => {
+    it.effect("a path parameter holds a `;`, may be empty and may be long: its own 400 or 404, never the list's 200 or a 405", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("params")
+        // The router read `;` as the end of the path: `/v1/wallets/;` answered the list.
+        expectError(yield* call("GET", "/v1/wallets/;", { key }), 400, "invalid_address")
+        expectError(yield* call("PATCH", "/v1/wallets/;x", { key, body: { label: "x" } }), 400, "invalid_address")
+        expect((yield* call("GET", "/v1/fx/EUR/2025-05-09;x", { key })).status).toBe(400)
+        expect((yield* call("GET", "/v1/fx/EUR/2025-05-09%3Bx", { key })).status).toBe(400)
+        // An empty parameter is that parameter's answer, not the list's.
+        expectError(yield* call("GET", "/v1/wallets/", { key }), 400, "invalid_address")
+        expectError(yield* call("GET", "/v1/exports/", { key }), 404, "not_found")
+        // Past 512 characters a parameter answered 405 listing the very method refused; now its schema's 400.
+        for (const length of [512, 513, 4000]) {
+          expectError(yield* call("GET", `/v1/wallets/${"a".repeat(length)}`, { key }), 400, "invalid_address")
+          expect((yield* call("PATCH", `/v1/events/${"e".repeat(length)}`, { key, body: {} })).status).toBe(400)
+        }
+        expect((yield* call("GET", `/v1/wallets?x=${";".repeat(3)}`, { key })).status).toBe(200)
+      }))
+
     it.effect("a wrong method is 405 method_not_allowed with Allow, an unknown path 404", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("methods")

@@ -5,6 +5,7 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { makeNodeServer } from "@scaledger/server/http/NodeServer"
+import { ROUTER_OPTIONS } from "@scaledger/server/http/OwnRouter"
 import { memoryRateLimiter, type RateLimiter } from "@scaledger/server/http/RateLimit"
 import { RestRoutes } from "@scaledger/server/http/RestApi"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
@@ -22,7 +23,7 @@ export const edgeServer = (
   HttpLayerRouter.serve(RestRoutes, {
     disableLogger: true,
     disableListenLog: true,
-    routerConfig: { ignoreTrailingSlash: false }
+    routerConfig: ROUTER_OPTIONS
   }).pipe(
     Layer.provide(limiter),
     Layer.provideMerge(

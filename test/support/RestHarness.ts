@@ -4,6 +4,7 @@ import type { SqlClient } from "@effect/sql"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
+import { ROUTER_OPTIONS } from "@scaledger/server/http/OwnRouter"
 import { RestRoutes } from "@scaledger/server/http/RestApi"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
 import { Effect, Layer, Redacted, type Stream } from "effect"
@@ -13,7 +14,7 @@ export const restServer = (database: Layer.Layer<SqlClient.SqlClient>) =>
   HttpLayerRouter.serve(RestRoutes, {
     disableLogger: true,
     disableListenLog: true,
-    routerConfig: { maxParamLength: 512 }
+    routerConfig: ROUTER_OPTIONS
   }).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),

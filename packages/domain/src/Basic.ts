@@ -158,8 +158,19 @@ export const decodePageCursor = (kind: string, cursor: string): Either.Either<st
   return Either.right(position)
 }
 
+/**
+ * A whole number sent as a query string, in decimal digits only: `Number` also reads `0x10`, `+5`, ` 5`, `1.` and
+ * `5e1`, which an integer parameter does not take.
+ */
+export const IntegerFromString = Schema.compose(
+  Schema.String.pipe(
+    Schema.pattern(/^[0-9]{1,15}$/, { message: () => "Expected a whole number written in decimal digits" })
+  ),
+  Schema.NumberFromString
+)
+
 /** `limit` of every list: an integer from 1 to 500, sent as a query string. */
-export const PageLimitParam = Schema.NumberFromString.pipe(
+export const PageLimitParam = IntegerFromString.pipe(
   Schema.int(),
   Schema.between(1, 500),
   Schema.annotations({

@@ -2,7 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { DecimalString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
+import { DecimalString, IntegerFromString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
 import {
   InvalidAddressError,
   InvalidDateError,
@@ -127,7 +127,7 @@ export class MarketGroup extends HttpApiGroup.make("market")
           Schema.String.annotations({ description: "A token symbol; default: every held token." })
         ),
         limit: Schema.optional(
-          Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+          IntegerFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
             description: "How many filings, 1 to 100 (default 20).",
             jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: 20 }
           })

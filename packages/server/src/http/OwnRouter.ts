@@ -2,8 +2,15 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Effect, Layer } from "effect"
 
-/** Path parameters up to 512 characters: event ids (`multiplier:<token>:<time>:<holder>`) exceed the default 100. */
-export const ROUTER_CONFIG = Layer.succeed(HttpLayerRouter.RouterConfig, { maxParamLength: 512 })
+/**
+ * Path parameters of any length reach their route, whose schema answers 400 for one too long (event ids exceed the
+ * default 100; Node refuses a request line over 16 KiB with 431 before it gets here). A trailing slash is not
+ * ignored: `/v1/wallets/` is not `/v1/wallets` (it would answer a list where one wallet is asked for with an empty
+ * address) but a 404.
+ */
+export const ROUTER_OPTIONS = { maxParamLength: 65_536, ignoreTrailingSlash: false } as const
+
+export const ROUTER_CONFIG = Layer.succeed(HttpLayerRouter.RouterConfig, ROUTER_OPTIONS)
 
 /**
  * `HttpLayerRouter.serve` with a router of its own. `serve` provides the module-level `HttpLayerRouter.layer`, which

@@ -160,6 +160,8 @@ const withReadBody = (
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
+/** The methods of the operations that take a JSON body (every POST, PUT and PATCH; no DELETE). */
+const PAYLOAD_METHODS = new Set(["POST", "PUT", "PATCH"])
 
 const hasBody = (headers: Readonly<Record<string, string | undefined>>) =>
   headers["transfer-encoding"] !== undefined || Number(headers["content-length"] ?? 0) > 0
@@ -171,6 +173,15 @@ const isJsonContentType = (value: string | undefined): boolean => {
   if (type !== "application/json") return false
   return params.every((param) => param === "" || /^charset="?utf-8"?$/.test(param))
 }
+
+const notJson = (contentType: string | undefined) =>
+  new BodyRejected({
+    code: "unsupported_media_type",
+    message: `Request bodies must be JSON (Content-Type: application/json); got ${
+      contentType === undefined ? "no Content-Type" : JSON.stringify(contentType)
+    }.`,
+    details: { supported: ["application/json"] }
+  })
 
 const controlCharacter = (where: ReadonlyArray<string>) =>
   new BodyRejected({
@@ -198,8 +209,24 @@ const admitTarget = (url: string) =>
     }
   })
 
-/** Printable ASCII without `%`: a target that decodes to itself, so it cannot hold a control character. */
-const PLAIN_TARGET = /^[\x21-\x24\x26-\x7e]*$/
+/**
+ * Printable ASCII without `%` (a target that decodes to itself, so it cannot hold a control character) and
+ * without `;` (see `withSemicolonsEncoded`).
+ */
+const PLAIN_TARGET = /^[\x21-\x24\x26-\x3a\x3c-\x7e]*$/
+
+/**
+ * The router ends a path at its first `;` (read as `/path;jsessionid=…`), so `/v1/wallets/;x` would reach the list
+ * of wallets and `/v1/fx/EUR/2025-05-09;x` that date's rate. In a path a `;` is a character of its segment: sent
+ * on percent-encoded, the segment's parameter holds it and its schema judges it.
+ */
+const withSemicolonsEncoded = (request: HttpServerRequest.HttpServerRequest) => {
+  const mark = request.url.indexOf("?")
+  const path = mark < 0 ? request.url : request.url.slice(0, mark)
+  return path.includes(";")
+    ? request.modify({ url: path.replaceAll(";", "%3B") + (mark < 0 ? "" : request.url.slice(mark)) })
+    : request
+}
 
 /** Checks made before any route runs: size, media type, nesting. A failure answers at once. */
 /** Most requests (a GET without a body on a plain target) pass every check: no work beyond seeing that. */
@@ -213,9 +240,10 @@ export const admitBody = (
 ): Effect.Effect<HttpServerRequest.HttpServerRequest, BodyRejected> =>
   needsNoChecks(request) ? Effect.succeed(request) : admitChecked(request, acceptsBodies)
 
-const admitChecked = (request: HttpServerRequest.HttpServerRequest, acceptsBodies: boolean) =>
+const admitChecked = (received: HttpServerRequest.HttpServerRequest, acceptsBodies: boolean) =>
   Effect.gen(function*() {
-    yield* admitTarget(request.url)
+    yield* admitTarget(received.url)
+    const request = withSemicolonsEncoded(received)
     const headers = request.headers
     const declared = headers["content-length"]
     if (declared !== undefined && !/^\d+$/.test(declared)) {
@@ -226,16 +254,17 @@ const admitChecked = (request: HttpServerRequest.HttpServerRequest, acceptsBodie
       if (Number(declared) <= DRAIN_MAX_BYTES) yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), 0)
       return yield* tooLarge()
     }
-    if (!BODY_METHODS.has(request.method) || !hasBody(headers)) return request
-    if (!acceptsBodies || !isJsonContentType(headers["content-type"])) {
-      return yield* new BodyRejected({
-        code: "unsupported_media_type",
-        message: `Request bodies must be JSON (Content-Type: application/json); got ${
-          headers["content-type"] === undefined ? "no Content-Type" : JSON.stringify(headers["content-type"])
-        }.`,
-        details: { supported: ["application/json"] }
-      })
+    if (!BODY_METHODS.has(request.method)) return request
+    if (!hasBody(headers)) {
+      // An empty body still declared as another media type would be parsed as that type by the route (a form as
+      // `{}`, multipart as an error or a wait for a boundary that never comes): refused as that type is.
+      const declaredType = headers["content-type"]
+      return acceptsBodies && PAYLOAD_METHODS.has(request.method) && declaredType !== undefined &&
+          !isJsonContentType(declaredType)
+        ? yield* notJson(declaredType)
+        : request
     }
+    if (!acceptsBodies || !isJsonContentType(headers["content-type"])) return yield* notJson(headers["content-type"])
     const text = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), MAX_BODY_BYTES)
     if (jsonTooDeep(text, MAX_JSON_DEPTH)) {
       return yield* new BodyRejected({
