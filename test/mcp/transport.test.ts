@@ -4,7 +4,8 @@ import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
 import { Effect, Layer, TestClock } from "effect"
-import { mcpServer, McpUrl, post } from "../support/McpHarness.js"
+import { rawRequest } from "../support/EdgeHarness.js"
+import { mcpServer, McpUrl, post, type RpcReply } from "../support/McpHarness.js"
 import { newKey } from "../support/RestHarness.js"
 
 const Database = Layer.effectDiscard(ensureBundledHistory()).pipe(
@@ -12,6 +13,12 @@ const Database = Layer.effectDiscard(ensureBundledHistory()).pipe(
   Layer.provideMerge(TestDatabase.postgres),
   Layer.orDie
 )
+
+/** A JSON-RPC error answer with HTTP `status`, no id known, and `code`. */
+const expectRpcError = (reply: RpcReply, status: number, code: number) => {
+  expect(reply.status, reply.text).toBe(status)
+  expect(reply.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code } })
+}
 
 const rpc = (id: string | number | null, method: string, params?: unknown) => ({
   jsonrpc: "2.0",
@@ -102,12 +109,40 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           }
         }))
 
-      it.effect("a batch array answers 400 with -32600; unparsable JSON -32700; a malformed message -32600", () =>
+      it.effect("a batch is answered message by message (2025-03-26), refused under later versions", () =>
         Effect.gen(function*() {
           const url = yield* McpUrl
-          const batch = yield* post(url, [rpc(1, "ping"), rpc(2, "ping")])
-          expect(batch.status).toBe(400)
-          expect(batch.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+          // A 2025-03-26 client sends no MCP-Protocol-Version header and may batch.
+          const batch = yield* post(url, [rpc(1, "ping"), rpc("two", "ping")])
+          expect(batch.status).toBe(200)
+          expect(batch.body).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: "two", result: {} }])
+          const mixed = yield* post(url, [
+            rpc(3, "ping"),
+            { jsonrpc: "2.0", method: "notifications/initialized" },
+            { jsonrpc: "1.0", id: 4, method: "ping" },
+            [rpc(5, "ping")],
+            rpc(6, "tools/call", { name: "get_positions", arguments: {} })
+          ], { "mcp-protocol-version": "2025-03-26" })
+          expect(mixed.status).toBe(200)
+          expect(mixed.body).toMatchObject([
+            { id: 3, result: {} },
+            { id: 4, error: { code: -32600 } },
+            { id: null, error: { code: -32600 } },
+            { id: 6, error: { code: -32001 } }
+          ])
+          expect(mixed.body).toHaveLength(4)
+          const notifications = yield* post(url, [{ jsonrpc: "2.0", method: "notifications/initialized" }])
+          expect(notifications.status).toBe(202)
+          expect(notifications.text).toBe("")
+          expectRpcError(yield* post(url, []), 400, -32600)
+          const later = yield* post(url, [rpc(1, "ping")], { "mcp-protocol-version": "2025-06-18" })
+          expectRpcError(later, 400, -32600)
+        }))
+
+      it.effect("unparsable JSON -32700; a malformed message or a null id -32600", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          expectRpcError(yield* post(url, rpc(null, "ping")), 400, -32600)
           const garbage = yield* post(url, "{not json")
           expect(garbage.status).toBe(400)
           expect(garbage.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
@@ -145,6 +180,79 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           const url = yield* McpUrl
           const reply = yield* post(url, { ...rpc(1, "ping"), params: { pad: "x".repeat(1024 * 1024 + 10) } })
           expect(reply.status).toBe(413)
+        }))
+    })
+
+    describe("hostile input (found by fuzzing)", () => {
+      it.effect("a message nested deeper than 32 levels is -32600, not an empty 500", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-deep")
+          const auth = { authorization: `Bearer ${key}` }
+          const deep = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`
+          for (const depth of [40, 10_000]) {
+            const name = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":${deep(depth)}}}`
+            expectRpcError(yield* post(url, name, auth), 400, -32600)
+            const args = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_alerts","arguments":${
+              deep(depth)
+            }}}`
+            expectRpcError(yield* post(url, args, auth), 400, -32600)
+          }
+          // Within the depth, a name that is not a string is an unknown tool, said briefly.
+          const shallow = yield* post(url, rpc(9, "tools/call", { name: [[["x".repeat(10_000)]]] }), auth)
+          expect(shallow.body).toMatchObject({ id: 9, error: { code: -32602 } })
+          expect(shallow.body.error.message.length).toBeLessThan(2_100)
+        }))
+
+      it.effect("a chunked body over 1 MiB is read to its end and answered 413 (no reset)", () =>
+        Effect.gen(function*() {
+          const url = new URL(yield* McpUrl)
+          const piece = "x".repeat(64 * 1024)
+          const reply = yield* rawRequest(Number(url.port), [
+            `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+            `Transfer-Encoding: chunked\r\n\r\n`,
+            ...Array.from({ length: 24 }, () => `${piece.length.toString(16)}\r\n${piece}\r\n`),
+            "0\r\n\r\n"
+          ])
+          expect(reply.closedEarly).toBe(false)
+          expect(reply.status).toBe(413)
+          expect(reply.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+        }))
+
+      it.effect("a body that is not JSON by its Content-Type is 415; ws:// origins are not loopback pages", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+            expectRpcError(yield* post(url, rpc(1, "ping"), { "content-type": type }), 415, -32600)
+          }
+          expect((yield* post(url, rpc(1, "ping"), { "content-type": "application/json; charset=utf-8" })).status)
+            .toBe(200)
+          expectRpcError(yield* post(url, rpc(1, "ping"), { origin: "ws://127.0.0.1" }), 403, -32600)
+        }))
+
+      it.effect("tools without arguments take none; control characters in arguments are invalid_request", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(MONDAY)
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-args")
+          const auth = { authorization: `Bearer ${key}` }
+          const call = (name: string, args: unknown) => post(url, rpc(1, "tools/call", { name, arguments: args }), auth)
+          for (const args of [{ x: 1 }, [1, 2], [], "a"]) {
+            const reply = yield* call("get_portfolio_summary", args)
+            expect(reply.body.result.isError, JSON.stringify(args)).toBe(true)
+            expect(reply.body.result.structuredContent.code).toBe("invalid_request")
+          }
+          expect((yield* call("get_portfolio_summary", {})).body.result.isError).toBeUndefined()
+          for (
+            const [name, args] of [
+              ["get_multiplier_history", { symbol: "AA\u0000PL" }],
+              ["get_activity", { symbol: "\u0000" }],
+              ["get_activity", { symbol: "AAPL\u0007" }]
+            ] as const
+          ) {
+            const reply = yield* call(name, args)
+            expect(reply.body.result.structuredContent, JSON.stringify(args)).toMatchObject({ code: "invalid_request" })
+          }
         }))
     })
 
@@ -195,7 +303,21 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             expect(tool.inputSchema.type).toBe("object")
             expect(Array.isArray(tool.inputSchema.required)).toBe(true)
             expect(JSON.stringify(tool.inputSchema)).not.toContain("$ref")
+            // Unknown arguments are refused, and the schema says so; no relative `$id` two tools would share.
+            expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
+            expect(tool.inputSchema.$id, tool.name).toBeUndefined()
           }
+          const summary = tools.find((t: { name: string }) => t.name === "get_portfolio_summary")
+          expect(summary.inputSchema).toEqual({
+            type: "object",
+            properties: {},
+            required: [],
+            additionalProperties: false
+          })
+          const activity = tools.find((t: { name: string }) => t.name === "get_activity")
+          expect(activity.inputSchema.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 500 })
+          const filings = tools.find((t: { name: string }) => t.name === "get_recent_filings")
+          expect(filings.inputSchema.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
           const history = tools.find((t: { name: string }) => t.name === "get_multiplier_history")
           expect(history.inputSchema.required).toEqual(["symbol"])
           expect(Object.keys(history.inputSchema.properties).sort()).toEqual(["from", "symbol"])

@@ -5,9 +5,10 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import type { McpSettings } from "@scaledger/mcp/McpConfig"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
+import { makeNodeServer } from "@scaledger/server/http/NodeServer"
+import { ROUTER_OPTIONS } from "@scaledger/server/http/OwnRouter"
 import { McpApp } from "@scaledger/server/mcp/McpServerLive"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { createServer } from "node:http"
 
 /** Where the test's MCP server listens: `http://127.0.0.1:<port>/mcp`. */
 export class McpUrl extends Context.Tag("test/McpUrl")<McpUrl, string>() {}
@@ -25,8 +26,12 @@ export const mcpServer = (
     })
   ).pipe(
     Layer.provide(
-      HttpLayerRouter.serve(McpApp(settings), { disableLogger: true, disableListenLog: true }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+      HttpLayerRouter.serve(McpApp(settings), {
+        disableLogger: true,
+        disableListenLog: true,
+        routerConfig: ROUTER_OPTIONS
+      }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" }))
       )
     ),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),

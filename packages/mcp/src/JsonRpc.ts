@@ -42,7 +42,11 @@ export const classify = (message: unknown): Parsed => {
   }
   if (typeof message.method !== "string") return { _tag: "Invalid", id, message: "`method` must be a string." }
   if ("id" in message && !isId(message.id)) {
-    return { _tag: "Invalid", id: null, message: "`id` must be a string, a number or null." }
+    return { _tag: "Invalid", id: null, message: "`id` must be a string or a number." }
+  }
+  // JSON-RPC allows a null id; MCP does not (a request's id MUST NOT be null).
+  if ("id" in message && message.id === null) {
+    return { _tag: "Invalid", id: null, message: "`id` must not be null: MCP requests carry a string or a number." }
   }
   if ("params" in message && message.params !== undefined && !isRecord(message.params)) {
     return { _tag: "Invalid", id, message: "`params` must be an object." }

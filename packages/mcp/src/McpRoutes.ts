@@ -1,14 +1,68 @@
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Effect, Layer, Option } from "effect"
+import { jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
+import { Cause, Effect, Layer, Option, Stream } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
 import type { McpSettings } from "./McpConfig.js"
 import { makeMcpServer, SUPPORTED_PROTOCOL_VERSIONS } from "./McpServer.js"
 
 export const MAX_MESSAGE_BYTES = 1024 * 1024
+/**
+ * How much of an oversized message is read and thrown away, at most, before the 413: answering while the client is
+ * still sending makes the closing socket reset the connection, and the client never reads the answer.
+ */
+const DRAIN_MAX_BYTES = 32 * MAX_MESSAGE_BYTES
+const DRAIN_MAX_MS = 5_000
+
+const tooLarge = HttpServerResponse.unsafeJson(
+  JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "The message exceeds 1 MiB."),
+  { status: 413, headers: { connection: "close" } }
+)
+
+/** `application/json`, optionally with `charset=utf-8`. */
+const isJsonContentType = (value: string): boolean => {
+  const [type, ...params] = value.split(";").map((part) => part.trim().toLowerCase())
+  return type === "application/json" && params.every((param) => param === "" || /^charset="?utf-8"?$/.test(param))
+}
+
+type ReadMessage =
+  | { readonly _tag: "Read"; readonly text: string | undefined }
+  | { readonly _tag: "TooLarge" }
+  | { readonly _tag: "CutOff" }
+
+/**
+ * The body as text (undefined when it is not UTF-8), counted as it arrives. Past `MAX_MESSAGE_BYTES` nothing more
+ * is kept and the rest is read into the void, up to `DRAIN_MAX_BYTES` or `DRAIN_MAX_MS`, before it is `TooLarge`.
+ */
+const readMessage = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    let overSince: number | undefined
+    return request.stream.pipe(
+      Stream.takeWhile(() =>
+        overSince === undefined || (size <= DRAIN_MAX_BYTES && Date.now() - overSince < DRAIN_MAX_MS)
+      ),
+      Stream.runForEach((chunk) =>
+        Effect.sync(() => {
+          size += chunk.length
+          if (size <= MAX_MESSAGE_BYTES) chunks.push(chunk)
+          else overSince ??= Date.now()
+        })
+      ),
+      Effect.map((): ReadMessage => {
+        if (overSince !== undefined) return { _tag: "TooLarge" }
+        try {
+          return { _tag: "Read", text: new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks)) }
+        } catch {
+          return { _tag: "Read", text: undefined }
+        }
+      }),
+      Effect.orElseSucceed((): ReadMessage => ({ _tag: "CutOff" }))
+    )
+  })
 
 const PATHS = ["/mcp", "/"] as const
 const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
@@ -57,25 +111,58 @@ export const McpRoutes = (settings: McpSettings) =>
             )
           )
         }
-        if (Number(request.headers["content-length"] ?? 0) > MAX_MESSAGE_BYTES) {
-          return answer(413, JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "The message exceeds 1 MiB."))
+        const contentType = request.headers["content-type"]
+        if (contentType !== undefined && !isJsonContentType(contentType)) {
+          return answer(
+            415,
+            JsonRpc.error(
+              null,
+              JsonRpc.ErrorCodes.InvalidRequest,
+              `Messages are JSON (Content-Type: application/json); got ${JSON.stringify(contentType)}.`
+            )
+          )
         }
-        const text = yield* request.text.pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(MAX_MESSAGE_BYTES)),
-          Effect.option
-        )
-        if (Option.isNone(text)) {
-          return answer(413, JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "The message exceeds 1 MiB."))
+        const declared = Number(request.headers["content-length"] ?? 0)
+        if (declared > DRAIN_MAX_BYTES) return tooLarge
+        const read = yield* readMessage(request)
+        if (read._tag === "TooLarge") return tooLarge
+        if (read._tag === "CutOff") {
+          return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body was cut off."))
+        }
+        const text = read.text
+        if (text === undefined) {
+          return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not UTF-8."))
+        }
+        if (jsonTooDeep(text, MAX_JSON_DEPTH)) {
+          return answer(
+            400,
+            JsonRpc.error(
+              null,
+              JsonRpc.ErrorCodes.InvalidRequest,
+              `The message nests deeper than ${MAX_JSON_DEPTH} levels.`
+            )
+          )
         }
         let body: unknown
         try {
-          body = JSON.parse(text.value)
+          body = JSON.parse(text)
         } catch {
           return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not valid JSON."))
         }
-        const reply = yield* server.handle({ body, authorization: request.headers["authorization"] })
+        const reply = yield* server.handle({
+          body,
+          authorization: request.headers["authorization"],
+          protocolVersion: version
+        })
         return answer(reply.status, reply.body, reply.headers)
-      })
+      }).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.as(
+            Effect.logError("MCP request failed", defect),
+            answer(500, JsonRpc.error(null, JsonRpc.ErrorCodes.InternalError, "The server failed unexpectedly."))
+          )
+        )
+      )
 
       for (const path of PATHS) {
         yield* router.add("POST", path, post)

@@ -2,7 +2,7 @@ import type { Account } from "@scaledger/domain/Auth"
 import { Context, Effect, Option } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
 import type { McpSettings } from "./McpConfig.js"
-import { decodeArguments, errorCodeOf, inputSchemaOf, type McpTool, type ToolError } from "./McpTool.js"
+import { boundedMessage, decodeArguments, errorCodeOf, inputSchemaOf, type McpTool, type ToolError } from "./McpTool.js"
 
 export const SUPPORTED_PROTOCOL_VERSIONS: ReadonlyArray<string> = ["2025-03-26", "2025-06-18", "2025-11-25"]
 export const LATEST_PROTOCOL_VERSION = "2025-11-25"
@@ -42,7 +42,12 @@ export interface HttpAnswer {
 export interface IncomingMessage {
   readonly body: unknown
   readonly authorization: string | undefined
+  /** The `MCP-Protocol-Version` header: sent by clients of 2025-06-18 and later, absent before. */
+  readonly protocolVersion?: string | undefined
 }
+
+/** The protocol version whose clients may send JSON-RPC batches (2025-06-18 removed them). */
+const BATCH_PROTOCOL_VERSION = "2025-03-26"
 
 const unauthorized = (id: JsonRpc.JsonRpcId, keySent: boolean): HttpAnswer => ({
   status: 401,
@@ -61,6 +66,11 @@ const unauthorized = (id: JsonRpc.JsonRpcId, keySent: boolean): HttpAnswer => ({
 const bearerToken = (header: string | undefined): Option.Option<string> => {
   const match = header === undefined ? null : /^Bearer ([^\s]+)$/i.exec(header)
   return match === null ? Option.none() : Option.some(match[1]!)
+}
+
+const nestedBatch: HttpAnswer = {
+  status: 400,
+  body: JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "A JSON-RPC message must be an object.")
 }
 
 const toolErrorResult = (error: ToolError) => {
@@ -115,7 +125,12 @@ export const makeMcpServer = (settings: McpSettings) =>
         const name = params.name
         const tool = typeof name === "string" ? byName.get(name) : undefined
         if (tool === undefined) {
-          return { _tag: "RpcError" as const, code: JsonRpc.ErrorCodes.InvalidParams, message: `Unknown tool: ${name}` }
+          const named = typeof name === "string" ? name : JSON.stringify(name) ?? String(name)
+          return {
+            _tag: "RpcError" as const,
+            code: JsonRpc.ErrorCodes.InvalidParams,
+            message: `Unknown tool: ${boundedMessage(named)}`
+          }
         }
         const args = yield* decodeArguments(tool.input)(params.arguments ?? {}).pipe(Effect.either)
         if (args._tag === "Left") {
@@ -132,7 +147,14 @@ export const makeMcpServer = (settings: McpSettings) =>
             content: [{ type: "text", text: JSON.stringify(structured) }],
             structuredContent: structured
           })),
-          Effect.catchAll((error) => Effect.succeed(toolErrorResult(error))),
+          Effect.catchAll((error) =>
+            Effect.as(
+              error._tag === "SqlError"
+                ? Effect.logWarning(`MCP tool ${tool.name}: database error`, error)
+                : Effect.void,
+              toolErrorResult(error)
+            )
+          ),
           Effect.catchAllDefect((defect) =>
             Effect.as(
               Effect.logError(`MCP tool ${tool.name} failed`, defect),
@@ -150,15 +172,43 @@ export const makeMcpServer = (settings: McpSettings) =>
         return yield* keys.authenticate(token.value)
       })
 
-    /** One POST body in, one HTTP answer out. */
-    const handle = (message: IncomingMessage): Effect.Effect<HttpAnswer> =>
-      Effect.gen(function*() {
-        if (Array.isArray(message.body)) {
-          return {
-            status: 400,
-            body: JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "Batches are not supported: send one message.")
-          }
+    /**
+     * One POST body in, one HTTP answer out. A batch (an array of messages, which protocol 2025-03-26 lets clients
+     * send) is answered message by message: an array of the requests' answers, or 202 when it held none.
+     */
+    const handle = (message: IncomingMessage): Effect.Effect<HttpAnswer> => {
+      if (!Array.isArray(message.body)) return handleOne(message)
+      const batch = message.body as ReadonlyArray<unknown>
+      if (message.protocolVersion !== undefined && message.protocolVersion !== BATCH_PROTOCOL_VERSION) {
+        return Effect.succeed({
+          status: 400,
+          body: JsonRpc.error(
+            null,
+            JsonRpc.ErrorCodes.InvalidRequest,
+            `Batches are not part of MCP ${message.protocolVersion}: send one message.`
+          )
+        })
+      }
+      if (batch.length === 0) {
+        return Effect.succeed({
+          status: 400,
+          body: JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "An empty batch holds no message.")
+        })
+      }
+      return Effect.map(
+        Effect.forEach(
+          batch,
+          (body) => Array.isArray(body) ? Effect.succeed(nestedBatch) : handleOne({ ...message, body })
+        ),
+        (answers): HttpAnswer => {
+          const bodies = answers.flatMap((answer) => (answer.body === undefined ? [] : [answer.body]))
+          return bodies.length === 0 ? { status: 202 } : { status: 200, body: bodies }
         }
+      )
+    }
+
+    const handleOne = (message: IncomingMessage): Effect.Effect<HttpAnswer> =>
+      Effect.gen(function*() {
         const parsed = JsonRpc.classify(message.body)
         switch (parsed._tag) {
           case "Notification":
@@ -201,7 +251,7 @@ export const makeMcpServer = (settings: McpSettings) =>
       if (settings.allowedOrigins !== undefined) return settings.allowedOrigins.includes(origin)
       try {
         const url = new URL(origin)
-        return ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
+        return ["http:", "https:"].includes(url.protocol) && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
       } catch {
         return false
       }

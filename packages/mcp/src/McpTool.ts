@@ -1,7 +1,8 @@
+import { isDataException } from "@scaledger/db/SqlErrors"
 import type { Account } from "@scaledger/domain/Auth"
+import { hasControlCharacter } from "@scaledger/domain/Basic"
 import type { ErrorCode } from "@scaledger/domain/Errors"
-import type { Effect } from "effect"
-import { JSONSchema, Schema } from "effect"
+import { Data, Effect, JSONSchema, Schema } from "effect"
 
 /** What a tool's failure says: one of the REST error codes, so an agent and a REST client read the same words. */
 export interface ToolError {
@@ -45,8 +46,14 @@ const errorCodes: Record<string, ErrorCode> = {
   SqlError: "service_unavailable"
 }
 
-/** The REST error code of a tool failure (`internal_error` for a failure without one). */
-export const errorCodeOf = (error: ToolError): ErrorCode => errorCodes[error._tag] ?? "internal_error"
+/**
+ * The REST error code of a tool failure (`internal_error` for a failure without one). A database error on a value
+ * the caller gave (SQLSTATE class 22) is `invalid_request`, as REST answers it: retrying cannot help.
+ */
+export const errorCodeOf = (error: ToolError): ErrorCode =>
+  isDataException(error)
+    ? "invalid_request"
+    : errorCodes[error._tag] ?? "internal_error"
 
 type JsonObject = Record<string, unknown>
 
@@ -67,11 +74,69 @@ const inline = (node: unknown, defs: JsonObject): unknown => {
  * `$ref`), generated from the Effect Schema that decodes the arguments.
  */
 export const inputSchemaOf = (schema: Schema.Schema<any, any, never>): JsonObject => {
-  const { $defs, $schema: _, ...rest } = JSONSchema.make(schema) as unknown as JsonObject & { $defs?: JsonObject }
+  const { $defs, $id: _id, $schema: _, ...rest } = JSONSchema.make(schema) as unknown as JsonObject & {
+    $defs?: JsonObject
+  }
   const plain = inline(rest, $defs ?? {}) as JsonObject
-  return { type: "object", properties: {}, ...plain, required: (plain.required as Array<string> | undefined) ?? [] }
+  // A tool without arguments (`Schema.Struct({})`, which Effect renders as "an object or an array"): no property.
+  if (plain.type !== "object") return { type: "object", properties: {}, required: [], additionalProperties: false }
+  return {
+    type: "object",
+    properties: {},
+    ...plain,
+    required: (plain.required as Array<string> | undefined) ?? [],
+    additionalProperties: false
+  }
 }
 
-/** Decodes a tool's arguments; unknown fields are refused so that a misspelt filter is not silently ignored. */
-export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) =>
-  Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })
+/** Longest message an argument error carries (a call with thousands of unknown keys would list every one). */
+const MAX_ERROR_MESSAGE = 2_000
+
+/** An argument error's message, cut to `MAX_ERROR_MESSAGE` characters. */
+export const boundedMessage = (message: string): string =>
+  message.length <= MAX_ERROR_MESSAGE ? message : `${message.slice(0, MAX_ERROR_MESSAGE)}… (cut)`
+
+/**
+ * Decodes a tool's arguments: an object (not an array, a string or a number, which `Schema.Struct({})` would take),
+ * without unknown fields, so that a misspelt filter is not silently ignored.
+ */
+export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  const decode = Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })
+  const keys = Schema.isSchema(schema) && "fields" in schema ? Object.keys((schema as any).fields) : undefined
+  return (args: unknown) => {
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      return Effect.fail(new ArgumentsRejected({ message: "`arguments` must be an object." }))
+    }
+    const control = controlCharacterAt(args, [])
+    if (control !== undefined) {
+      return Effect.fail(
+        new ArgumentsRejected({
+          message: `${control.length === 0 ? "An argument name" : `\`${control.join(".")}\``} holds a control ` +
+            "character (NUL, U+0000–U+001F, U+007F–U+009F), which no argument accepts."
+        })
+      )
+    }
+    const unknown = keys === undefined ? [] : Object.keys(args).filter((key) => !keys.includes(key))
+    if (keys !== undefined && keys.length === 0 && unknown.length > 0) {
+      return Effect.fail(
+        new ArgumentsRejected({ message: `This tool takes no arguments; got ${boundedMessage(unknown.join(", "))}.` })
+      )
+    }
+    return Effect.mapError(decode(args), (error) => new ArgumentsRejected({ message: boundedMessage(error.message) }))
+  }
+}
+
+/** The path of the first string (or key) in `value` that holds a control character, as REST refuses them. */
+const controlCharacterAt = (value: unknown, path: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  if (typeof value === "string") return hasControlCharacter(value) ? path : undefined
+  if (typeof value !== "object" || value === null) return undefined
+  for (const [key, inner] of Object.entries(value)) {
+    if (hasControlCharacter(key)) return path
+    const found = controlCharacterAt(inner, [...path, key])
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Why a tool's arguments were refused (a tool error `invalid_request`). */
+export class ArgumentsRejected extends Data.TaggedError("ArgumentsRejected")<{ readonly message: string }> {}

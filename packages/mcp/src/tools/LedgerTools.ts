@@ -52,7 +52,13 @@ export const GetActivity = Effect.map(LedgerQueries, (queries) =>
       to: Schema.optional(Day("Up to this date")),
       limit: Schema.optional(
         Schema.Int.pipe(Schema.between(1, MAX_PAGE)).annotations({
-          description: `How many events, 1 to ${MAX_PAGE} (default ${DEFAULT_ACTIVITY}), oldest first.`
+          jsonSchema: {
+            type: "integer",
+            minimum: 1,
+            maximum: MAX_PAGE,
+            default: DEFAULT_ACTIVITY,
+            description: `How many events, 1 to ${MAX_PAGE} (default ${DEFAULT_ACTIVITY}), oldest first.`
+          }
         })
       )
     }),

@@ -70,7 +70,9 @@ export const GetRecentFilings = Effect.map(EdgarReads, (edgar) =>
     input: Schema.Struct({
       symbol: Schema.optional(Symbol),
       limit: Schema.optional(
-        Schema.Int.pipe(Schema.between(1, 100)).annotations({ description: "1 to 100, default 20." })
+        Schema.Int.pipe(Schema.between(1, 100)).annotations({
+          jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: 20, description: "1 to 100, default 20." }
+        })
       )
     }),
     run: (args, account) => edgar.filings(account.id, args)

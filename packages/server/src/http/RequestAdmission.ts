@@ -3,6 +3,7 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { hasControlCharacter } from "@scaledger/domain/Basic"
 import type { ErrorCode } from "@scaledger/domain/Errors"
+import { jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
 import { Data, Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 
@@ -11,8 +12,7 @@ import type { IncomingMessage } from "node:http"
  * nesting and characters; the body is read here, counted as it arrives.
  */
 export const MAX_BODY_BYTES = 1024 * 1024
-/** Deepest JSON nesting (arrays and objects) a body may have; checked on the raw text before parsing. */
-export const MAX_JSON_DEPTH = 32
+export { jsonTooDeep, MAX_JSON_DEPTH }
 // ---------------------------------------------------------------------------------------------------------------
 // Bodies
 // ---------------------------------------------------------------------------------------------------------------
@@ -23,23 +23,6 @@ export class BodyRejected extends Data.TaggedError("BodyRejected")<{
   readonly message: string
   readonly details?: unknown
 }> {}
-
-/** True when the JSON text nests arrays/objects deeper than `max` (strings are skipped, escapes honoured). */
-export const jsonTooDeep = (text: string, max: number): boolean => {
-  let depth = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92) i++ // backslash: skip the escaped character
-      else if (c === 34) inString = false
-    } else if (c === 34) inString = true
-    else if (c === 91 || c === 123) {
-      if (++depth > max) return true
-    } else if (c === 93 || c === 125) depth--
-  }
-  return false
-}
 
 /** True when a parsed JSON value holds a string (or key) with a NUL character, which no text column can store. */
 const holdsNul = (value: unknown): boolean => {

@@ -9,8 +9,8 @@ import { McpRoutesLive } from "@scaledger/mcp/McpRoutes"
 import { McpKeys } from "@scaledger/mcp/McpServer"
 import { McpToolkitLive } from "@scaledger/mcp/McpToolkitLive"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
 import { ApiKeys } from "../auth/ApiKeys.js"
+import { makeNodeServer } from "../http/NodeServer.js"
 import { serveWithOwnRouter } from "../http/OwnRouter.js"
 import { MarketReadsLive } from "../MarketReadsLive.js"
 
@@ -32,8 +32,11 @@ export const McpApp = (settings: McpSettings) =>
     ])
   )
 
-/** The MCP server on its own listener and router (its own port; its own host in production). */
+/**
+ * The MCP server on its own listener and router (its own port; its own host in production), on the same Node server
+ * as REST's: request and header timeouts, parser errors answered, and drained on shutdown.
+ */
 export const McpServerLive = (settings: McpSettings, options: { readonly port: number; readonly host: string }) =>
   serveWithOwnRouter(McpApp(settings)).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, options))
+    Layer.provide(NodeHttpServer.layer(makeNodeServer(), options))
   )
