@@ -173,6 +173,11 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           const reply = yield* post(url, rpc(1, "ping"), { "mcp-protocol-version": "1999-01-01" })
           expect(reply.status).toBe(400)
           expect((yield* post(url, rpc(1, "ping"), { "mcp-protocol-version": "2025-06-18" })).status).toBe(200)
+          // The same version sent twice (proxies repeat headers) is that version; two different ones are not.
+          const twice = yield* post(url, rpc(1, "ping"), { "mcp-protocol-version": "2025-06-18, 2025-06-18" })
+          expect(twice.status).toBe(200)
+          const mixed = yield* post(url, rpc(1, "ping"), { "mcp-protocol-version": "2025-06-18, 2025-11-25" })
+          expect(mixed.status).toBe(400)
         }))
 
       it.effect("a body over 1 MiB answers 413", () =>

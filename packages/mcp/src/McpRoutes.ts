@@ -27,6 +27,13 @@ const isJsonContentType = (value: string): boolean => {
   return type === "application/json" && params.every((param) => param === "" || /^charset="?utf-8"?$/.test(param))
 }
 
+/** The `MCP-Protocol-Version` header; sent twice with one value (which Node joins with `, `), that value. */
+const protocolVersionOf = (header: string | undefined): string | undefined => {
+  if (header === undefined) return undefined
+  const values = new Set(header.split(",").map((value) => value.trim()))
+  return values.size === 1 ? [...values][0] : header
+}
+
 type ReadMessage =
   | { readonly _tag: "Read"; readonly text: string | undefined }
   | { readonly _tag: "TooLarge" }
@@ -100,7 +107,7 @@ export const McpRoutes = (settings: McpSettings) =>
             )
           )
         }
-        const version = request.headers["mcp-protocol-version"]
+        const version = protocolVersionOf(request.headers["mcp-protocol-version"])
         if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
           return answer(
             400,
