@@ -129,6 +129,19 @@ describe("the ledger through the API, on the local chain", () => {
           severity: "warning",
           title: "Transfers await review"
         })
+        // One vocabulary and one shape: the portfolio's alerts are the store's open alerts, as GET /v1/alerts lists
+        // them; notes about the positions themselves are `notices`, never alerts.
+        const open = yield* call("GET", "/v1/alerts?open=true", { key })
+        const unlabeled = portfolio.body.alerts.find((a: any) => a.kind === "unlabeled-transfers")
+        expect(open.body.alerts.find((a: any) => a.id === unlabeled.id)).toEqual(unlabeled)
+        for (const alert of portfolio.body.alerts) {
+          expect(Object.keys(alert).sort()).toEqual(
+            ["at", "detail", "id", "kind", "resolvedAt", "severity", "symbol", "title"]
+          )
+        }
+        for (const notice of portfolio.body.notices) {
+          expect(["incomplete_history", "missing_prices"]).toContain(notice.kind)
+        }
         expect(portfolio.body.summary).toMatchObject({ positionCount: 4, fxCurrency: "USD" })
 
         // Income from multiplier growth appears as events with no wallet transaction.

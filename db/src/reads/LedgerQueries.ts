@@ -5,10 +5,10 @@ import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
-import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
+import type { EventView, PortfolioNotice, PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
 import { Clock, Effect, Either, Option } from "effect"
-import { AlertsStore } from "../alerts/AlertsStore.js"
+import { AlertsStore, alertView } from "../alerts/AlertsStore.js"
 import { EventClassifications } from "../classification/EventClassifications.js"
 import { type EventFilter, LedgerStore } from "../ledger/LedgerStore.js"
 import { SettledLedger } from "../ledger/SettledLedger.js"
@@ -220,18 +220,12 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
         accountId,
         (yield* store.recentEvents(accountId, 10)) as ReadonlyArray<EventRow>
       )
-      // The alert store (fed by the alert monitor) is the one source of the seven alert kinds.
-      const alerts: Array<
-        { kind: string; severity: "info" | "warning" | "critical"; title: string; detail: string }
-      > = (yield* alertStore.open(accountId)).map(({ detail, kind, severity, title }) => ({
-        kind,
-        severity,
-        title,
-        detail
-      }))
+      // The alert store (fed by the alert monitor) is the one source of the seven alert kinds, in the one shape.
+      const alerts = (yield* alertStore.open(accountId)).map(alertView)
+      const notices: Array<typeof PortfolioNotice.Type> = []
       const incomplete = rows.filter((p) => p.issues.some((issue) => issue.kind === "incomplete_history"))
       if (incomplete.length > 0) {
-        alerts.push({
+        notices.push({
           kind: "incomplete_history",
           severity: "warning",
           title: "History incomplete",
@@ -240,7 +234,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       }
       const unpriced = rows.filter((p) => p.value.usd === null)
       if (unpriced.length > 0) {
-        alerts.push({
+        notices.push({
           kind: "missing_prices",
           severity: "info",
           title: "Positions without a price",
@@ -268,6 +262,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
           })
         }),
         alerts,
+        notices,
         positions: views,
         totals: Option.match(report, {
           onNone: () => ({

@@ -2,6 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import { Alert } from "./alerts/Alert.js"
 import { DecimalString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
 import { PageParams } from "./Common.js"
 import { InvalidAddressError, InvalidDateError, NotFoundError, ReplayInProgressError } from "./Errors.js"
@@ -247,12 +248,16 @@ export const TotalView = Schema.Struct({
   unknownCount: Schema.Int
 }).annotations({ identifier: "Total" })
 
-export const PortfolioAlert = Schema.Struct({
-  kind: Schema.String,
+/**
+ * A note about the positions themselves (not an alert: alerts are the alert store's seven kinds): `incomplete_history`
+ * when more left an address than its recorded history holds, `missing_prices` when positions have no price.
+ */
+export const PortfolioNotice = Schema.Struct({
+  kind: Schema.Literal("incomplete_history", "missing_prices"),
   severity: Schema.Literal("info", "warning", "critical"),
   title: Schema.String,
   detail: Schema.String
-}).annotations({ identifier: "PortfolioAlert" })
+}).annotations({ identifier: "PortfolioNotice" })
 
 export const Portfolio = Schema.Struct({
   asOf: IsoDateTime,
@@ -263,7 +268,10 @@ export const Portfolio = Schema.Struct({
     positionsWithBasis: Schema.Int,
     fxCurrency: Schema.String
   }),
-  alerts: Schema.Array(PortfolioAlert),
+  alerts: Schema.Array(Alert).annotations({
+    description: "The account's open alerts, as `GET /v1/alerts?open=true` lists them (newest first)."
+  }),
+  notices: Schema.Array(PortfolioNotice),
   positions: Schema.Array(PositionView),
   totals: Schema.Struct({
     value: TotalView,

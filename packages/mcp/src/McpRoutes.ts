@@ -156,11 +156,7 @@ export const McpRoutes = (settings: McpSettings) =>
         } catch {
           return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not valid JSON."))
         }
-        const reply = yield* server.handle({
-          body,
-          authorization: request.headers["authorization"],
-          protocolVersion: version
-        })
+        const reply = yield* server.handle({ body, authorization: request.headers["authorization"] })
         return answer(reply.status, reply.body, reply.headers)
       }).pipe(
         Effect.catchAllDefect((defect) =>

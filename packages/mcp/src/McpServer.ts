@@ -42,12 +42,7 @@ export interface HttpAnswer {
 export interface IncomingMessage {
   readonly body: unknown
   readonly authorization: string | undefined
-  /** The `MCP-Protocol-Version` header: sent by clients of 2025-06-18 and later, absent before. */
-  readonly protocolVersion?: string | undefined
 }
-
-/** The protocol version whose clients may send JSON-RPC batches (2025-06-18 removed them). */
-const BATCH_PROTOCOL_VERSION = "2025-03-26"
 
 const unauthorized = (id: JsonRpc.JsonRpcId, keySent: boolean): HttpAnswer => ({
   status: 401,
@@ -66,11 +61,6 @@ const unauthorized = (id: JsonRpc.JsonRpcId, keySent: boolean): HttpAnswer => ({
 const bearerToken = (header: string | undefined): Option.Option<string> => {
   const match = header === undefined ? null : /^Bearer ([^\s]+)$/i.exec(header)
   return match === null ? Option.none() : Option.some(match[1]!)
-}
-
-const nestedBatch: HttpAnswer = {
-  status: 400,
-  body: JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "A JSON-RPC message must be an object.")
 }
 
 const toolErrorResult = (error: ToolError) => {
@@ -172,43 +162,16 @@ export const makeMcpServer = (settings: McpSettings) =>
         return yield* keys.authenticate(token.value)
       })
 
-    /**
-     * One POST body in, one HTTP answer out. A batch (an array of messages, which protocol 2025-03-26 lets clients
-     * send) is answered message by message: an array of the requests' answers, or 202 when it held none.
-     */
-    const handle = (message: IncomingMessage): Effect.Effect<HttpAnswer> => {
-      if (!Array.isArray(message.body)) return handleOne(message)
-      const batch = message.body as ReadonlyArray<unknown>
-      if (message.protocolVersion !== undefined && message.protocolVersion !== BATCH_PROTOCOL_VERSION) {
-        return Effect.succeed({
-          status: 400,
-          body: JsonRpc.error(
-            null,
-            JsonRpc.ErrorCodes.InvalidRequest,
-            `Batches are not part of MCP ${message.protocolVersion}: send one message.`
-          )
-        })
-      }
-      if (batch.length === 0) {
-        return Effect.succeed({
-          status: 400,
-          body: JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "An empty batch holds no message.")
-        })
-      }
-      return Effect.map(
-        Effect.forEach(
-          batch,
-          (body) => Array.isArray(body) ? Effect.succeed(nestedBatch) : handleOne({ ...message, body })
-        ),
-        (answers): HttpAnswer => {
-          const bodies = answers.flatMap((answer) => (answer.body === undefined ? [] : [answer.body]))
-          return bodies.length === 0 ? { status: 202 } : { status: 200, body: bodies }
-        }
-      )
-    }
-
-    const handleOne = (message: IncomingMessage): Effect.Effect<HttpAnswer> =>
+    /** One POST body in, one HTTP answer out. */
+    const handle = (message: IncomingMessage): Effect.Effect<HttpAnswer> =>
       Effect.gen(function*() {
+        // DECISIONS.md (MCP): a batch array answers 400 with -32600, whatever the protocol version.
+        if (Array.isArray(message.body)) {
+          return {
+            status: 400,
+            body: JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "Batches are not supported: send one message.")
+          }
+        }
         const parsed = JsonRpc.classify(message.body)
         switch (parsed._tag) {
           case "Notification":
