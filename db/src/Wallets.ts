@@ -144,20 +144,36 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
       findAllOf(accountId).pipe(Effect.map((rows) => rows.map(toRow)), orDieOnParse)
     )
 
+    /**
+     * An address that stops being own (deleted, or marked not own): the transfers between it and the account's other
+     * addresses were self-transfers by rule because both ends were own, so they are classified again (to a plain
+     * address such a transfer is a disposal, needing review, unless the address is labelled `self`). A user's own
+     * decision stays.
+     */
+    const reclassifyBothOwn = (accountId: string, addressKey: string) =>
+      sql`
+        UPDATE transfer_classifications c
+        SET status = 'pending', attempts = 0, lease_owner = NULL, lease_until = NULL, updated_at = now()
+        FROM token_transfers t
+        WHERE c.account_id = ${accountId} AND c.status = 'done' AND c.rule = 'both_own'
+          AND c.classified_by = 'rule' AND t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash
+          AND t.log_index = c.log_index AND (t.from_key = ${addressKey} OR t.to_key = ${addressKey})`
+
     const update = Effect.fn("WalletsRepo.update")((
       accountId: string,
       address: string,
       patch: { readonly label?: string | undefined; readonly self?: boolean | undefined }
     ) =>
-      Effect.map(
-        sql`
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`
           UPDATE wallets SET
             label = ${patch.label === undefined ? sql`label` : sql`${patch.label}`},
             self = ${patch.self === undefined ? sql`self` : sql`${patch.self}`}
           WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}
-          RETURNING *`.pipe(Effect.flatMap(decodeWallets), orDieOnParse),
-        (rows) => Option.map(Option.fromNullable(rows[0]), toRow)
-      )
+          RETURNING *`.pipe(Effect.flatMap(decodeWallets), orDieOnParse)
+        if (rows.length > 0 && patch.self === false) yield* reclassifyBothOwn(accountId, address.toLowerCase())
+        return Option.map(Option.fromNullable(rows[0]), toRow)
+      }))
     )
 
     /**
@@ -186,6 +202,7 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
             SELECT 1 FROM token_transfers t JOIN wallets w ON w.account_id = c.account_id
               AND w.address_key IN (t.from_key, t.to_key)
             WHERE t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index)`
+        yield* reclassifyBothOwn(accountId, addressKey)
         return true
       }))
     )

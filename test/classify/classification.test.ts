@@ -427,4 +427,54 @@ describe("classification and review on the local chain", () => {
       }).pipe(Effect.provide(Service)),
     { timeout: 180_000 }
   )
+
+  it.live(
+    "an own address deleted: the transfer between it and the other own address is classified again, an inflow to review",
+    () =>
+      Effect.gen(function*() {
+        const { story } = yield* TestChain
+        const { key } = yield* newKey("classify-two-own")
+        for (const [address, label] of [[story.wallet, "w"], [story.plain, "p"]] as const) {
+          expect((yield* call("POST", "/v1/wallets", { key, body: { address, label } })).status).toBe(201)
+        }
+        const { id: accountId } = Option.getOrThrow(
+          yield* Effect.orDie((yield* AccountsRepo).findByName("classify-two-own"))
+        )
+        const sql = yield* SqlClient.SqlClient
+        const fromPlain = story.tx.fromPlain!.toLowerCase()
+        /** The account's stored decision on the transfer from the plain address, once made and built on. */
+        const decided = (rule: string) =>
+          sql<{ rule: string | null; status: string }>`
+            SELECT rule, status FROM transfer_classifications
+            WHERE account_id = ${accountId} AND lower(tx_hash) = ${fromPlain}`.pipe(
+            Effect.orDie,
+            Effect.filterOrFail(([row]) => row?.status === "done" && row.rule === rule),
+            Effect.retry(retrying),
+            Effect.orDie
+          )
+        const eventOf = (type: string) =>
+          until(
+            `the transfer from the plain address as ${type}`,
+            call("GET", `/v1/events?type=${type}&limit=500`, { key }),
+            (r) =>
+              r.status === 200 &&
+              r.body.events.some((e: any) => e.walletTransaction?.txHash?.toLowerCase() === fromPlain)
+          )
+        // Both addresses own before anything was classified: a self-transfer by rule.
+        yield* decided("both_own")
+        yield* eventOf("transfer.self")
+
+        expect((yield* call("DELETE", `/v1/wallets/${story.plain}`, { key })).status).toBe(204)
+        // Not own any more: classified again by the rules as they stand, an arrival from a plain address to review.
+        yield* decided("plain_address")
+        const inflow = yield* eventOf("transfer.in")
+        expect(
+          inflow.body.events.find((e: any) => e.walletTransaction?.txHash?.toLowerCase() === fromPlain)
+        ).toMatchObject({ needsReview: true, counterparty: story.plain })
+        const positions = yield* until("positions", call("GET", "/v1/positions", { key }), (r) => r.status === 200)
+        expect(positions.body.positions.some((p: any) => p.wallet?.toLowerCase() === story.plain.toLowerCase()))
+          .toBe(false)
+      }).pipe(Effect.provide(Service)),
+    { timeout: 120_000 }
+  )
 })

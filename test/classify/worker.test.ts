@@ -219,6 +219,52 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           expect(Number(left!.n)).toBe(0)
         }))
 
+      it.effect("an own address deleted or marked not own: its self-transfers are classified again (a plain address: an outflow)", () =>
+        Effect.gen(function*() {
+          const first = "0x00000000000000000000000000000000000000b1"
+          const second = "0x00000000000000000000000000000000000000b2"
+          const account = yield* accountWith("worker-two-own", first)
+          yield* Effect.orDie((yield* WalletsRepo).insert({
+            accountId: account.id,
+            address: second,
+            label: "",
+            self: true,
+            watchingFromBlock: null,
+            watchingFromAt: null,
+            chainId: CHAIN
+          }))
+          const between = yield* transfer(first, second)
+          const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+          expect(yield* Effect.orDie(worker.poll)).toBe(1)
+          expect(yield* rowOf(between)).toMatchObject({ status: "done", type: "transfer.self", rule: "both_own" })
+          const wallets = yield* WalletsRepo
+          const classifiedAgain = Effect.gen(function*() {
+            // The stored self-transfer no longer holds: queued again, and decided by the rules as they stand now.
+            expect(yield* rowOf(between)).toMatchObject({ status: "pending", attempts: 0 })
+            expect(yield* Effect.orDie(worker.poll)).toBe(1)
+            expect(yield* rowOf(between)).toMatchObject({
+              status: "done",
+              type: "transfer.out",
+              relationship: null,
+              confirmed: false,
+              rule: "plain_address"
+            })
+          })
+          // Marked not own: classified again; own again: a self-transfer again.
+          yield* Effect.orDie(wallets.update(account.id, second, { self: false }))
+          yield* classifiedAgain
+          yield* Effect.orDie(wallets.update(account.id, second, { label: "renamed" }))
+          expect(yield* rowOf(between)).toMatchObject({ status: "done", rule: "plain_address" })
+          yield* Effect.orDie(wallets.update(account.id, second, { self: true }))
+          const sql = yield* SqlClient.SqlClient
+          yield* Effect.orDie(sql`UPDATE transfer_classifications SET status = 'pending' WHERE tx_hash = ${between}`)
+          expect(yield* Effect.orDie(worker.poll)).toBe(1)
+          expect(yield* rowOf(between)).toMatchObject({ status: "done", rule: "both_own" })
+          // Deleted: the same.
+          expect(yield* Effect.orDie(wallets.remove(account.id, second))).toBe(true)
+          yield* classifiedAgain
+        }))
+
       it.effect(
         "reads the transactions' facts in one batch, only for what goes to the model; a failed read waits",
         () =>
