@@ -1,7 +1,7 @@
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal } from "@scaledger/domain/ledger/LedgerReport"
-import { holdingPositionView, positionView, realisedGains } from "@scaledger/server/http/LedgerViews"
+import { eventView, holdingPositionView, positionView, realisedGains } from "@scaledger/server/http/LedgerViews"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -112,5 +112,45 @@ describe("realised gains by holding period", () => {
       unknownCount: 1
     })
     expect(realisedGains([])).toEqual({ total: "0", shortTerm: "0", longTerm: "0", totalUsd: "0", unknownCount: 0 })
+  })
+})
+
+describe("an income event's rate in a USD account", () => {
+  const step = (id: string, iso: string, block: number): LedgerEvent => ({
+    id,
+    kind: "multiplier",
+    token: "AAPL",
+    tokenAddress: hex40(0xaa),
+    from: "1000000000000000000",
+    to: "1001000000000000000",
+    effectiveAt: at(iso),
+    block,
+    logIndex: -1,
+    stepKind: "dividend"
+  })
+  const incomeOf = (withPrices: boolean) => {
+    const run = Either.getOrThrow(Ledger.run({
+      wallets: [{ address: A, self: true }],
+      country: "US",
+      prices: withPrices ? prices : {},
+      events: [move("a1", EXCHANGE, A, 3, "2026-01-05T15:00:00Z", 1), step("m1", "2026-03-02T14:00:00Z", 2)],
+      asOf: at("2026-04-01T00:00:00Z")
+    }))
+    const [income] = run.income
+    return eventView(income!) as any
+  }
+
+  it("is the identity of the event's own date, whether or not the amount is known", () => {
+    const priced = incomeOf(true).income
+    expect(priced).toMatchObject({ rate: "1", rateDate: "2026-03-02", source: "identity", carriedForward: false })
+    expect(priced.usd).not.toBeNull()
+    const unpriced = incomeOf(false).income
+    expect(unpriced).toEqual({
+      usd: null,
+      rate: "1",
+      rateDate: "2026-03-02",
+      source: "identity",
+      carriedForward: false
+    })
   })
 })

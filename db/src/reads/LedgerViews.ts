@@ -190,15 +190,21 @@ export const realisedGains = (disposals: ReadonlyArray<Disposal>) => {
   return sum.view()
 }
 
-/** `{ usd, <code>: converted, rate, rateDate, source, carriedForward }`; for USD accounts the code is `usd` itself. */
-const incomeView = (usd: string | null, converted: Converted | null, currency: ReportingCurrency) => ({
-  usd,
-  [currency.toLowerCase()]: currency === "USD" ? usd : converted?.amount ?? null,
-  rate: converted?.rate ?? (currency === "USD" ? "1" : null),
-  rateDate: converted?.rateDate ?? null,
-  source: converted?.source ?? null,
-  carriedForward: converted?.carriedForward ?? false
-})
+/**
+ * `{ usd, <code>: converted, rate, rateDate, source, carriedForward }`; for USD accounts the code is `usd` itself,
+ * and the rate the identity of the event's own date even when the amount is unknown (no price).
+ */
+const incomeView = (usd: string | null, converted: Converted | null, currency: ReportingCurrency, date: string) => {
+  const identity = currency === "USD" && converted === null
+  return {
+    usd,
+    [currency.toLowerCase()]: currency === "USD" ? usd : converted?.amount ?? null,
+    rate: identity ? "1" : converted?.rate ?? null,
+    rateDate: identity ? date : converted?.rateDate ?? null,
+    source: identity ? "identity" : converted?.source ?? null,
+    carriedForward: converted?.carriedForward ?? false
+  }
+}
 
 type EventRow = Movement | IncomeEvent | SplitEvent
 
@@ -214,7 +220,7 @@ export const eventView = (row: EventRow): EventView => {
         wallet: row.wallet,
         from: row.from,
         to: row.to,
-        income: incomeView(row.incomeUsd, row.income, row.currency),
+        income: incomeView(row.incomeUsd, row.income, row.currency, row.date),
         walletTransaction: null,
         taxable: row.taxable,
         needsReview: row.needsReview
