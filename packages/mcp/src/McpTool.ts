@@ -102,7 +102,8 @@ export const boundedMessage = (message: string): string =>
  */
 export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) => {
   const decode = Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })
-  const keys = Schema.isSchema(schema) && "fields" in schema ? Object.keys((schema as any).fields) : undefined
+  // `Schema.Struct({})` lets any key through, even with `onExcessProperty: "error"`.
+  const takesNone = "fields" in schema && Object.keys(schema.fields as object).length === 0
   return (args: unknown) => {
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       return Effect.fail(new ArgumentsRejected({ message: "`arguments` must be an object." }))
@@ -116,10 +117,11 @@ export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) => {
         })
       )
     }
-    const unknown = keys === undefined ? [] : Object.keys(args).filter((key) => !keys.includes(key))
-    if (keys !== undefined && keys.length === 0 && unknown.length > 0) {
+    if (takesNone && Object.keys(args).length > 0) {
       return Effect.fail(
-        new ArgumentsRejected({ message: `This tool takes no arguments; got ${boundedMessage(unknown.join(", "))}.` })
+        new ArgumentsRejected({
+          message: `This tool takes no arguments; got ${boundedMessage(Object.keys(args).join(", "))}.`
+        })
       )
     }
     return Effect.mapError(decode(args), (error) => new ArgumentsRejected({ message: boundedMessage(error.message) }))
