@@ -237,6 +237,16 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         // An empty parameter is that parameter's answer, not the list's.
         expectError(yield* call("GET", "/v1/wallets/", { key }), 400, "invalid_address")
         expectError(yield* call("GET", "/v1/exports/", { key }), 404, "not_found")
+        // A method the route does not have is 405 whether the parameter is empty or not.
+        for (const path of ["/v1/wallets/", "/v1/wallets/abc"]) {
+          const post = yield* call("POST", path, { key, body: {} })
+          expect(expectError(post, 405, "method_not_allowed").details.allowed).toEqual([
+            "DELETE",
+            "GET",
+            "HEAD",
+            "PATCH"
+          ])
+        }
         // Past 512 characters a parameter answered 405 listing the very method refused; now its schema's 400.
         for (const length of [512, 513, 4000]) {
           expectError(yield* call("GET", `/v1/wallets/${"a".repeat(length)}`, { key }), 400, "invalid_address")

@@ -12,10 +12,11 @@ export interface RouteTable {
   readonly allowed: (path: string) => ReadonlyArray<string>
 }
 
+/** A route's path as a pattern; a parameter may be empty, as the router matches it (`/v1/wallets/`). */
 const toRegExp = (pattern: string): RegExp =>
   new RegExp(
     "^" + pattern.split("/").map((segment) =>
-      segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      segment.startsWith(":") ? "[^/]*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
     ).join("/") + "$"
   )
 
