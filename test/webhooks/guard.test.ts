@@ -68,7 +68,10 @@ const FORBIDDEN: ReadonlyArray<string> = [
   "https://240.0.0.1/",
   // a name that resolves to loopback
   "https://localhost/",
-  "https://localhost:9999/hook"
+  "https://localhost:9999/hook",
+  // the same name fully qualified (the system resolver answers `localhost.` with ENOTFOUND)
+  "https://localhost./",
+  "https://LOCALHOST./hook"
 ]
 
 describe("the egress guard", () => {

@@ -124,7 +124,10 @@ export const checkTarget = (
       return { url, hostname, address: hostname, family: literal as 4 | 6 }
     }
     const resolve = options.resolve ?? systemResolver
-    const answers = yield* Effect.tryPromise(() => resolve(hostname)).pipe(
+    // A fully qualified name (`localhost.`) is the same name: resolved without its root dot, which some resolvers
+    // refuse, so that it is checked like the name itself rather than accepted as unresolvable.
+    const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname
+    const answers = yield* Effect.tryPromise(() => resolve(name)).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<{ address: string; family: number }>)
     )
     if (answers.length === 0) {
