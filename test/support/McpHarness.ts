@@ -7,6 +7,7 @@ import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
 import { makeNodeServer } from "@scaledger/server/http/NodeServer"
 import { ROUTER_OPTIONS } from "@scaledger/server/http/OwnRouter"
+import type { RateLimiter } from "@scaledger/server/http/RateLimit"
 import { McpApp } from "@scaledger/server/mcp/McpServerLive"
 import { Context, Effect, Layer, Redacted } from "effect"
 
@@ -16,7 +17,9 @@ export class McpUrl extends Context.Tag("test/McpUrl")<McpUrl, string>() {}
 /** The MCP server on a random loopback port over the given database, with the same API keys as REST. */
 export const mcpServer = (
   database: Layer.Layer<SqlClient.SqlClient>,
-  settings: McpSettings = { allowedOrigins: undefined, chainId: 4663 }
+  settings: McpSettings = { allowedOrigins: undefined, chainId: 4663 },
+  /** A rate limiter for the keys' tool calls; none by default. */
+  limiter: Layer.Layer<never> | Layer.Layer<RateLimiter> = Layer.empty
 ) =>
   Layer.effect(
     McpUrl,
@@ -26,7 +29,7 @@ export const mcpServer = (
     })
   ).pipe(
     Layer.provide(
-      HttpLayerRouter.serve(McpApp(settings), {
+      HttpLayerRouter.serve(McpApp(settings).pipe(Layer.provide(limiter)), {
         disableLogger: true,
         disableListenLog: true,
         routerConfig: ROUTER_OPTIONS

@@ -25,6 +25,13 @@ export const INSTRUCTIONS = [
 /** How the MCP server checks an API key: the same keys as the REST API, provided by the composition root. */
 export class McpKeys extends Context.Tag("@scaledger/mcp/McpKeys")<McpKeys, {
   readonly authenticate: (key: string) => Effect.Effect<Option.Option<Account>, { readonly _tag: string }>
+  /**
+   * Counts one tool call against the key's requests a minute (the same budget as its REST requests): undefined when
+   * it may go on, else how long to wait. Absent: no limit.
+   */
+  readonly admit?: (
+    key: string
+  ) => Effect.Effect<{ readonly retryAfterSeconds: number; readonly limitPerMinute: number } | undefined>
 }>() {}
 
 /** The tools this server offers, each bound to the services it reads. */
@@ -69,7 +76,7 @@ const toolErrorResult = (error: ToolError) => {
     code,
     message: error.message,
     ...(error.details === undefined ? {} : { details: error.details }),
-    ...(code === "replay_in_progress" ? { retryAfter: error.retryAfterSeconds ?? 1 } : {})
+    ...(code === "replay_in_progress" || code === "rate_limited" ? { retryAfter: error.retryAfterSeconds ?? 1 } : {})
   }
   return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured, isError: true }
 }
@@ -192,6 +199,24 @@ export const makeMcpServer = (settings: McpSettings) =>
               return {
                 status: 200,
                 body: JsonRpc.error(id, JsonRpc.ErrorCodes.MethodNotFound, `Method not found: ${method}`)
+              }
+            }
+            const refused = keys.admit === undefined
+              ? undefined
+              : yield* keys.admit(Option.getOrThrow(bearerToken(message.authorization)))
+            if (refused !== undefined) {
+              return {
+                status: 200,
+                body: JsonRpc.result(
+                  id,
+                  toolErrorResult({
+                    _tag: "RateLimited",
+                    message:
+                      `More than ${refused.limitPerMinute} requests a minute with this key; retry after ${refused.retryAfterSeconds} s.`,
+                    details: refused,
+                    retryAfterSeconds: refused.retryAfterSeconds
+                  })
+                )
               }
             }
             const outcome = yield* callTool(params, account.value)

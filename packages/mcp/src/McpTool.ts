@@ -42,6 +42,7 @@ const errorCodes: Record<string, ErrorCode> = {
   UnsupportedCurrency: "unsupported_currency",
   NotFound: "not_found",
   ReplayInProgress: "replay_in_progress",
+  RateLimited: "rate_limited",
   ServiceUnavailable: "service_unavailable",
   SqlError: "service_unavailable"
 }

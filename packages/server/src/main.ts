@@ -32,7 +32,6 @@ const roles = (argv: ReadonlyArray<string>) => {
 // A Node server that answers parser errors and requests during shutdown in the error envelope.
 const restServer = (options: { readonly port: number; readonly host: string; readonly publicOrigin?: string }) =>
   RestServer.pipe(
-    Layer.provide(RateLimiterLive),
     Layer.provide(NodeHttpServer.layer(makeNodeServer({ publicOrigin: options.publicOrigin }), options))
   )
 
@@ -68,6 +67,8 @@ const program = Effect.gen(function*() {
     target._tag === "Pglite" ? AdminServerLive : Layer.empty,
     FirstStartKey
   ).pipe(
+    // One limiter for REST and MCP: a key's tool calls and REST requests share its budget.
+    Layer.provide(RateLimiterLive),
     Layer.provide(ApiKeys.Default),
     Layer.provide(KeyHashSecretLive),
     Layer.provide(WebhookSecretBox.Live),

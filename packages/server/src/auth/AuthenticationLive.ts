@@ -3,7 +3,7 @@ import { type Account, Authentication, Unauthorized } from "@scaledger/domain/Au
 import { RateLimited, type ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Effect, Layer, Option } from "effect"
 import { mapDatabaseError } from "../http/DatabaseErrors.js"
-import { optionalRateLimiter } from "../http/RateLimit.js"
+import { limiterKey, optionalRateLimiter } from "../http/RateLimit.js"
 import { ApiKeys } from "./ApiKeys.js"
 
 /** `Bearer <token>`, scheme case-insensitive, exactly one space, a non-empty token without spaces. */
@@ -24,8 +24,7 @@ export const AuthenticationLive = Layer.effect(
     const unknownKey = new Unauthorized({ message: "The API key is unknown or revoked." })
     const limited = (key: string, account: Account): Effect.Effect<Account, RateLimited> =>
       limiter === undefined ? Effect.succeed(account) : Effect.flatMap(
-        // Per key: its lookup prefix (`sk_live_` + 8) names it without holding the secret part.
-        limiter.consume(key.slice(0, 16)),
+        limiter.consume(limiterKey(key)),
         (decision) =>
           decision.allowed ? Effect.succeed(account) : new RateLimited({
             message:

@@ -167,5 +167,8 @@ export const RateLimiterLive = Layer.unwrapEffect(Effect.gen(function*() {
   return target._tag === "Postgres" ? sqlRateLimiter(perMinute) : memoryRateLimiter(perMinute)
 }))
 
+/** What a key is counted under: its lookup prefix (`sk_live_` + 8) names it without holding the secret part. */
+export const limiterKey = (key: string): string => key.slice(0, 16)
+
 /** The limiter when one is provided (the REST server always has one; embedders may leave it out). */
 export const optionalRateLimiter = Effect.serviceOption(RateLimiter).pipe(Effect.map(Option.getOrUndefined))

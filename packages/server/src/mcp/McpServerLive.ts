@@ -12,10 +12,33 @@ import { Effect, Layer } from "effect"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { makeNodeServer } from "../http/NodeServer.js"
 import { serveWithOwnRouter } from "../http/OwnRouter.js"
+import { limiterKey, optionalRateLimiter } from "../http/RateLimit.js"
 import { MarketReadsLive } from "../MarketReadsLive.js"
 
-/** The MCP server checks the same API keys as the REST API. */
-export const McpKeysLive = Layer.effect(McpKeys, Effect.map(ApiKeys, (keys) => ({ authenticate: keys.authenticate })))
+/**
+ * The MCP server checks the same API keys as the REST API, and a tool call counts against the key's requests a minute
+ * like a REST request (one budget per key) when a rate limiter is provided.
+ */
+export const McpKeysLive = Layer.effect(
+  McpKeys,
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    const limiter = yield* optionalRateLimiter
+    return {
+      authenticate: keys.authenticate,
+      ...(limiter === undefined ? {} : {
+        admit: (key: string) =>
+          Effect.map(
+            limiter.consume(limiterKey(key)),
+            (decision) =>
+              decision.allowed
+                ? undefined
+                : { retryAfterSeconds: decision.retryAfterSeconds, limitPerMinute: limiter.limitPerMinute }
+          )
+      })
+    }
+  })
+)
 
 /** The MCP routes with their tools and key check, needing the database, the key secret and an HTTP server. */
 export const McpApp = (settings: McpSettings) =>
