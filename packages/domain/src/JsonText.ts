@@ -21,3 +21,10 @@ export const jsonTooDeep = (text: string, max: number): boolean => {
   }
   return false
 }
+
+/** `application/json`, optionally with `charset=utf-8`; nothing else (no forms, no multipart, no `text/plain`). */
+export const isJsonContentType = (value: string | undefined): boolean => {
+  if (value === undefined) return false
+  const [type, ...params] = value.split(";").map((part) => part.trim().toLowerCase())
+  return type === "application/json" && params.every((param) => param === "" || /^charset="?utf-8"?$/.test(param))
+}

@@ -2,7 +2,7 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
+import { isJsonContentType, jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
 import { Cause, Effect, Layer, Option, Stream } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
 import type { McpSettings } from "./McpConfig.js"
@@ -20,12 +20,6 @@ const tooLarge = HttpServerResponse.unsafeJson(
   JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "The message exceeds 1 MiB."),
   { status: 413, headers: { connection: "close" } }
 )
-
-/** `application/json`, optionally with `charset=utf-8`. */
-const isJsonContentType = (value: string): boolean => {
-  const [type, ...params] = value.split(";").map((part) => part.trim().toLowerCase())
-  return type === "application/json" && params.every((param) => param === "" || /^charset="?utf-8"?$/.test(param))
-}
 
 /** The `MCP-Protocol-Version` header; sent twice with one value (which Node joins with `, `), that value. */
 const protocolVersionOf = (header: string | undefined): string | undefined => {

@@ -3,7 +3,7 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { hasControlCharacter } from "@scaledger/domain/Basic"
 import type { ErrorCode } from "@scaledger/domain/Errors"
-import { jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
+import { isJsonContentType, jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
 import { Data, Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 
@@ -148,14 +148,6 @@ const PAYLOAD_METHODS = new Set(["POST", "PUT", "PATCH"])
 
 const hasBody = (headers: Readonly<Record<string, string | undefined>>) =>
   headers["transfer-encoding"] !== undefined || Number(headers["content-length"] ?? 0) > 0
-
-/** `application/json`, optionally with `charset=utf-8`; nothing else (no forms, no multipart, no `text/plain`). */
-const isJsonContentType = (value: string | undefined): boolean => {
-  if (value === undefined) return false
-  const [type, ...params] = value.split(";").map((part) => part.trim().toLowerCase())
-  if (type !== "application/json") return false
-  return params.every((param) => param === "" || /^charset="?utf-8"?$/.test(param))
-}
 
 const notJson = (contentType: string | undefined) =>
   new BodyRejected({
