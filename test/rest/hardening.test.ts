@@ -148,6 +148,25 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
       }))
 
+    it.effect("a body on a GET over 1 MiB is 413, a non-JSON body on a DELETE 415 (both declared for those operations)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("bodyless")
+        const port = yield* serverPort
+        const get = yield* rawRequest(port, [
+          `GET /v1/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`,
+          "x".repeat(2 * 1024 * 1024)
+        ])
+        expectError(get, 413, "payload_too_large")
+        yield* call("POST", "/v1/wallets", { key, body: { address: AAPL } })
+        const del = yield* rawRequest(port, [
+          `DELETE /v1/wallets/${AAPL} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc`
+        ])
+        expectError(del, 415, "unsupported_media_type")
+        expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toHaveLength(1)
+      }))
+
     it.effect("form bodies are 415 unsupported_media_type: multipart PUT /v1/settings, urlencoded POST /v1/wallets", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("forms")
@@ -295,13 +314,10 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
             const where = `${method.toUpperCase()} ${path}`
             expect(op.security, where).toEqual([{ bearer: [] }])
             expect(typeof op.summary, where).toBe("string")
-            for (const status of ["400", "401", "429", "500", "503"]) {
+            for (const status of ["400", "401", "408", "413", "429", "431", "500", "503"]) {
               expect(op.responses[status], `${where} ${status}`).toBeDefined()
             }
-            if (op.requestBody !== undefined) {
-              expect(op.responses["413"], where).toBeDefined()
-              expect(op.responses["415"], where).toBeDefined()
-            }
+            expect(op.responses["415"] !== undefined, where).toBe(op.requestBody !== undefined || method === "delete")
             for (const param of op.parameters.filter((p: any) => p.name === "limit")) {
               const limit = schemaOf(param.schema)
               expect(limit, where).toMatchObject({ type: "integer", minimum: 1 })

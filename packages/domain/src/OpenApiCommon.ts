@@ -8,8 +8,10 @@ import { ErrorCatalog, type ErrorCode } from "./Errors.js"
  * - `security`: the framework writes `security: []` on each operation (meaning "no auth"), overriding the document's
  *   bearer requirement. Every `/v1` operation gets `[{ bearer: [] }]` instead.
  * - The responses every operation can give, whatever its group declares: `400 invalid_request`, `401 unauthorized`,
- *   `429 rate_limited` (with `Retry-After`), `500 internal_error`, `503 service_unavailable`; with a request body also
- *   `413 payload_too_large` and `415 unsupported_media_type`. They point at shared `components.responses`.
+ *   `408 request_timeout`, `413 payload_too_large` (a declared `Content-Length` over 1 MiB, on any method),
+ *   `429 rate_limited` (with `Retry-After`), `431 headers_too_large`, `500 internal_error`, `503 service_unavailable`;
+ *   with a request body, or on a DELETE (which takes none), also `415 unsupported_media_type`. They point at shared
+ *   `components.responses`.
  * - A `summary` on every operation (from its description's first sentence when the group gave none) and a
  *   description on every tag.
  */
@@ -37,11 +39,11 @@ export const documentCommonResponses = (document: Record<string, any>): Record<s
       }
       add(400, "InvalidRequest")
       if (secured) add(401, "Unauthorized")
-      if (op.requestBody !== undefined) {
-        add(413, "PayloadTooLarge")
-        add(415, "UnsupportedMediaType")
-      }
+      add(408, "RequestTimeout")
+      add(413, "PayloadTooLarge")
+      if (op.requestBody !== undefined || method === "delete") add(415, "UnsupportedMediaType")
       if (secured) add(429, "RateLimited")
+      add(431, "HeadersTooLarge")
       add(500, "InternalError")
       add(503, "ServiceUnavailable")
       if (op.summary === undefined) op.summary = summaryOf(op)
@@ -121,7 +123,9 @@ const envelopeResponse = (code: ErrorCode, extraHeaders: Record<string, unknown>
 const commonResponseComponents = () => ({
   InvalidRequest: envelopeResponse("invalid_request"),
   Unauthorized: envelopeResponse("unauthorized", wwwAuthenticate),
+  RequestTimeout: envelopeResponse("request_timeout"),
   PayloadTooLarge: envelopeResponse("payload_too_large"),
+  HeadersTooLarge: envelopeResponse("headers_too_large"),
   UnsupportedMediaType: envelopeResponse("unsupported_media_type"),
   RateLimited: envelopeResponse("rate_limited", retryAfter),
   InternalError: envelopeResponse("internal_error"),
