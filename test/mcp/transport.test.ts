@@ -134,6 +134,13 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(noMethod.body).toMatchObject({ id: 6, error: { code: -32600 } })
           const scalar = yield* post(url, "17")
           expect(scalar.body).toMatchObject({ id: null, error: { code: -32600 } })
+          // An id is a string or an integer the answer can carry back exactly.
+          for (const id of ["1.5", "9007199254740993", "-9007199254740993", "1e400"]) {
+            expectRpcError(yield* post(url, `{"jsonrpc":"2.0","id":${id},"method":"ping"}`), 400, -32600)
+          }
+          const largest = yield* post(url, `{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`)
+          expect(largest.text).toContain(`"id":9007199254740991`)
+          expect((yield* post(url, rpc("9007199254740993", "ping"))).body).toMatchObject({ id: "9007199254740993" })
         }))
 
       it.effect("an Origin that is not allowed answers 403; loopback origins and no Origin are allowed", () =>

@@ -27,8 +27,12 @@ export type Parsed =
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
+/**
+ * MCP's ids are strings or integers. A number id must be a safe integer: a fraction is no MCP id, and beyond ±(2^53−1)
+ * the decoded number is not the one sent, so the answer could not carry the request's id back.
+ */
 const isId = (value: unknown): value is JsonRpcId =>
-  typeof value === "string" || (typeof value === "number" && Number.isFinite(value)) || value === null
+  typeof value === "string" || Number.isSafeInteger(value) || value === null
 
 /** Sorts one decoded JSON value into what the transport answers: a request, a notification, or a malformed message. */
 export const classify = (message: unknown): Parsed => {
@@ -42,7 +46,11 @@ export const classify = (message: unknown): Parsed => {
   }
   if (typeof message.method !== "string") return { _tag: "Invalid", id, message: "`method` must be a string." }
   if ("id" in message && !isId(message.id)) {
-    return { _tag: "Invalid", id: null, message: "`id` must be a string or a number." }
+    return {
+      _tag: "Invalid",
+      id: null,
+      message: "`id` must be a string or an integer within ±9007199254740991 (2^53−1)."
+    }
   }
   // JSON-RPC allows a null id; MCP does not (a request's id MUST NOT be null).
   if ("id" in message && message.id === null) {
