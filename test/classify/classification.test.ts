@@ -333,6 +333,29 @@ describe("classification and review on the local chain", () => {
         // The MCP tool's service answers the same.
         const twin = yield* Effect.orDie((yield* CounterpartyReads).unlabeled(accountId))
         expect(twin).toEqual(unlabeled.body)
+        expect(unlabeled.body.nextCursor).toBeNull()
+        // Pages of the list, most movements first.
+        const firstPage = yield* call("GET", "/v1/counterparties/unlabeled?limit=1", { key })
+        expect(firstPage.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([
+          story.unlisted.toLowerCase()
+        ])
+        const secondPage = yield* call(
+          "GET",
+          `/v1/counterparties/unlabeled?limit=1&cursor=${firstPage.body.nextCursor}`,
+          { key }
+        )
+        expect(secondPage.body).toMatchObject({ nextCursor: null })
+        expect(secondPage.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([
+          story.plain.toLowerCase()
+        ])
+        const eventsCursor = (yield* call("GET", "/v1/events?limit=1", { key })).body.nextCursor
+        for (const query of ["limit=0", "limit=501", "cursor=zzz", `cursor=${eventsCursor}`]) {
+          const refused = yield* call("GET", `/v1/counterparties/unlabeled?${query}`, { key })
+          expect([refused.status, refused.body.error.code], query).toEqual([400, "invalid_request"])
+        }
+        // A mint's counterparty is the zero address: nothing to label.
+        const mint = yield* call("PATCH", `/v1/events/${one("mint").id}`, { key, body: { relationship: "self" } })
+        expect([mint.status, mint.body.error.code]).toEqual([400, "not_reviewable"])
 
         // Bad inputs.
         const stake1 = one("stake1")
@@ -351,6 +374,13 @@ describe("classification and review on the local chain", () => {
           body: { relationship: "self", colour: "red" }
         })
         expect([extra.status, extra.body.error.code]).toEqual([400, "invalid_request"])
+        for (const body of [{ label: "a\u0001b" }, { note: "x\u001by" }, { label: "x\u009fy" }]) {
+          const control = yield* call("PATCH", `/v1/events/${stake1.id}`, {
+            key,
+            body: { relationship: "self", ...body }
+          })
+          expect([control.status, control.body.error.code]).toEqual([400, "invalid_request"])
+        }
         const income = events.find((e) => e.type === "income.multiplier_increase")
         expect(income).toBeDefined()
         const notReviewable = yield* call("PATCH", `/v1/events/${income.id}`, {

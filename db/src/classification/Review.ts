@@ -1,9 +1,11 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { NotFound, NotReviewable } from "@scaledger/domain/Errors"
 import type { ReviewEvent } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
 import { eventRecords } from "../ledger/RowPages.js"
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 /** A movement's id: its transfer's hash and log index. */
 const TRANSFER_ID = /^(0x[0-9a-fA-F]{64}):(\d{1,9})$/
@@ -65,6 +67,11 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
         )
       })
 
+    /** `key` (an SQL expression) has a confirmed label in the account: its movements need no review once rebuilt. */
+    const labelled = (key: Statement.Fragment) =>
+      sql`EXISTS (SELECT 1 FROM counterparty_labels l WHERE l.account_id = p.account_id AND l.address_key = ${key}
+        AND l.confirmed)`
+
     const resolve = (accountId: string, chainId: number, eventId: string, input: ReviewEvent) =>
       Effect.gen(function*() {
         const event = yield* findEvent(accountId, chainId, eventId)
@@ -77,11 +84,30 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
         }
         const counterparty = event.counterparty
         const key = counterparty.toLowerCase()
+        // A mint's or burn's counterparty is the zero address, and a movement between own wallets is one whatever
+        // label its other end gets: a label would be stored and reported as applied while the record stays as it is.
+        if (key === ZERO_ADDRESS) {
+          return yield* new NotReviewable({
+            message: `Event ${eventId} (${event.type}) is a mint or burn: the zero address is not a counterparty.`,
+            details: { type: event.type }
+          })
+        }
+        const [own] = yield* sql<{ address: string }>`
+          SELECT address FROM wallets WHERE account_id = ${accountId} AND address_key = ${key} AND self`
+        if (own !== undefined) {
+          return yield* new NotReviewable({
+            message: `Event ${eventId} (${event.type}) is between the account's own wallets (${own.address} is ` +
+              "one): it is a transfer between own addresses. Mark the wallet not own (PATCH /v1/wallets) instead.",
+            details: { type: event.type, ownWallet: own.address }
+          })
+        }
         return yield* sql.withTransaction(Effect.gen(function*() {
+          // Counted from the stored build's review lists, less what confirmed labels settle that a replay has not
+          // rebuilt yet (an earlier PATCH's counterparty).
           const [settled] = yield* sql<{ n: string }>`
             SELECT count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
             WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>0 <> ${eventId}
-              AND lower(r->>4) = ${key}`
+              AND lower(r->>4) = ${key} AND NOT ${labelled(sql`${key}`)}`
           yield* sql`
             INSERT INTO counterparty_labels (account_id, address_key, address, relationship, label, note)
             VALUES (${accountId}, ${key}, ${counterparty}, ${input.relationship}, ${input.label ?? null},
@@ -113,7 +139,7 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
           const [left] = yield* sql<{ n: string }>`
             SELECT count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
             WHERE p.account_id = ${accountId} AND p.review_count > 0
-              AND (r->>4 IS NULL OR lower(r->>4) <> ${key})`
+              AND (r->>4 IS NULL OR NOT ${labelled(sql`lower(r->>4)`)})`
           const [settings] = yield* sql<{ country: string }>`
             SELECT country FROM account_settings WHERE account_id = ${accountId}`
           const country = settings?.country ?? "US"

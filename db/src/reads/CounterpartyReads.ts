@@ -1,7 +1,28 @@
 import { SqlClient } from "@effect/sql"
-import { ReplayInProgress } from "@scaledger/domain/Errors"
+import { decodePageCursor, encodePageCursor } from "@scaledger/domain/Basic"
+import { InvalidRequest, ReplayInProgress } from "@scaledger/domain/Errors"
 import type { UnlabeledCounterparties } from "@scaledger/domain/ReviewApi"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
+
+/** A page of the list: `limit` (default 50) after the position `cursor` names (a cursor this list gave). */
+export interface CounterpartyPage {
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+const DEFAULT_LIMIT = 50
+
+const offsetOf = (cursor: string | undefined): Effect.Effect<number, InvalidRequest> =>
+  cursor === undefined ? Effect.succeed(0) : Either.match(decodePageCursor("counterparties", cursor), {
+    onRight: (position) => Effect.succeed(Number(position)),
+    onLeft: (reason) =>
+      Effect.fail(
+        new InvalidRequest({
+          message: "The cursor is not one this list issued.",
+          details: { field: "cursor", reason, issues: [{ path: ["cursor"], message: reason }] }
+        })
+      )
+  })
 
 /**
  * The addresses of unknown relationship that keep the account's movements in review, and how many each keeps:
@@ -11,8 +32,10 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const unlabeled = (accountId: string) =>
+    const unlabeled = (accountId: string, page: CounterpartyPage = {}) =>
       Effect.gen(function*() {
+        const offset = yield* offsetOf(page.cursor)
+        const limit = page.limit ?? DEFAULT_LIMIT
         const [build] = yield* sql<{ built_version: string; replay_version: string }>`
           SELECT built_version, replay_version FROM ledger_builds WHERE account_id = ${accountId}`
         if (
@@ -24,7 +47,7 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
             retryAfterSeconds: 1
           })
         }
-        const rows = yield* sql<{
+        const found = yield* sql<{
           address_key: string
           address: string
           movements: string
@@ -38,7 +61,10 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
           FROM ledger_event_pages p, json_array_elements(p.review) r
           WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>4 IS NOT NULL
           GROUP BY lower(r->>4)
-          ORDER BY count(*) DESC, lower(r->>4)`
+          ORDER BY count(*) DESC, lower(r->>4)
+          LIMIT ${limit + 1} OFFSET ${offset}`
+        const more = found.length > limit
+        const rows = more ? found.slice(0, limit) : found
         const keys = rows.map((row) => row.address_key)
         const suggestions = keys.length === 0 ? [] : yield* sql<{
           counterparty_key: string
@@ -66,7 +92,8 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
                 ? null
                 : { type: s.type, relationship: s.relationship, model: s.model, confidence: Number(s.confidence) }
             }
-          })
+          }),
+          nextCursor: more ? encodePageCursor("counterparties", String(offset + limit)) : null
         } satisfies UnlabeledCounterparties
       })
 

@@ -55,7 +55,8 @@ export const ErrorCatalog = {
     status: 400,
     title: "Not reviewable",
     description:
-      "The event has no counterparty to label (income from a multiplier step, a split): there is nothing to confirm."
+      "The event has no counterparty a label could settle: income from a multiplier step, a split, a mint or burn " +
+      "(the zero address), or a movement between two of the account's own wallets. There is nothing to confirm."
   },
   unauthorized: {
     status: 401,

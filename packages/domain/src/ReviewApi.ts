@@ -2,6 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import { FreeTextMax, PageCursor, PageLimitParam } from "./Basic.js"
 import { strict } from "./Common.js"
 import { NotFoundError, NotReviewableError, ReplayInProgressError } from "./Errors.js"
 import { Relationship } from "./ledger/LedgerInput.js"
@@ -15,8 +16,8 @@ export const ReviewEvent = Schema.Struct({
   relationship: Relationship.annotations({
     description: "`self` (an own address: a movement, not taxable), `exchange`, `counterparty` or `contract`."
   }),
-  label: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  note: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  label: Schema.optional(FreeTextMax(200)),
+  note: Schema.optional(FreeTextMax(2000))
 }).annotations({ identifier: "ReviewEvent", ...strict })
 export type ReviewEvent = typeof ReviewEvent.Type
 
@@ -49,7 +50,8 @@ export const UnlabeledCounterparty = Schema.Struct({
 export type UnlabeledCounterparty = typeof UnlabeledCounterparty.Type
 
 export const UnlabeledCounterparties = Schema.Struct({
-  counterparties: Schema.Array(UnlabeledCounterparty)
+  counterparties: Schema.Array(UnlabeledCounterparty),
+  nextCursor: Schema.NullOr(Schema.String).annotations({ description: "The next page's `cursor`; null at the end." })
 }).annotations({ identifier: "UnlabeledCounterparties" })
 export type UnlabeledCounterparties = typeof UnlabeledCounterparties.Type
 
@@ -73,6 +75,10 @@ export class ReviewGroup extends HttpApiGroup.make("review")
   )
   .add(
     HttpApiEndpoint.get("unlabeled", "/counterparties/unlabeled")
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optional(PageLimitParam),
+        cursor: Schema.optional(PageCursor)
+      }))
       .addSuccess(UnlabeledCounterparties)
       .addError(ReplayInProgressError)
       .annotate(OpenApi.Summary, "List counterparties awaiting a label")

@@ -19,9 +19,9 @@ export const ReviewHandlers = HttpApiBuilder.group(ScaledgerApi, "review", (hand
           const account = yield* CurrentAccount
           return yield* review.resolve(account.id, chainId, path.id, payload)
         }).pipe(orUnavailable))
-      .handle("unlabeled", () =>
+      .handle("unlabeled", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          return yield* counterparties.unlabeled(account.id)
+          return yield* counterparties.unlabeled(account.id, urlParams)
         }).pipe(orUnavailable))
   })).pipe(Layer.provide(Layer.mergeAll(Review.Default, CounterpartyReads.Default)))
