@@ -178,7 +178,8 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 
 /**
  * The wire form of an error class: encodes the tagged error into the `{ error: { code, message, docUrl,
- * requestId, details } }` envelope (request id and doc origin come from the current request) with its status.
+ * requestId, details } }` envelope (request id and doc origin come from the current request) with its status, and
+ * decodes an envelope carrying its code (and no other) back into it.
  */
 const wire = <A, Tag extends string>(
   errorClass: Schema.Schema<A, { readonly _tag: Tag; readonly message: string; readonly details?: unknown }>,
@@ -187,12 +188,15 @@ const wire = <A, Tag extends string>(
 ) =>
   Schema.transformOrFail(ErrorBody, errorClass, {
     strict: false,
-    decode: (body) =>
-      ParseResult.succeed({
-        _tag: tag,
-        message: body.error.message,
-        ...(body.error.details === undefined ? {} : { details: body.error.details })
-      }),
+    // Several errors share a status: a body is this error only with this error's code (a derived client tries each).
+    decode: (body, _, ast) =>
+      body.error.code === code
+        ? ParseResult.succeed({
+          _tag: tag,
+          message: body.error.message,
+          ...(body.error.details === undefined ? {} : { details: body.error.details })
+        })
+        : ParseResult.fail(new ParseResult.Type(ast, body, `not ${code}: ${body.error.code}`)),
     encode: (error) => errorBody(code, error.message, error.details)
   }).annotations({
     ...HttpApiSchema.annotations({ status: ErrorCatalog[code].status, description: ErrorCatalog[code].title }),
