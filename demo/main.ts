@@ -1,21 +1,27 @@
 /**
  * `npm run demo`: a local chain seeded with real symbols and Robinhood's real multiplier steps, and the service
  * watching it on the embedded database, with two demo wallets added. Offline; stop with Ctrl-C.
- * `npm run demo -- --port 9090` serves the API elsewhere (default 8080).
+ * `npm run demo -- --port 9090` serves the API elsewhere (default 8080), and MCP on the next port unless
+ * `--mcp-port` says otherwise. Its data folder is always `data/demo`, emptied at each start (whatever
+ * `SCALEDGER_DATA_DIR` says: the demo never touches a real data folder).
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { startSeededNode, toJson } from "../test/chain/seed.js"
 import { ready, ROOT, runEntry } from "../test/support/Processes.js"
 
-const portArg = process.argv.indexOf("--port")
-const port = portArg === -1 ? 8080 : Number(process.argv[portArg + 1])
+const numberArg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name)
+  return at === -1 ? fallback : Number(process.argv[at + 1])
+}
+const port = numberArg("--port", 8080)
+const mcpPort = numberArg("--mcp-port", port + 1)
 const dataDir = Path.join(ROOT, "data", "demo")
 
 const main = async () => {
   Fs.rmSync(dataDir, { recursive: true, force: true })
   Fs.mkdirSync(dataDir, { recursive: true })
-  const { node, tokenList, manifest } = await startSeededNode()
+  const { node, tokenList, manifest } = await startSeededNode({ openingQuotes: true })
   const tokenListPath = Path.join(dataDir, "tokens.json")
   Fs.writeFileSync(tokenListPath, toJson(tokenList))
   // The chain keeps moving, a block every two seconds, as a live chain would.
@@ -25,6 +31,7 @@ const main = async () => {
     DATABASE_URL: "",
     SCALEDGER_DATA_DIR: dataDir,
     PORT: String(port),
+    MCP_PORT: String(mcpPort),
     RPC_URL: node.wsUrl,
     CHAIN_ID: String(node.chainId),
     TOKEN_LIST: tokenListPath,
@@ -64,16 +71,24 @@ const main = async () => {
   }
 
   console.log(`
-Scaledger demo: chain ${node.chainId} at ${node.httpUrl}, API at ${base}, data in ${dataDir}
+Scaledger demo: chain ${node.chainId} at ${node.httpUrl}, API at ${base}, MCP at http://localhost:${mcpPort}/mcp,
+data in ${dataDir} (fresh each run)
 Watching Alice's two wallets: ${alice.map((h) => h.address).join(", ")}
 
   export KEY=${key}
   curl -s -H "Authorization: Bearer $KEY" ${base}/v1/wallets
   curl -s -H "Authorization: Bearer $KEY" ${base}/v1/wallets/${alice[0]!.address}
+  curl -s -H "Authorization: Bearer $KEY" ${base}/v1/positions
+  curl -s -H "Authorization: Bearer $KEY" ${base}/v1/portfolio
+  curl -s -H "Authorization: Bearer $KEY" "${base}/v1/basis?token=AAPL"
+  curl -s -H "Authorization: Bearer $KEY" "${base}/v1/events?type=income.multiplier_increase"
   curl -s -H "Authorization: Bearer $KEY" "${base}/v1/multiplier?token=CRWD"
   curl -s -H "Authorization: Bearer $KEY" "${base}/v1/multiplier?token=AAPL&at=2026-08-14"
   curl -s -H "Authorization: Bearer $KEY" ${base}/v1/fx/SGD/2025-05-09
+  SCALEDGER_DATA_DIR=${Path.relative(process.cwd(), dataDir) || "."} npx scaledger keys list --account default
 
+The chain's history is in 2026 and the bundled ECB rates end on 2025-05-09 (offline: no refresh), so figures in
+another reporting currency than USD are null with reason stale_rate here.
 API reference: ${base}/docs    Stop with Ctrl-C.
 `)
 }

@@ -215,8 +215,16 @@ const PERSON: Record<Label, string> = {
   exchange: "exchange"
 }
 
+export interface SeedOptions {
+  /**
+   * A price round of each fed token a minute before the first mints (the demo: every lot then has a market-value
+   * basis). Tests keep the default, where the first mints precede the first rounds and their basis is unknown.
+   */
+  readonly openingQuotes?: boolean | undefined
+}
+
 /** Everything the seed does, before sorting by time. Amounts are in token units (18 decimals), prices in USD. */
-const plan = (events: ReadonlyArray<FixtureEvent>): ReadonlyArray<Step> => {
+const plan = (events: ReadonlyArray<FixtureEvent>, options: SeedOptions): ReadonlyArray<Step> => {
   const steps: Array<Step> = []
   const deployAt = at("2026-07-01T12:00:00Z")
   ;[...SEED_SYMBOLS, UNLISTED_SYMBOL].forEach((symbol, i) =>
@@ -232,6 +240,13 @@ const plan = (events: ReadonlyArray<FixtureEvent>): ReadonlyArray<Step> => {
     steps.push({ at: at(iso), kind: "price", symbol, usd })
   const issuerAction = (iso: string, symbol: SeedSymbol, kind: PauseAction) => steps.push({ at: at(iso), kind, symbol })
 
+  if (options.openingQuotes === true) {
+    quote("2026-07-01T13:59:00Z", "AAPL", "212.10")
+    quote("2026-07-01T13:59:01Z", "CRWD", "479.80")
+    quote("2026-07-01T13:59:02Z", "SGOV", "100.45")
+    quote("2026-07-01T13:59:03Z", "MU", "121.05")
+    quote("2026-07-01T13:59:04Z", "TSLA", "300.90")
+  }
   mint("2026-07-01T14:00:00Z", "CRWD", "alice", "10")
   mint("2026-07-01T14:00:01Z", "CRWD", "bob", "5")
   mint("2026-07-01T14:00:02Z", "AAPL", "alice", "20")
@@ -299,7 +314,7 @@ const plan = (events: ReadonlyArray<FixtureEvent>): ReadonlyArray<Step> => {
 }
 
 /** Seeds `node`, which must have started at or before `SEED_GENESIS_TIMESTAMP` and have mined nothing yet. */
-export const seedChain = async (node: TestNode): Promise<SeedResult> => {
+export const seedChain = async (node: TestNode, options: SeedOptions = {}): Promise<SeedResult> => {
   const genesis = await node.block("latest")
   if (genesis.timestamp >= at("2026-07-01T12:00:00Z")) {
     throw new Error(
@@ -384,7 +399,7 @@ export const seedChain = async (node: TestNode): Promise<SeedResult> => {
     })
   }
 
-  const steps = [...plan(fixture.events)].sort((a, b) => a.at - b.at)
+  const steps = [...plan(fixture.events, options)].sort((a, b) => a.at - b.at)
   for (let i = 1; i < steps.length; i++) {
     if (steps[i]!.at <= steps[i - 1]!.at) throw new Error(`two seed steps at ${steps[i]!.at}`)
   }
@@ -596,11 +611,12 @@ export const seedChain = async (node: TestNode): Promise<SeedResult> => {
 
 /** Starts a node whose clock allows the seed's dates, and seeds it. */
 export const startSeededNode = async (
-  options: Omit<TestNodeOptions, "genesisTimestamp"> = {}
+  options: Omit<TestNodeOptions, "genesisTimestamp"> & SeedOptions = {}
 ): Promise<{ readonly node: TestNode } & SeedResult> => {
-  const node = await startTestNode({ ...options, genesisTimestamp: SEED_GENESIS_TIMESTAMP })
+  const { openingQuotes, ...nodeOptions } = options
+  const node = await startTestNode({ ...nodeOptions, genesisTimestamp: SEED_GENESIS_TIMESTAMP })
   try {
-    return { node, ...(await seedChain(node)) }
+    return { node, ...(await seedChain(node, { openingQuotes })) }
   } catch (error) {
     await node.close()
     throw error
