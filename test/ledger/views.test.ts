@@ -1,7 +1,13 @@
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal } from "@scaledger/domain/ledger/LedgerReport"
-import { eventView, holdingPositionView, positionView, realisedGains } from "@scaledger/server/http/LedgerViews"
+import {
+  eventView,
+  holdingPositionView,
+  positionView,
+  realisedGains,
+  totalView
+} from "@scaledger/server/http/LedgerViews"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -112,6 +118,30 @@ describe("realised gains by holding period", () => {
       unknownCount: 1
     })
     expect(realisedGains([])).toEqual({ total: "0", shortTerm: "0", longTerm: "0", totalUsd: "0", unknownCount: 0 })
+  })
+})
+
+describe("a total in the reporting currency", () => {
+  it("counts as unknown every item knownAmount leaves out: unknown in USD, or known in USD with no rate", () => {
+    const total = {
+      usd: null,
+      knownUsd: "30",
+      converted: null,
+      knownConverted: "10",
+      count: 5,
+      unknownCount: 1,
+      unconvertedCount: 2
+    }
+    expect(totalView(total, "EUR")).toEqual({
+      amount: null,
+      formatted: null,
+      usd: null,
+      knownAmount: "10",
+      unknownCount: 3
+    })
+    // Every item known in USD, none convertible: nothing is known in the reporting currency.
+    const stale = { ...total, usd: "30", knownConverted: "0", unknownCount: 0, unconvertedCount: 5 }
+    expect(totalView(stale, "EUR")).toMatchObject({ amount: null, usd: "30", knownAmount: "0", unknownCount: 5 })
   })
 })
 

@@ -1,9 +1,9 @@
-import { formatMoney, type ReportingCurrency } from "@scaledger/domain/Currency"
 import type { LedgerReport, Total } from "@scaledger/domain/ledger/LedgerReport"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
 import type { PortfolioSummary } from "@scaledger/domain/MarketApi"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { LedgerStore } from "../ledger/LedgerStore.js"
+import { totalView } from "../reads/LedgerViews.js"
 import { positionsOf, settledLedger } from "./AccountLedger.js"
 import { MarketReads } from "./MarketReads.js"
 import type { MarketReadOptions } from "./WeekendExposure.js"
@@ -19,14 +19,6 @@ const zero: Total = {
   unknownCount: 0,
   unconvertedCount: 0
 }
-
-const totalView = (total: Total, currency: ReportingCurrency) => ({
-  amount: total.converted,
-  formatted: total.converted === null ? null : formatMoney(total.converted, currency),
-  usd: total.usd,
-  knownAmount: total.knownConverted,
-  unknownCount: total.unknownCount
-})
 
 export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
   Effect.gen(function*() {

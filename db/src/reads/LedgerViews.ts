@@ -259,10 +259,14 @@ export const eventView = (row: EventRow): EventView => {
   }
 }
 
+/**
+ * A total in the reporting currency: `knownAmount` sums the items known in it, `unknownCount` counts the others (an
+ * unknown USD figure, or a known one with no usable rate on its date).
+ */
 export const totalView = (total: Total, currency: ReportingCurrency) => ({
   amount: total.converted,
   formatted: money(total.converted, currency),
   usd: total.usd,
   knownAmount: total.knownConverted,
-  unknownCount: total.unknownCount
+  unknownCount: total.unknownCount + total.unconvertedCount
 })

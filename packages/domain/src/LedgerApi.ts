@@ -244,8 +244,10 @@ export const TotalView = Schema.Struct({
   }),
   formatted: Schema.NullOr(Schema.String),
   usd: NullableDecimal,
-  knownAmount: DecimalString,
-  unknownCount: Schema.Int
+  knownAmount: DecimalString.annotations({ description: "The sum of the items known in the reporting currency." }),
+  unknownCount: Schema.Int.annotations({
+    description: "How many items `knownAmount` leaves out: unknown, or with no usable rate on their date."
+  })
 }).annotations({ identifier: "Total" })
 
 /**

@@ -341,8 +341,10 @@ export const SummaryTotal = Schema.Struct({
   amount: NullableDecimal.annotations({ description: "Reporting currency; null as soon as one item is unknown." }),
   formatted: Schema.NullOr(Schema.String),
   usd: NullableDecimal,
-  knownAmount: DecimalString,
-  unknownCount: Schema.Int
+  knownAmount: DecimalString.annotations({ description: "The sum of the items known in the reporting currency." }),
+  unknownCount: Schema.Int.annotations({
+    description: "How many items `knownAmount` leaves out: unknown, or with no usable rate on their date."
+  })
 }).annotations({ identifier: "SummaryTotal" })
 
 export const PortfolioSummary = Schema.Struct({
