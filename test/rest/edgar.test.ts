@@ -228,7 +228,8 @@ layer(
         declaredPerShare: "0.25",
         declaredPeriod: { start: "2024-03-31", end: "2024-06-29" },
         matchedBy: "containing_quarter",
-        impliedWithholdingRate: "0.278"
+        impliedWithholdingRate: "0.278",
+        accessionNumber: "0000320193-24-000123"
       }])
       expect(reply.body.evidence.eventIds).toEqual(["step"])
       // The account holds AAPL: GET /v1/filings without a symbol looks it up.
@@ -249,7 +250,7 @@ layer(
       expect(events.status, events.text).toBe(200)
       const { date: _, eventId: __, from: ___, to: ____, wallet: _____, ...figures } = dividends.body.withholding[0]
       expect(events.body.events).toHaveLength(1)
-      expect(events.body.events[0].withholding).toEqual({ ...figures, accessionNumber: "0000320193-24-000123" })
+      expect(events.body.events[0].withholding).toEqual(figures)
       expect(events.body.events[0].withholding).toMatchObject({
         paidPerShare: "0.1805",
         declaredPerShare: "0.25",

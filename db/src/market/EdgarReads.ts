@@ -262,14 +262,13 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
         }): Dividends => {
           const declared = fields.declared ?? null
           const withholding = steps.map((step) => {
-            const { accessionNumber: _, ...figures } = withholdingFor(step, declared)
             return {
               eventId: step.eventId,
               wallet: step.wallet,
               date: step.date,
               from: step.from,
               to: step.to,
-              ...figures
+              ...withholdingFor(step, declared)
             }
           })
           const used = fields.used ?? []

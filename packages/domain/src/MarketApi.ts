@@ -94,7 +94,8 @@ export const WithholdingEstimate = Schema.Struct({
   matchedBy: Schema.NullOr(Schema.Literal("containing_quarter", "previous_quarter")),
   impliedWithholdingRate: NullableDecimal.annotations({
     description: "1 − paid / declared (0.3 = 30 %); null where either is unknown."
-  })
+  }),
+  accessionNumber: Schema.NullOr(Schema.String).annotations({ description: "The filing of the declared figure." })
 }).annotations({ identifier: "WithholdingEstimate" })
 
 export const Dividends = Schema.Struct({
