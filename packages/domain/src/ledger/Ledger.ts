@@ -2,7 +2,7 @@ import { Either } from "effect"
 import { applyMultiplier } from "./ApplyMultiplier.js"
 import { applyTransfer } from "./ApplyTransfer.js"
 import { reportingCurrencyOf } from "./Convert.js"
-import { countryRule } from "./CountryRule.js"
+import { countryRule, countryRules } from "./CountryRule.js"
 import { type LedgerError, LedgerEventsOutOfOrder, LedgerInvalidEvent, LedgerInvalidSettings } from "./LedgerErrors.js"
 import type { CounterpartyLabel, LedgerEvent, LedgerInput, LedgerSettings, TransferEvent } from "./LedgerInput.js"
 import type { LedgerReport } from "./LedgerReport.js"
@@ -55,6 +55,14 @@ const EMPTY_PRICES: PriceIndex = new Map()
 // Settings
 
 const makeContext = (settings: LedgerSettings): Either.Either<LedgerContext, LedgerInvalidSettings> => {
+  // Settings not decoded with `LedgerSettings` (an embedding app's plain object) may name a country with no rule.
+  if (!Object.hasOwn(countryRules, settings.country)) {
+    return Either.left(
+      new LedgerInvalidSettings({
+        reason: `country ${JSON.stringify(settings.country)} is not one of ${Object.keys(countryRules).join(", ")}`
+      })
+    )
+  }
   const own = new Map<string, string>()
   for (const wallet of settings.wallets) {
     if (wallet.self) own.set(wallet.address.toLowerCase(), wallet.address)

@@ -792,6 +792,13 @@ describe("input errors", () => {
     expect(Either.isLeft(clash) && clash.left._tag).toBe("LedgerInvalidEvent")
   })
 
+  it("rejects a country with no rule (settings not decoded by LedgerSettings) as invalid settings, not a throw", () => {
+    for (const country of ["FR", "constructor", ""]) {
+      const result = Ledger.empty({ ...settings, country: country as "US" })
+      expect(Either.isLeft(result) && result.left._tag, country).toBe("LedgerInvalidSettings")
+    }
+  })
+
   it("rejects unsorted price rounds", () => {
     const result = Ledger.empty({
       ...settings,
