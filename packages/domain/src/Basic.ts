@@ -150,7 +150,9 @@ export const decodePageCursor = (kind: string, cursor: string): Either.Either<st
   if (!/^[A-Za-z0-9_-]{1,200}={0,2}$/.test(cursor)) return Either.left("not base64url")
   const decoded = Buffer.from(cursor, "base64url").toString("utf8")
   const prefix = `${kind}:`
-  if (!decoded.startsWith(prefix)) return Either.left("issued by another list")
+  if (!decoded.startsWith(prefix)) {
+    return Either.left(/^[a-z_]+:/.test(decoded) ? "issued by another list" : "not a cursor this service issued")
+  }
   const position = decoded.slice(prefix.length)
   if (!/^(0|[1-9]\d{0,18})$/.test(position) || BigInt(position) > MAX_CURSOR_POSITION) {
     return Either.left("position out of range")

@@ -64,6 +64,9 @@ describe("shared basic schemas", () => {
         "A".repeat(201)
       ]
     ) expect(Either.isLeft(decodePageCursor("wallets", bad)), bad).toBe(true)
+    // The reason tells another list's cursor from something no list issued.
+    expect(decodePageCursor("wallets", encodePageCursor("events", "1"))).toEqual(Either.left("issued by another list"))
+    expect(decodePageCursor("wallets", "zzz")).toEqual(Either.left("not a cursor this service issued"))
   })
 
   it("limit is an integer from 1 to 500", () => {
