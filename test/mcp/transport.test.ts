@@ -331,6 +331,13 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           )
           expect(missing.body.result.isError).toBe(true)
           expect(missing.body.result.structuredContent.code).toBe("invalid_request")
+          // Named as REST names fields, not by the schema's type text.
+          expect(missing.body.result.structuredContent.details).toEqual({
+            issues: [{ path: ["date"], message: "is missing" }]
+          })
+          expect(missing.body.result.structuredContent.message).toBe(
+            "Invalid arguments for get_exchange_rate_on: `date`: is missing"
+          )
           const extra = yield* post(
             url,
             rpc(3, "tools/call", {
@@ -340,6 +347,9 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             auth
           )
           expect(extra.body.result.isError).toBe(true)
+          expect(extra.body.result.structuredContent.details.issues).toEqual([
+            { path: ["sneaky"], message: "is unexpected, expected: \"currency\" | \"date\"" }
+          ])
           const currency = yield* post(
             url,
             rpc(4, "tools/call", { name: "get_exchange_rate_on", arguments: { currency: "XYZ", date: "2025-05-09" } }),

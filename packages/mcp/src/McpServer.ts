@@ -135,7 +135,8 @@ export const makeMcpServer = (settings: McpSettings) =>
             _tag: "Result" as const,
             value: toolErrorResult({
               _tag: "InvalidRequest",
-              message: `Invalid arguments for ${tool.name}: ${args.left.message}`
+              message: `Invalid arguments for ${tool.name}: ${args.left.message}`,
+              ...(args.left.issues === undefined ? {} : { details: { issues: args.left.issues } })
             })
           }
         }

@@ -2,7 +2,7 @@ import { isDataException } from "@scaledger/db/SqlErrors"
 import type { Account } from "@scaledger/domain/Auth"
 import { hasControlCharacter } from "@scaledger/domain/Basic"
 import type { ErrorCode } from "@scaledger/domain/Errors"
-import { Data, Effect, JSONSchema, Schema } from "effect"
+import { Data, Effect, JSONSchema, ParseResult, Schema } from "effect"
 
 /** What a tool's failure says: one of the REST error codes, so an agent and a REST client read the same words. */
 export interface ToolError {
@@ -125,7 +125,22 @@ export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) => {
         })
       )
     }
-    return Effect.mapError(decode(args), (error) => new ArgumentsRejected({ message: boundedMessage(error.message) }))
+    return Effect.mapError(decode(args), (error) => {
+      // Each refused argument by name, as REST lists its fields (`details.issues`), not the schema's type text.
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+        path: issue.path.map(String),
+        message: issue.message
+      }))
+      return new ArgumentsRejected({
+        message: boundedMessage(
+          issues.map((issue) =>
+            `${issue.path.length === 0 ? "arguments" : `\`${issue.path.join(".")}\``}: ${issue.message}`
+          )
+            .join("; ")
+        ),
+        issues
+      })
+    })
   }
 }
 
@@ -142,4 +157,7 @@ const controlCharacterAt = (value: unknown, path: ReadonlyArray<string>): Readon
 }
 
 /** Why a tool's arguments were refused (a tool error `invalid_request`). */
-export class ArgumentsRejected extends Data.TaggedError("ArgumentsRejected")<{ readonly message: string }> {}
+export class ArgumentsRejected extends Data.TaggedError("ArgumentsRejected")<{
+  readonly message: string
+  readonly issues?: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly message: string }>
+}> {}
