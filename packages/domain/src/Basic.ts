@@ -174,7 +174,7 @@ export const IntegerFromString = Schema.compose(
 /** `limit` of every list: an integer from 1 to 500, sent as a query string. */
 export const PageLimitParam = IntegerFromString.pipe(
   Schema.int(),
-  Schema.between(1, 500),
+  Schema.between(1, 500, { message: (issue) => `Expected a page size from 1 to 500, got ${String(issue.actual)}` }),
   Schema.annotations({
     identifier: "PageLimit",
     description: "Page size, 1 to 500 (default 50).",
