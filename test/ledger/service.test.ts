@@ -224,6 +224,9 @@ describe("the ledger through the API, on the local chain", () => {
 
         // Filters and their errors.
         expectCode(yield* call("GET", "/v1/events?from=2026-13-01", { key }), 400, "invalid_date")
+        const inverted = yield* call("GET", "/v1/events?from=2026-07-03&to=2026-07-02", { key })
+        expectCode(inverted, 400, "invalid_date")
+        expect(inverted.body.error.details).toMatchObject({ field: "from", reason: "after_to" })
         expectCode(yield* call("GET", "/v1/events?type=teleport", { key }), 400, "invalid_request")
         expectCode(yield* call("GET", "/v1/basis?token=NOPE", { key }), 404, "not_found")
         expectCode(yield* call("GET", "/v1/positions?wallet=0x1234", { key }), 400, "invalid_address")

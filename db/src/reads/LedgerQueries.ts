@@ -150,6 +150,13 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
     const eventFilter = Effect.fn("LedgerQueries.eventFilter")(function*(query: EventQuery) {
       const from = yield* validDate("from", query.from)
       const to = yield* validDate("to", query.to)
+      // As an export answers it: an empty range is a mistake in the request, not an empty list.
+      if (from !== undefined && to !== undefined && from > to) {
+        return yield* new InvalidDate({
+          message: `from (${from}) is after to (${to}).`,
+          details: { field: "from", reason: "after_to" }
+        })
+      }
       if (query.type !== undefined && !EVENT_TYPES.includes(query.type)) {
         return yield* new InvalidRequest({
           message: `Unknown event type ${query.type}.`,
