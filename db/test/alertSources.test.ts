@@ -16,6 +16,7 @@ const Y = "0x00000000000000000000000000000000000000a2"
 const OTHER = "0x00000000000000000000000000000000000000b1"
 const AAPL = "0x00000000000000000000000000000000000aa91e"
 const CRWD = "0x00000000000000000000000000000000000c3d00"
+const SGOV = "0x000000000000000000000000000000000005e9e0"
 const WAD = 10n ** 18n
 
 /**
@@ -80,6 +81,43 @@ for (const [name, database] of backends) {
           expect(pending.map((c) => [c.chainId, c.tokenKey, c.block, c.balance])).toEqual([
             [CHAIN_A, AAPL, "3", (10n * WAD).toString()],
             [CHAIN_A, AAPL, null, (7n * WAD).toString()]
+          ])
+        }))
+
+      it.effect("recent dividend steps: only those that raised the multiplier, weighed by the wallets watched then", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const sources = yield* AlertSources
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("alert-steps")
+          // X watched since 1 November; Y added on 20 November, its history (a transfer in on 2 November) backfilled.
+          yield* sql`INSERT INTO wallets (account_id, address, address_key, watching_from_at)
+                     VALUES (${account.id}, ${X}, ${X}, '2026-11-01T00:00:00Z'),
+                            (${account.id}, ${Y}, ${Y}, '2026-11-20T00:00:00Z')`
+          let n = 100
+          const into = (to: string, tokens: bigint, block: number) => {
+            const hash = `0x${(++n).toString(16).padStart(64, "0")}`
+            return sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                         token_key, from_key, to_key, from_address, to_address, raw)
+                       VALUES (${CHAIN_A}, ${hash}, 0, ${block}, ${hash}, '2026-11-02T00:00:00Z', ${SGOV}, ${OTHER},
+                         ${to}, ${OTHER}, ${to}, ${(tokens * WAD).toString()})`
+          }
+          yield* into(X, 3n, 10)
+          yield* into(Y, 5n, 11)
+          yield* sql`INSERT INTO chain_blocks (chain_id, number, hash, block_time)
+                     VALUES (${CHAIN_A}, 40, '0x40', '2026-11-22T00:00:00Z')`
+          const step = (day: string, from: bigint, to: bigint, block: number) =>
+            sql`INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier,
+                  kind, status, block)
+                VALUES (${CHAIN_A}, ${SGOV}, ${`${day}T00:00:00Z`}, ${from.toString()}, ${to.toString()},
+                  'dividend', 'active', ${block})`
+          const m = (thousandths: bigint) => (WAD * thousandths) / 1000n
+          yield* step("2026-11-10", m(1000n), m(1002n), 20) // X watched, Y not yet: X's 3 only
+          yield* step("2026-11-15", m(1002n), m(1001n), 25) // lower: no income, no alert
+          yield* step("2026-11-21", m(1001n), m(1003n), 30) // both watched: 8
+          const steps = (yield* sources.recentDividendSteps([account.id], 30)).get(account.id) ?? []
+          expect(steps.map((s) => [s.effectiveAt.toISOString().slice(0, 10), s.balance])).toEqual([
+            ["2026-11-10", (3n * WAD).toString()],
+            ["2026-11-21", (8n * WAD).toString()]
           ])
         }))
     })

@@ -164,10 +164,14 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
 
     /**
      * The multiplier changes `where` selects (it may name the account as `a.id`), for each account, with the raw
-     * balance the account held just before the change's block (all of it for a change not in a block yet); only
-     * those where it held some.
+     * balance the account's wallets that `counted` selects (`w`, beside the change `c`) held just before the change's
+     * block (all of it for a change not in a block yet); only those where they held some.
      */
-    const changeRows = (accountIds: ReadonlyArray<string>, where: Statement.Fragment) =>
+    const changeRows = (
+      accountIds: ReadonlyArray<string>,
+      where: Statement.Fragment,
+      counted: Statement.Fragment = sql`TRUE`
+    ) =>
       accountIds.length === 0 ? Effect.succeed(new Map() as ByAccount<ChangeFact>) : sql<{
         account_id: string
         chain_id: number
@@ -186,12 +190,12 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
                (SELECT sum(d.delta) FROM (
                   SELECT t.raw AS delta FROM wallets w
                   JOIN token_transfers t ON t.chain_id = c.chain_id AND t.to_key = w.address_key
-                  WHERE w.account_id = a.id AND t.token_key = c.token_key
+                  WHERE w.account_id = a.id AND t.token_key = c.token_key AND ${counted}
                     AND (c.block IS NULL OR t.block < c.block)
                   UNION ALL
                   SELECT -t.raw FROM wallets w
                   JOIN token_transfers t ON t.chain_id = c.chain_id AND t.from_key = w.address_key
-                  WHERE w.account_id = a.id AND t.token_key = c.token_key
+                  WHERE w.account_id = a.id AND t.token_key = c.token_key AND ${counted}
                     AND (c.block IS NULL OR t.block < c.block)
                 ) d) AS balance
         FROM multiplier_changes c
@@ -222,18 +226,18 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     const pendingChanges = (accountIds: ReadonlyArray<string>) => changeRows(accountIds, sql`c.status = 'pending'`)
 
     /**
-     * Dividend steps on a token the account held just before them that took effect while the account was watching
-     * (at or after its first wallet's `watchingFrom`: history found by a backfill raises no alerts) and at most
-     * `openDays` before the chain's newest stored block (chain time, so a test chain's clock works the same).
+     * Dividend steps that raised the multiplier (a lower one adds no income: the ledger records none) on a token held
+     * just before them by the account's wallets that were watched when the step took effect (at or after the
+     * wallet's `watchingFrom`: history a backfill found, of any wallet, raises no alerts), at most `openDays` before
+     * the chain's newest stored block (chain time, so a test chain's clock works the same).
      */
     const recentDividendSteps = (accountIds: ReadonlyArray<string>, openDays: number) =>
       changeRows(
         accountIds,
-        sql`c.status = 'active' AND c.kind = 'dividend'
-          AND c.effective_at >= (SELECT min(coalesce(w.watching_from_at, w.created_at)) FROM wallets w
-                                 WHERE w.account_id = a.id)
+        sql`c.status = 'active' AND c.kind = 'dividend' AND c.new_multiplier > c.old_multiplier
           AND c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
-                                - make_interval(days => ${openDays})`
+                                - make_interval(days => ${openDays})`,
+        sql`coalesce(w.watching_from_at, w.created_at) <= c.effective_at`
       )
 
     /** Tokens whose latest event of a pause pair (`paused` / `unpaused`) is the pause. */
