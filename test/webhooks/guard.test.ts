@@ -101,6 +101,25 @@ describe("the egress guard", () => {
       }
     }))
 
+  it.effect("refuses names under localhost (RFC 6761) at creation, whatever a resolver answers for them", () =>
+    Effect.gen(function*() {
+      for (const url of ["https://foo.localhost/", "https://a.b.LOCALHOST./hook", "https://localhost/"]) {
+        const atCreation = yield* Effect.either(checkTarget(url, {
+          allowPrivate: false,
+          requireResolution: false,
+          resolve: async () => [{ address: "93.184.216.34", family: 4 }]
+        }))
+        expect(Either.isLeft(atCreation) && atCreation.left.reason, url).toBe("forbidden_address")
+      }
+      // Not a name under localhost.
+      const lookalike = yield* Effect.either(checkTarget("https://notlocalhost.example/", {
+        allowPrivate: false,
+        requireResolution: false,
+        resolve: async () => [{ address: "93.184.216.34", family: 4 }]
+      }))
+      expect(Either.isRight(lookalike)).toBe(true)
+    }))
+
   it.effect("refuses http, credentials and nonsense before any DNS", () =>
     Effect.gen(function*() {
       const reasons: Array<string> = []

@@ -127,6 +127,12 @@ export const checkTarget = (
     // A fully qualified name (`localhost.`) is the same name: resolved without its root dot, which some resolvers
     // refuse, so that it is checked like the name itself rather than accepted as unresolvable.
     const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname
+    // RFC 6761: `localhost` and every name under it are loopback, whatever a resolver says (one may not know them).
+    if (!options.allowPrivate && (name === "localhost" || name.endsWith(".localhost"))) {
+      return yield* refuse("forbidden_address", `The host ${hostname} is a loopback name (RFC 6761).`, {
+        range: "loopback"
+      })
+    }
     const answers = yield* Effect.tryPromise(() => resolve(name)).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<{ address: string; family: number }>)
     )
