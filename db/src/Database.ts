@@ -6,6 +6,7 @@ import { DataDir } from "@scaledger/domain/ConfigValues"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import * as Path from "node:path"
 import { acquireDataDirLock, type DataDirLocked } from "./DataDirLock.js"
+import { expireOrphanedLeases } from "./Leases.js"
 import { migrations } from "./migrations/index.js"
 import * as PgliteClient from "./PgliteClient.js"
 import { pgTypes } from "./PgTypes.js"
@@ -64,9 +65,14 @@ export const migrate: Effect.Effect<
   SqlClient.SqlClient
 > = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "scaledger_migrations" })
 
-/** The client with every migration applied before anything uses it. */
+/**
+ * The client with every migration applied before anything uses it; on the embedded database (one process) with the
+ * leases of a process that died expired.
+ */
 export const layerWith = (target: DatabaseTarget) =>
-  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(clientLayer(target)))
+  Layer.effectDiscard(
+    target._tag === "Pglite" ? Effect.zipRight(migrate, expireOrphanedLeases) : Effect.asVoid(migrate)
+  ).pipe(Layer.provideMerge(clientLayer(target)))
 
 /** The database named by `DATABASE_URL` / `SCALEDGER_DATA_DIR`, migrated. */
 export const layer: Layer.Layer<

@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { Effect, Layer } from "effect"
 import { ApiKeys } from "./auth/ApiKeys.js"
@@ -8,13 +9,18 @@ import { ApiKeys } from "./auth/ApiKeys.js"
  */
 export const FirstStartKey = Layer.effectDiscard(
   Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
     const accounts = yield* AccountsRepo
     if ((yield* accounts.count) > 0) return
     const keys = yield* ApiKeys
-    const { created } = yield* accounts.findOrCreate("default")
-    // Another instance starting at the same moment may have created it: only the creator makes the key.
-    if (!created) return
-    const key = yield* keys.create("default")
+    // The account and its key in one transaction: a crash between them would leave `default` without a key, and
+    // later starts (accounts exist) would print none.
+    const key = yield* sql.withTransaction(Effect.gen(function*() {
+      const { created } = yield* accounts.findOrCreate("default")
+      // Another instance starting at the same moment may have created it: only the creator makes the key.
+      return created ? yield* keys.create("default") : undefined
+    }))
+    if (key === undefined) return
     yield* Effect.logInfo(
       `First start: created account "default" with API key ${key.key} (id ${key.keyId}). ` +
         `It is shown only this once; create more with: npx scaledger keys create --account <name>`

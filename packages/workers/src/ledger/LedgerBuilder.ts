@@ -45,7 +45,7 @@ export const LedgerBuilderConfig = Config.all({
   /** A build older than this is made again: "now" moves the year's figures and the current value. */
   maxAge: durationSetting("LEDGER_MAX_AGE_SECONDS", "seconds", 3_600, { positive: true }),
   concurrency: positiveInteger("LEDGER_CONCURRENCY", 2),
-  lease: durationSetting("LEDGER_LEASE_SECONDS", "seconds", 300, { positive: true }),
+  lease: durationSetting("LEDGER_LEASE_SECONDS", "seconds", 60, { positive: true }),
   /** How many accounts' checkpoints (the ledger state of the last build) a worker keeps to build incrementally. */
   checkpoints: nonNegativeInteger("LEDGER_CHECKPOINTS", 16),
   /** The most events the kept checkpoints may hold together (a state costs memory per event applied). */
