@@ -23,6 +23,7 @@ import { eachBatch } from "./Cursors.js"
 import { newId } from "./Ids.js"
 import { disposalRecords, eventRecords } from "./ledger/RowPages.js"
 import { orDieOnParse } from "./Rows.js"
+import { Spool, type SpoolError } from "./Spool.js"
 
 export interface ExportRequest {
   readonly accountId: string
@@ -72,6 +73,14 @@ const involves = (row: StoredParties, type: string, key: string) =>
   row.wallet?.toLowerCase() === key || (type === "transfer.self" && row.counterparty?.toLowerCase() === key)
 /** Batches written ahead of a slow reader (each one a page of rows, up to PAGE_ROWS). */
 const QUEUE_BATCHES = 4
+/**
+ * How long the writer waits for the reader to take a batch before it stops waiting: the rest is spooled (memory,
+ * then a temporary file) and sent after the commit, so a client that stops reading never holds the transaction (on
+ * the embedded database, its one session) longer than this.
+ */
+const READER_PATIENCE = "500 millis"
+/** Spooled bytes kept in memory before they move to a temporary file. */
+const SPOOL_MEMORY = 8 * 1024 * 1024
 
 /** An `exports` row as stored (`bigint` columns arrive as decimal strings). */
 const StoredExport = Schema.Struct({
@@ -140,12 +149,46 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
         }
       })
 
+    /**
+     * Writes the export in its transaction, handing its bytes to `out` while the reader keeps up; once it does not,
+     * spooling the rest, which is handed over after the commit.
+     */
     const write = (
       request: ExportRequest,
       id: string,
       fileName: string,
       ready: Deferred.Deferred<void, ExportFailure>,
       out: Queue.Queue<Take.Take<Uint8Array, ExportFailure>>
+    ) =>
+      Effect.gen(function*() {
+        const spool = new Spool(SPOOL_MEMORY)
+        let spooling = false
+        const send = (bytes: Uint8Array): Effect.Effect<void, SpoolError> =>
+          spooling ? spool.writeBytes(bytes) : out.offer(Take.of(bytes)).pipe(
+            Effect.timeout(READER_PATIENCE),
+            Effect.catchTag("TimeoutException", () =>
+              Effect.suspend(() => {
+                spooling = true
+                return spool.writeBytes(bytes)
+              }))
+          )
+        yield* writeInTransaction(request, id, fileName, ready, send).pipe(
+          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : spool.discard)
+        )
+        if (!spooling) return
+        yield* spool.flush
+        yield* Stream.runForEach(spool.body(), (bytes) => out.offer(Take.of(bytes)))
+      }).pipe(
+        Effect.catchTag("SpoolError", (error) =>
+          new ServiceUnavailable({ message: `The export could not be spooled: ${error.message}` }))
+      )
+
+    const writeInTransaction = (
+      request: ExportRequest,
+      id: string,
+      fileName: string,
+      ready: Deferred.Deferred<void, ExportFailure>,
+      send: (bytes: Uint8Array) => Effect.Effect<void, SpoolError>
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -209,7 +252,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
             rowCount += rows
             byteCount += bytes.length
             return Effect.zipRight(
-              out.offer(Take.of(bytes)),
+              send(bytes),
               Effect.asVoid(
                 sql`INSERT INTO export_chunks (export_id, seq, data) VALUES (${id}, ${chunkSeq++}, ${bytes})`
               )

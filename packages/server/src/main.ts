@@ -78,8 +78,9 @@ const program = Effect.gen(function*() {
   return yield* Layer.launch(app)
 })
 
-// On SIGTERM/SIGINT new requests are refused at once (503, Connection: close) while in-flight ones finish.
-for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginDrain)
+// On SIGTERM/SIGINT new requests are refused at once (503, Connection: close) while in-flight ones finish (within
+// DRAIN_DEADLINE_MS).
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => beginDrain())
 
 program.pipe(
   Effect.provide(TelemetryLive),

@@ -22,16 +22,25 @@ export interface NodeServerOptions {
 const servers = new Set<Http.Server>()
 const draining = new WeakSet<Http.Server>()
 
+/** How long requests in flight may take to finish once a shutdown began; past it their connections are closed. */
+export const DRAIN_DEADLINE_MS = 10_000
+
 /**
  * Starts refusing new requests on every server this process made: each answers `503 service_unavailable` with
  * `Connection: close` at once, and idle keep-alive connections are closed. Called on SIGTERM/SIGINT, before the
- * servers' scopes close, so a request arriving during shutdown never hangs.
+ * servers' scopes close, so a request arriving during shutdown never hangs. Requests in flight get
+ * `DRAIN_DEADLINE_MS` to finish: a client that stops reading a long answer does not hold the shutdown (its answer
+ * is cut, and an export it was being sent is rolled back or, written already, kept whole).
  */
-export const beginDrain = () => {
-  for (const server of servers) {
+export const beginDrain = (deadlineMs: number = DRAIN_DEADLINE_MS) => {
+  const drained = [...servers]
+  for (const server of drained) {
     draining.add(server)
     server.closeIdleConnections()
   }
+  setTimeout(() => {
+    for (const server of drained) server.closeAllConnections()
+  }, deadlineMs).unref()
 }
 
 const originOf = (socket: Net.Socket, options: NodeServerOptions) => {
