@@ -258,6 +258,36 @@ describe("webhook delivery policy", () => {
       expect(delivered.at - raisedAt).toBeLessThan(900)
     }).pipe(Effect.provide(Service), Effect.scoped))
 
+  it.live("a secret sealed under another WEBHOOK_SECRET_KEY: nothing sent nor counted, delivered once a key opens it", () =>
+    Effect.gen(function*() {
+      const { main } = yield* Receivers
+      const { accountId, endpoint, key } = yield* setup("policy-other-key", main.url("/sealed"))
+      const sql = yield* SqlClient.SqlClient
+      // As if the API process that stored the endpoint had another key than this worker.
+      const otherBox = yield* Effect.provide(WebhookSecretBox, WebhookSecretBox.fromKey(Redacted.make("another key")))
+      yield* sql`UPDATE webhook_endpoints SET secret_enc = ${otherBox.seal(endpoint.secret)} WHERE id = ${endpoint.id}`
+      const { alert } = yield* raise(accountId)
+      const [delivery] = yield* sql<{ event_id: string }>`
+        SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
+      const eventId = delivery!.event_id
+      // Claimed and given back (the lease is 5 s): no attempt recorded, nothing sent, the endpoint untouched.
+      yield* Effect.sleep("1500 millis")
+      expect(yield* deliveryState(eventId)).toEqual({ status: "pending", attempts: 0 })
+      expect(forEvent(main, eventId)).toEqual([])
+      expect((yield* call("GET", "/v1/webhooks", { key })).body.webhooks[0]).toMatchObject({
+        enabled: true,
+        consecutiveFailures: 0
+      })
+      // Sealed under the worker's key (a process with the right key, or the key made the same): delivered.
+      const box = yield* Effect.provide(
+        WebhookSecretBox,
+        WebhookSecretBox.fromKey(Redacted.make("test-webhook-secret-key"))
+      )
+      yield* sql`UPDATE webhook_endpoints SET secret_enc = ${box.seal(endpoint.secret)} WHERE id = ${endpoint.id}`
+      yield* until("delivered", Effect.map(deliveryState(eventId), (s) => s?.status === "succeeded" ? s : undefined))
+      expect(forEvent(main, eventId).map((request) => verifyWithStripe(request, endpoint.secret).id)).toEqual([eventId])
+    }).pipe(Effect.orDie, Effect.provide(Service), Effect.scoped))
+
   it.live("10 failed deliveries disable the endpoint, keeping its row and log; re-enabling resets the count", () =>
     Effect.gen(function*() {
       const { main } = yield* Receivers

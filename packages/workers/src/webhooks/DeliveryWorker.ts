@@ -1,7 +1,7 @@
 import type { AttemptResult, ClaimedDelivery } from "@scaledger/db/alerts/Webhooks"
 import { WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import { newId } from "@scaledger/db/Ids"
-import { Clock, Duration, Effect, FiberSet, Layer, Queue, Random } from "effect"
+import { Clock, Data, Duration, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { checkTarget } from "./EgressGuard.js"
 import { signatureHeader, WebhookSecretBox } from "./SecretBox.js"
 import { type SendOutcome, WebhookSender } from "./Sender.js"
@@ -61,7 +61,10 @@ export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
         refused: true
       }
     } else {
-      const secret = box.open(delivery.secretEnc)
+      const secret = yield* Effect.try({
+        try: () => box.open(delivery.secretEnc),
+        catch: () => new SecretUnreadable({ endpointId: delivery.endpointId })
+      })
       const t = Math.floor(startedAt / 1000)
       outcome = yield* sender.send({
         target: guarded.right,
@@ -98,6 +101,13 @@ export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
   })
 
 /**
+ * The endpoint's signing secret does not open under this process's `WEBHOOK_SECRET_KEY`: it was sealed by a process
+ * with another key. Nothing is sent or recorded (the receiver is not at fault, so it must not count towards
+ * disabling); the delivery stays due, for a process with the right key, once its lease runs out.
+ */
+export class SecretUnreadable extends Data.TaggedError("SecretUnreadable")<{ readonly endpointId: string }> {}
+
+/**
  * The delivery worker: claims due deliveries (`FOR UPDATE SKIP LOCKED`, leased so a dead worker's attempt is due
  * again after the lease) and attempts them, `WEBHOOK_CONCURRENCY` at once. A slot is refilled as soon as its attempt
  * ends, so one slow receiver never holds up the others. State lives in the outbox table only: a restart resumes with
@@ -111,6 +121,7 @@ export const runDeliveryWorker = Effect.gen(function*() {
   const slots = yield* Queue.bounded<true>(concurrency)
   yield* Queue.offerAll(slots, Array.from({ length: concurrency }, () => true as const))
   const attempts = yield* FiberSet.make()
+  let warnedUnreadable = false
   yield* Effect.logInfo(
     config.allowPrivateTargets
       ? "webhooks: WEBHOOK_ALLOW_PRIVATE_TARGETS=true: deliveries may reach loopback and private addresses (tests and local development only)"
@@ -131,6 +142,18 @@ export const runDeliveryWorker = Effect.gen(function*() {
       yield* FiberSet.run(
         attempts,
         attemptDelivery(owner, delivery).pipe(
+          Effect.catchTag("SecretUnreadable", (error) =>
+            // Said once per process: every delivery would say the same.
+            warnedUnreadable ? Effect.void : Effect.zipRight(
+              Effect.sync(() => {
+                warnedUnreadable = true
+              }),
+              Effect.logError(
+                `webhooks: the signing secret of endpoint ${error.endpointId} does not open with this process's ` +
+                  "WEBHOOK_SECRET_KEY (it was sealed under another key): deliveries wait for a process with that " +
+                  "key. Every process sharing this database needs the same WEBHOOK_SECRET_KEY."
+              )
+            )),
           Effect.catchAllCause((cause) => Effect.logError(`webhooks: attempt of ${delivery.eventId} failed`, cause)),
           Effect.ensuring(Queue.offer(slots, true))
         )
