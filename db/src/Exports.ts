@@ -387,7 +387,7 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
     /**
      * Starts an export. Fails (nothing stored) when the record is being replayed or its build failed; otherwise
      * answers once the snapshot is taken, with the bytes to stream. Interrupting the stream (a client that goes
-     * away) rolls the export back: it never appears in the list half written.
+     * away) before the commit rolls the export back: it never appears in the list half written.
      */
     const create = Effect.fn("ExportStore.create")((request: ExportRequest, now: Date = new Date()) =>
       Effect.gen(function*() {
