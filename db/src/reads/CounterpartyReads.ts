@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { decodePageCursor, encodePageCursor } from "@scaledger/domain/Basic"
-import { InvalidRequest, ReplayInProgress } from "@scaledger/domain/Errors"
+import { ReplayInProgress } from "@scaledger/domain/Errors"
+import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
 import type { UnlabeledCounterparties } from "@scaledger/domain/ReviewApi"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 
 /** A page of the list: `limit` (default 50) after the position `cursor` names (a cursor this list gave). */
 export interface CounterpartyPage {
@@ -11,18 +11,6 @@ export interface CounterpartyPage {
 }
 
 const DEFAULT_LIMIT = 50
-
-const offsetOf = (cursor: string | undefined): Effect.Effect<number, InvalidRequest> =>
-  cursor === undefined ? Effect.succeed(0) : Either.match(decodePageCursor("counterparties", cursor), {
-    onRight: (position) => Effect.succeed(Number(position)),
-    onLeft: (reason) =>
-      Effect.fail(
-        new InvalidRequest({
-          message: "The cursor is not one this list issued.",
-          details: { field: "cursor", reason, issues: [{ path: ["cursor"], message: reason }] }
-        })
-      )
-  })
 
 /**
  * The addresses of unknown relationship that keep the account's movements in review, and how many each keeps:
@@ -34,7 +22,7 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
 
     const unlabeled = (accountId: string, page: CounterpartyPage = {}) =>
       Effect.gen(function*() {
-        const offset = yield* offsetOf(page.cursor)
+        const offset = Number((yield* decodeCursor("counterparties", page.cursor)) ?? 0)
         const limit = page.limit ?? DEFAULT_LIMIT
         const [build] = yield* sql<{ built_version: string; replay_version: string }>`
           SELECT built_version, replay_version FROM ledger_builds WHERE account_id = ${accountId}`
@@ -93,7 +81,7 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
                 : { type: s.type, relationship: s.relationship, model: s.model, confidence: Number(s.confidence) }
             }
           }),
-          nextCursor: more ? encodePageCursor("counterparties", String(offset + limit)) : null
+          nextCursor: more ? encodeCursor("counterparties", String(offset + limit)) : null
         } satisfies UnlabeledCounterparties
       })
 

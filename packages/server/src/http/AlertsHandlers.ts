@@ -6,9 +6,9 @@ import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { InvalidRequest, UnknownAlertKind } from "@scaledger/domain/Errors"
+import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
 import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Effect } from "effect"
-import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"
 
 const isSeverity = (value: string): value is AlertSeverity =>

@@ -5,9 +5,9 @@ import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { Portfolio, PositionList } from "@scaledger/domain/LedgerApi"
+import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
 import { Effect, Option } from "effect"
 import { makeAnswerCache } from "./AnswerCache.js"
-import { decodeCursor, encodeCursor } from "./Cursor.js"
 import { orUnavailable } from "./Unavailable.js"
 
 /** The ledger reads: each decodes its parameters, calls `LedgerQueries` (shared with the MCP tools), encodes. */

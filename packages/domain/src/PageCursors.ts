@@ -1,6 +1,6 @@
-import { decodePageCursor, encodePageCursor } from "@scaledger/domain/Basic"
-import { InvalidRequest } from "@scaledger/domain/Errors"
 import { Effect, Either } from "effect"
+import { decodePageCursor, encodePageCursor } from "./Basic.js"
+import { InvalidRequest } from "./Errors.js"
 
 /** Opaque page cursors: base64url of `<kind>:<position>`, so a cursor of one list is refused by another. */
 export const encodeCursor = (kind: string, position: string): string => encodePageCursor(kind, position)
