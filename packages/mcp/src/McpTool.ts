@@ -56,6 +56,14 @@ export const errorCodeOf = (error: ToolError): ErrorCode =>
     ? "invalid_request"
     : errorCodes[error._tag] ?? "internal_error"
 
+/** An optional `limit` argument: an integer from 1 to `max`, `fallback` when absent, with its bounds advertised. */
+export const limitArgument = (max: number, fallback: number, description: string) =>
+  Schema.optional(
+    Schema.Int.pipe(Schema.between(1, max)).annotations({
+      jsonSchema: { type: "integer", minimum: 1, maximum: max, default: fallback, description }
+    })
+  )
+
 type JsonObject = Record<string, unknown>
 
 /** Replaces every `$ref` with its definition, so the schema is one plain object as MCP clients expect. */

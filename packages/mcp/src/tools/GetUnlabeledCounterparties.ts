@@ -1,7 +1,7 @@
 import { CounterpartyReads } from "@scaledger/db/reads/CounterpartyReads"
 import { PageCursor } from "@scaledger/domain/Basic"
 import { Effect, Schema } from "effect"
-import { tool } from "../McpTool.js"
+import { limitArgument, tool } from "../McpTool.js"
 
 const MAX_PAGE = 500
 const DEFAULT_PAGE = 50
@@ -17,17 +17,7 @@ export const GetUnlabeledCounterparties = Effect.map(CounterpartyReads, (reads) 
       "Labelling one (PATCH /v1/events/{id} over REST) settles all its movements. `nextCursor` (null at the end) " +
       "is the `cursor` of the next page.",
     input: Schema.Struct({
-      limit: Schema.optional(
-        Schema.Int.pipe(Schema.between(1, MAX_PAGE)).annotations({
-          jsonSchema: {
-            type: "integer",
-            minimum: 1,
-            maximum: MAX_PAGE,
-            default: DEFAULT_PAGE,
-            description: `How many addresses, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE}).`
-          }
-        })
-      ),
+      limit: limitArgument(MAX_PAGE, DEFAULT_PAGE, `How many addresses, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE}).`),
       cursor: Schema.optional(PageCursor)
     }),
     run: ({ cursor, limit }, account) =>

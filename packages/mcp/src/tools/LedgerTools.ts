@@ -1,7 +1,7 @@
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import { Effect, Schema } from "effect"
-import { tool } from "../McpTool.js"
+import { limitArgument, tool } from "../McpTool.js"
 
 /** The largest page a list answers (DECISIONS.md: max 500). */
 const MAX_PAGE = 500
@@ -50,16 +50,10 @@ export const GetActivity = Effect.map(LedgerQueries, (queries) =>
       ),
       from: Schema.optional(Day("From this date")),
       to: Schema.optional(Day("Up to this date")),
-      limit: Schema.optional(
-        Schema.Int.pipe(Schema.between(1, MAX_PAGE)).annotations({
-          jsonSchema: {
-            type: "integer",
-            minimum: 1,
-            maximum: MAX_PAGE,
-            default: DEFAULT_ACTIVITY,
-            description: `How many events, 1 to ${MAX_PAGE} (default ${DEFAULT_ACTIVITY}), oldest first.`
-          }
-        })
+      limit: limitArgument(
+        MAX_PAGE,
+        DEFAULT_ACTIVITY,
+        `How many events, 1 to ${MAX_PAGE} (default ${DEFAULT_ACTIVITY}), oldest first.`
       )
     }),
     run: ({ from, limit, symbol, to, type }, account) =>

@@ -3,7 +3,7 @@ import { PortfolioSummaryReads } from "@scaledger/db/market/PortfolioSummary"
 import { SaleEstimator } from "@scaledger/db/market/SaleEstimator"
 import { WeekendExposureReads } from "@scaledger/db/market/WeekendExposure"
 import { Effect, Schema } from "effect"
-import { tool } from "../McpTool.js"
+import { limitArgument, tool } from "../McpTool.js"
 
 const Symbol = Schema.String.annotations({ description: "Token symbol, e.g. AAPL (any case)." })
 const Decimal = (description: string) =>
@@ -69,11 +69,7 @@ export const GetRecentFilings = Effect.map(EdgarReads, (edgar) =>
       "has no EDGAR_USER_AGENT.",
     input: Schema.Struct({
       symbol: Schema.optional(Symbol),
-      limit: Schema.optional(
-        Schema.Int.pipe(Schema.between(1, 100)).annotations({
-          jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: 20, description: "1 to 100, default 20." }
-        })
-      )
+      limit: limitArgument(100, 20, "1 to 100, default 20.")
     }),
     run: (args, account) => edgar.filings(account.id, args)
   }))
