@@ -13,7 +13,7 @@ describe("LedgerBuilderConfig", () => {
     expect(Duration.toMillis(config.poll)).toBe(500)
     expect(Duration.toMillis(config.minInterval)).toBe(2_000)
     expect(Duration.toSeconds(config.maxAge)).toBe(3_600)
-    expect(Duration.toSeconds(config.lease)).toBe(300)
+    expect(Duration.toSeconds(config.lease)).toBe(60)
     expect(config.concurrency).toBe(2)
     expect(config.checkpoints).toBe(16)
     expect(config.checkpointEvents).toBe(2_000_000)
