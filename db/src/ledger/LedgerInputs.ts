@@ -267,6 +267,9 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
         block_hash: string
         c_waiting: boolean
       }
+      // The classification is looked up by key for each transfer (LATERAL with LIMIT: never flattened into a join).
+      // As a plain join, planned without statistics (tables a backfill and the classifier just filled, not analyzed
+      // yet: one row estimated on each side), it read all the account's classifications for every transfer.
       const page = (after: readonly [number, number], span: number) =>
         sql<Row>`
           SELECT t.tx_hash, t.log_index, t.block, t.block_hash, t.token_key, t.from_address, t.to_address, t.raw,
@@ -277,8 +280,12 @@ export class LedgerInputs extends Effect.Service<LedgerInputs>()("@scaledger/db/
               SELECT 1 FROM transfer_classifications q WHERE q.account_id = ${accountId} AND q.chain_id = ${chainId}
             )) AS c_waiting
           FROM token_transfers t
-          LEFT JOIN transfer_classifications c ON c.account_id = ${accountId} AND c.chain_id = t.chain_id
-            AND c.tx_hash = t.tx_hash AND c.log_index = t.log_index AND c.status = 'done'
+          LEFT JOIN LATERAL (
+            SELECT c.type, c.relationship, c.classified_by, c.confirmed, c.status FROM transfer_classifications c
+            WHERE c.account_id = ${accountId} AND c.chain_id = t.chain_id AND c.tx_hash = t.tx_hash
+              AND c.log_index = t.log_index AND c.status = 'done'
+            LIMIT 1
+          ) c ON true
           WHERE t.chain_id = ${chainId} AND ${involves(accountId)}
             ${afterPosition(after)} AND t.block < ${after[0] + span}
           ORDER BY t.block, t.log_index
