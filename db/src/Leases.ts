@@ -7,7 +7,7 @@ const LEASED_TABLES = ["ledger_builds", "wallet_backfills", "transfer_classifica
 /**
  * Expires every lease still running. Only for a database one process owns (the embedded one, behind the data
  * folder's lock): whatever holds a lease there is a process that is gone, and its work would otherwise wait out the
- * lease (a ledger build 300 s, answering reads 409 meanwhile) after a crash.
+ * lease (a ledger build's, answering reads 409 meanwhile) after a crash.
  */
 export const expireOrphanedLeases = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

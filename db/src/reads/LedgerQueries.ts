@@ -1,8 +1,8 @@
 import * as Address from "@scaledger/domain/Address"
-import { isCalendarDate } from "@scaledger/domain/CalendarDates"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
-import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
+import { validDateRange } from "@scaledger/domain/DateInputs"
+import { InvalidAddress, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PortfolioNotice, PositionView } from "@scaledger/domain/LedgerApi"
@@ -30,16 +30,6 @@ import { checkSettled } from "./SettledBuild.js"
 export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
 
 type EventRow = Movement | IncomeEvent | SplitEvent
-
-const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isCalendarDate(value)
-    ? Effect.succeed(value)
-    : Effect.fail(
-      new InvalidDate({
-        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
-        details: { field, reason: "malformed" }
-      })
-    )
 
 /** The filters of `GET /v1/events` and `get_activity`, as sent. */
 export interface EventQuery {
@@ -148,15 +138,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
 
     /** Checks the filters of an events read (before the page cursor, so a bad date is reported first). */
     const eventFilter = Effect.fn("LedgerQueries.eventFilter")(function*(query: EventQuery) {
-      const from = yield* validDate("from", query.from)
-      const to = yield* validDate("to", query.to)
-      // As an export answers it: an empty range is a mistake in the request, not an empty list.
-      if (from !== undefined && to !== undefined && from > to) {
-        return yield* new InvalidDate({
-          message: `from (${from}) is after to (${to}).`,
-          details: { field: "from", reason: "after_to" }
-        })
-      }
+      const { from, to } = yield* validDateRange(query.from, query.to)
       if (query.type !== undefined && !EVENT_TYPES.includes(query.type)) {
         return yield* new InvalidRequest({
           message: `Unknown event type ${query.type}.`,

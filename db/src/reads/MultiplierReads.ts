@@ -1,5 +1,6 @@
-import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
-import { InvalidDate, NotFound } from "@scaledger/domain/Errors"
+import { utcDateOf } from "@scaledger/domain/CalendarDates"
+import { validDate } from "@scaledger/domain/DateInputs"
+import { NotFound } from "@scaledger/domain/Errors"
 import { formatWad } from "@scaledger/domain/ledger/Fixed"
 import type { MultiplierHistory } from "@scaledger/domain/MultiplierApi"
 import { Effect, Option } from "effect"
@@ -7,16 +8,6 @@ import { ChainStore, type ChangeRow } from "../chain/ChainStore.js"
 
 const dateOf = (time: Date) => utcDateOf(time.getTime())
 const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
-
-const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isCalendarDate(value)
-    ? Effect.succeed(value)
-    : Effect.fail(
-      new InvalidDate({
-        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
-        details: { field, reason: "malformed" }
-      })
-    )
 
 /**
  * The multiplier in force at the end of `date`. Announcements are complete from `coverage.from` on, so between

@@ -6,9 +6,9 @@ import { WalletsRepo } from "@scaledger/db/Wallets"
 import * as Address from "@scaledger/domain/Address"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
-import { isCalendarDate } from "@scaledger/domain/CalendarDates"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
-import { InvalidAddress, InvalidDate, NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
+import { validDateRange } from "@scaledger/domain/DateInputs"
+import { InvalidAddress, NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
 import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
 import type { ExportView } from "@scaledger/domain/ExportsApi"
 import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
@@ -16,16 +16,6 @@ import { Effect, Either, Option } from "effect"
 import { orUnavailable } from "./Unavailable.js"
 
 const CSV = "text/csv; charset=utf-8"
-
-const validDate = (field: string, value: string | undefined) =>
-  value === undefined || isCalendarDate(value)
-    ? Effect.succeed(value)
-    : Effect.fail(
-      new InvalidDate({
-        message: `${field} must be a date, YYYY-MM-DD: ${value}`,
-        details: { field, reason: "malformed" }
-      })
-    )
 
 const view = (record: ExportRecord): ExportView => ({
   id: record.id,
@@ -65,14 +55,7 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
               details: { format, supported: EXPORT_FORMATS }
             })
           }
-          const from = yield* validDate("from", payload.from)
-          const to = yield* validDate("to", payload.to)
-          if (from !== undefined && to !== undefined && from > to) {
-            return yield* new InvalidDate({
-              message: `from (${from}) is after to (${to}).`,
-              details: { field: "from", reason: "after_to" }
-            })
-          }
+          const { from, to } = yield* validDateRange(payload.from, payload.to)
           let wallet: string | undefined = undefined
           if (payload.wallet !== undefined) {
             const parsed = Address.parseAddress(payload.wallet)
