@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { BackfillStatus } from "@scaledger/domain/Wallet"
 import { Effect, Option, Schema } from "effect"
 import { orDieOnParse } from "./Rows.js"
+import { lockWalletSetExclusive } from "./WalletSetLock.js"
 
 export interface WalletRow {
   readonly id: string
@@ -183,6 +184,7 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
     const remove = Effect.fn("WalletsRepo.remove")((accountId: string, address: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const addressKey = address.toLowerCase()
+        yield* lockWalletSetExclusive(sql)
         const deleted = yield* sql<{ id: string }>`
           DELETE FROM wallets WHERE account_id = ${accountId} AND address_key = ${addressKey} RETURNING id`
         if (deleted.length === 0) return false

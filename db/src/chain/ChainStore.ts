@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
 import { invalidateLedgers } from "../ledger/LedgerBuilds.js"
+import { lockWalletSetShared } from "../WalletSetLock.js"
 import { insertBlocks, insertTransfers } from "./BulkInsert.js"
 import {
   type BlockRecord,
@@ -15,7 +16,8 @@ import {
   toBlockRow,
   toChangeRow,
   type TokenRow,
-  toTokenRow
+  toTokenRow,
+  type TransferRow
 } from "./ChainRows.js"
 
 /** The row types, public; the helpers stay inside the package. */
@@ -332,6 +334,20 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
     )
 
     /**
+     * Of `transfers`, those a watched address is still a party to, read under the wallet-set lock (shared; held to
+     * the end of the transaction): a wallet removed after the recorder read its addresses leaves no rows behind.
+     * Removal takes the lock exclusively (`WalletsRepo.remove`), so it waits for a recording that kept the
+     * wallet's transfers and then deletes them with the rest.
+     */
+    const stillWatched = (transfers: ReadonlyArray<TransferRow>) =>
+      Effect.gen(function*() {
+        yield* lockWalletSetShared(sql)
+        if (transfers.length === 0) return transfers
+        const watched = new Set(yield* watchedAddresses)
+        return transfers.filter((t) => watched.has(key(t.from)) || watched.has(key(t.to)))
+      })
+
+    /**
      * The blocks wallets' `watchingFrom` names (or will name: `from` for wallets the recorder has not reached yet)
      * at or below `to` whose date is not known yet.
      */
@@ -373,7 +389,8 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
       gapsOfWallet,
       coverageOf,
       tokensOfWallet,
-      watchedAddresses
+      watchedAddresses,
+      stillWatched
     } as const
   })
 }) {}

@@ -201,11 +201,13 @@ export const makeRecorder = Effect.gen(function*() {
         ))
 
       yield* sql.withTransaction(Effect.gen(function*() {
+        // First: the lock it takes comes before any wallet row this transaction locks (a removal waits on both).
+        const transfers = yield* store.stillWatched(scan.transfers)
         yield* sql`UPDATE wallets SET watching_from_block = ${from} WHERE watching_from_block IS NULL`
         yield* store.dateWatchBlocks(watchTimes)
         yield* store.writeBatch(chainId, {
           blocks: [...scan.blocks, headerRow(to)],
-          transfers: scan.transfers,
+          transfers,
           announcements,
           pauses,
           changes: newChanges,
