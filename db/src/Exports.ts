@@ -357,8 +357,12 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
               FROM multiplier_changes c
               LEFT JOIN chain_tokens t ON t.chain_id = c.chain_id AND t.address_key = c.token_key
               WHERE c.token_key IN ${sql.in(tokenKeys)} AND c.status = 'active' AND c.block IS NOT NULL
-                ${request.from === undefined ? sql`` : sql`AND c.block_time >= ${`${request.from}T00:00:00Z`}`}
-                ${request.to === undefined ? sql`` : sql`AND c.block_time <= ${`${request.to}T23:59:59.999Z`}`}
+                ${request.from === undefined ? sql`` : sql`AND c.effective_at >= ${`${request.from}T00:00:00Z`}`}
+                ${
+              request.to === undefined
+                ? sql``
+                : sql`AND c.effective_at < ${`${request.to}T00:00:00Z`}::timestamptz + interval '1 day'`
+            }
               ORDER BY c.effective_at, c.token_key`
             yield* emit(
               changes.map((c) =>

@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as Http from "node:http"
 import { call, newKey, type Reply, restServer } from "../support/RestHarness.js"
-import { seedStoredLedger, seedSyntheticLedger, SYNTHETIC_COUNTERPARTY } from "./syntheticLedger.js"
+import { seedStoredLedger, seedSyntheticLedger, SYNTHETIC_COUNTERPARTY, SYNTHETIC_TOKEN } from "./syntheticLedger.js"
 
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const NASTY_LABEL = "=HYPERLINK(\"http://x\"),\nsecond line"
@@ -275,6 +275,42 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
           }),
         90_000
       )
+
+      it.effect("limits multiplier changes to the days they took effect on, not the day of their block", () =>
+        Effect.gen(function*() {
+          const { key } = yield* setUp(`exports-m-${name}`, 1)
+          const sql = yield* SqlClient.SqlClient
+          // In force a minute before midnight UTC; the first block after it is on the next day.
+          yield* sql`
+            INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier, kind,
+                                            status, source, block, block_time)
+            VALUES (31337, ${SYNTHETIC_TOKEN.toLowerCase()}, '2026-03-31T23:59:00Z', 1000000000000000000,
+                    1000500000000000000, 'dividend', 'active', 'chain_storage', 4242, '2026-04-01T00:00:11Z')`
+            .pipe(Effect.orDie)
+          const rowsOn = (day: string) =>
+            Effect.map(
+              call("POST", "/v1/exports", { key, body: { format: "multipliers", from: day, to: day } }),
+              (reply) => {
+                expect(reply.status, reply.text).toBe(200)
+                return parse(reply.text, { columns: true }) as Array<Record<string, string>>
+              }
+            )
+          expect((yield* rowsOn("2026-03-31")).map((r) => [r.block, r.date, r.effective_at])).toEqual([
+            ["4242", "2026-04-01", "2026-03-31T23:59:00.000Z"]
+          ])
+          expect(yield* rowsOn("2026-04-01")).toEqual([])
+        }))
+
+      it.effect("quotes at most the start of a long malformed date in its message", () =>
+        Effect.gen(function*() {
+          const { key } = yield* setUp(`exports-l-${name}`, 1)
+          const reply = yield* call("POST", "/v1/exports", {
+            key,
+            body: { format: "activity", from: "9".repeat(100_000) }
+          })
+          const error = expectCode(reply, 400, "invalid_date")
+          expect(error.message).toBe(`from must be a date, YYYY-MM-DD: ${"9".repeat(64)}…`)
+        }))
 
       it.effect("answers 409 during a replay and stores nothing", () =>
         Effect.gen(function*() {

@@ -280,7 +280,8 @@ const NOT_FOR_TAX_TOOL: ReadonlySet<string> = new Set([
 
 const splitDescription = (row: SplitEvent): string => {
   const ratio = simpleRatio(parseFixed(row.from, 18), parseFixed(row.to, 18))
-  return ratio === undefined ? `split ${row.from}:${row.to}` : `split ${ratio.numerator}:${ratio.denominator}`
+  // New shares to old, as a simple ratio is written (`split 4:1` for 1 → 4).
+  return ratio === undefined ? `split ${row.to}:${row.from}` : `split ${ratio.numerator}:${ratio.denominator}`
 }
 
 /**
@@ -325,7 +326,8 @@ export const taxtoolLine = (row: EventRow, currency: string): string | null => {
       ])
     }
     default: {
-      if (NOT_FOR_TAX_TOOL.has(row.treatment) || row.type === "transfer.self") return null
+      // By what the ledger did with it: a self-transfer only a model suggested is counted as the movement out (in).
+      if (NOT_FOR_TAX_TOOL.has(row.treatment)) return null
       const received = row.direction === "in"
       const worth = row.value?.amount
       return line([

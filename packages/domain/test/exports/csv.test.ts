@@ -114,6 +114,15 @@ describe("the Koinly mapping", () => {
     ) {
       expect(taxtoolLine(own, "EUR")).toBeNull()
     }
+    // A self-transfer only a model suggested (not confirmed): the ledger counts it as a disposal, and so does the file.
+    const suggested = parsed(
+      taxtoolLine(
+        movement({ type: "transfer.self", treatment: "disposal", direction: "out", needsReview: true }),
+        "EUR"
+      )!
+    )[0]!
+    expect(suggested.slice(1, 5)).toEqual(["2.001132160122184872", "AAPL", "", ""])
+    expect(suggested[10]).toBe("needs review")
   })
 
   it("writes a dividend step as income in shares and a split as a zero-worth deposit (a reverse split a withdrawal)", () => {
@@ -200,6 +209,9 @@ describe("the Koinly mapping", () => {
     )[0]!
     expect(reverse.slice(1, 5)).toEqual(["27", "CRWD", "", ""])
     expect(reverse[10]).toBe("split 1:4")
+    // A ratio of no small integers is still written new to old.
+    const odd = parsed(taxtoolLine({ ...split, from: "1", to: "1.05", sharesAfter: "9.45" }, "USD")!)[0]!
+    expect(odd[10]).toBe("split 1.05:1")
     expect(koinlyDate(0)).toBe("1970-01-01 00:00:00")
   })
 })
