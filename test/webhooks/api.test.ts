@@ -96,6 +96,30 @@ for (const [name, database] of backends) {
           expect(unknown.body.error).toMatchObject({ code: "unknown_alert_kind" })
           expect(unknown.body.error.docUrl).toMatch(/\/docs\/errors#unknown_alert_kind$/)
           expect(unknown.body.error.details.supported).toHaveLength(7)
+          // Many unknown kinds, repeated: each named once, the first ten, and how many more.
+          const many = yield* call("POST", "/v1/webhooks", {
+            key,
+            body: {
+              url: "https://hooks.example.com/x",
+              kinds: [...Array.from({ length: 5_000 }, () => "nope"), ...Array.from({ length: 30 }, (_, i) => `k${i}`)]
+            }
+          })
+          expect(many.body.error.code).toBe("unknown_alert_kind")
+          expect(many.body.error.details.unknown).toEqual([
+            "nope",
+            "k0",
+            "k1",
+            "k2",
+            "k3",
+            "k4",
+            "k5",
+            "k6",
+            "k7",
+            "k8"
+          ])
+          expect(many.body.error.message).toBe(
+            "Unknown alert kinds: nope, k0, k1, k2, k3, k4, k5, k6, k7, k8 and 21 more. Nothing was subscribed."
+          )
           const events = yield* call("POST", "/v1/webhooks", {
             key,
             body: { url: "https://hooks.example.com/x", events: ["token-paused"] }

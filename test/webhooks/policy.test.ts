@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { decide } from "@scaledger/workers/webhooks/DeliveryWorker"
+import { decide, guardOutcome } from "@scaledger/workers/webhooks/DeliveryWorker"
+import { TargetRefused } from "@scaledger/workers/webhooks/EgressGuard"
 import { signatureHeader } from "@scaledger/workers/webhooks/SecretBox"
 import { LOGGED_RESPONSE_BYTES, makeSender, parseRetryAfter } from "@scaledger/workers/webhooks/Sender"
 import { parseDelays } from "@scaledger/workers/webhooks/WebhookConfig"
@@ -28,6 +29,14 @@ describe("the retry policy", () => {
       expect(decide(outcome(status), 1, 0, config, 0.5)._tag, String(status)).toBe("Failed")
     }
     expect(decide({ ...outcome(null), refused: true }, 1, 0, config, 0.5)._tag).toBe("Failed")
+    // The guard at delivery: a name that does not resolve now is a connection error (retried); a forbidden
+    // address is final.
+    const unresolved = guardOutcome(new TargetRefused({ reason: "unresolvable", message: "gone.example" }))
+    expect(unresolved.error).toBe("DNS: gone.example")
+    expect(decide(unresolved, 1, 0, config, 0.5)._tag).toBe("Retry")
+    expect(decide(unresolved, 3, 0, config, 0.5)._tag).toBe("Failed")
+    const forbidden = guardOutcome(new TargetRefused({ reason: "forbidden_address", message: "10.0.0.1" }))
+    expect(decide(forbidden, 1, 0, config, 0.5)._tag).toBe("Failed")
     // The third attempt is the last.
     expect(decide(outcome(500), 3, 0, config, 0.5)._tag).toBe("Failed")
   })

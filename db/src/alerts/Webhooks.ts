@@ -91,6 +91,9 @@ export interface AttemptRecord {
 /** Consecutive failed deliveries after which an endpoint is disabled (SPEC "Delivery policy"). */
 export const DISABLE_AFTER_FAILURES = 10
 
+/** Attempts in flight to one endpoint at most (`claimDue`). */
+export const PER_ENDPOINT_IN_FLIGHT = 2
+
 /** Webhook endpoints, the delivery outbox and the attempt log. Every read and change is scoped to one account. */
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/WebhooksRepo", {
   effect: Effect.gen(function*() {
@@ -210,8 +213,17 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
      * Claims up to `limit` due deliveries for one attempt each: pending, due, and not leased by a live worker (a
      * lease that expired means its worker died; the attempt is due again). Rows are locked with
      * `FOR UPDATE SKIP LOCKED`, so concurrent workers never claim the same row.
+     *
+     * Oldest first, but no endpoint has more than `PER_ENDPOINT_IN_FLIGHT` attempts in flight and no account more
+     * than `perAccount` (leases held count): endpoints that hang until the time-out take a few of the workers'
+     * slots, never all of them, and one account's cannot hold up another's deliveries.
      */
-    const claimDue = Effect.fn("WebhooksRepo.claimDue")((owner: string, limit: number, leaseSeconds: number) =>
+    const claimDue = Effect.fn("WebhooksRepo.claimDue")((
+      owner: string,
+      limit: number,
+      leaseSeconds: number,
+      perAccount: number = limit
+    ) =>
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<{
           id: string
@@ -225,10 +237,28 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
           UPDATE webhook_deliveries SET lease_owner = ${owner},
                  lease_until = now() + make_interval(secs => ${leaseSeconds})
           WHERE id IN (
-            SELECT id FROM webhook_deliveries
-            WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-            ORDER BY next_attempt_at, id
-            LIMIT ${limit}
+            WITH leased AS (
+              SELECT endpoint_id, account_id FROM webhook_deliveries
+              WHERE status = 'pending' AND lease_until >= now()
+            ),
+            due AS (
+              SELECT d.id, d.endpoint_id, d.account_id, d.next_attempt_at,
+                row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id)
+                  + (SELECT count(*) FROM leased l WHERE l.endpoint_id = d.endpoint_id) AS endpoint_load
+              FROM webhook_deliveries d
+              WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+                AND (d.lease_until IS NULL OR d.lease_until < now())
+            ),
+            fair AS (
+              SELECT id, next_attempt_at,
+                row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at, id)
+                  + (SELECT count(*) FROM leased l WHERE l.account_id = due.account_id) AS account_load
+              FROM due WHERE endpoint_load <= ${PER_ENDPOINT_IN_FLIGHT}
+            )
+            SELECT w.id FROM webhook_deliveries w
+            WHERE w.id IN (
+              SELECT id FROM fair WHERE account_load <= ${perAccount} ORDER BY next_attempt_at, id LIMIT ${limit})
+              AND w.status = 'pending' AND (w.lease_until IS NULL OR w.lease_until < now())
             FOR UPDATE SKIP LOCKED)
           RETURNING id, event_id, account_id, endpoint_id, kind, body, attempts`
         if (rows.length === 0) return []

@@ -1,8 +1,8 @@
 import type { AttemptResult, ClaimedDelivery } from "@scaledger/db/alerts/Webhooks"
-import { WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
+import { PER_ENDPOINT_IN_FLIGHT, WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import { newId } from "@scaledger/db/Ids"
 import { Clock, Data, Duration, Effect, FiberSet, Layer, Queue, Random } from "effect"
-import { checkTarget } from "./EgressGuard.js"
+import { checkTarget, TargetRefused } from "./EgressGuard.js"
 import { signatureHeader, WebhookSecretBox } from "./SecretBox.js"
 import { type SendOutcome, WebhookSender } from "./Sender.js"
 import { WebhookConfig, type WebhookConfigShape } from "./WebhookConfig.js"
@@ -36,6 +36,29 @@ export const decide = (
 
 const USER_AGENT = "Scaledger-Webhooks/1"
 
+/**
+ * An attempt the egress guard stopped before sending. A name that does not resolve now (or a resolver that failed)
+ * is a connection error, retried like one; a forbidden address or a URL the guard refuses is final.
+ */
+export const guardOutcome = (refusal: TargetRefused): SendOutcome & { readonly refused: boolean } =>
+  refusal.reason === "unresolvable"
+    ? {
+      status: null,
+      error: `DNS: ${refusal.message}`,
+      response: null,
+      retryAfterMs: null,
+      durationMs: 0,
+      refused: false
+    }
+    : {
+      status: null,
+      error: `refused by the egress guard: ${refusal.message}`,
+      response: null,
+      retryAfterMs: null,
+      durationMs: 0,
+      refused: true
+    }
+
 /** One attempt of one claimed delivery: guard, sign afresh, send, record. */
 export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
   Effect.gen(function*() {
@@ -51,15 +74,11 @@ export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
       requireResolution: true
     }).pipe(Effect.either)
     let outcome: SendOutcome & { refused?: boolean }
-    if (guarded._tag === "Left" || guarded.right === undefined) {
-      outcome = {
-        status: null,
-        error: guarded._tag === "Left" ? `refused by the egress guard: ${guarded.left.message}` : "unresolvable",
-        response: null,
-        retryAfterMs: null,
-        durationMs: 0,
-        refused: true
-      }
+    if (guarded._tag === "Left") {
+      outcome = guardOutcome(guarded.left)
+    } else if (guarded.right === undefined) {
+      // Not given at delivery (`requireResolution`): said for the type's sake, as the guard would say it.
+      outcome = guardOutcome(new TargetRefused({ reason: "unresolvable", message: "The host does not resolve." }))
     } else {
       const secret = yield* Effect.try({
         try: () => box.open(delivery.secretEnc),
@@ -110,7 +129,8 @@ export class SecretUnreadable extends Data.TaggedError("SecretUnreadable")<{ rea
 /**
  * The delivery worker: claims due deliveries (`FOR UPDATE SKIP LOCKED`, leased so a dead worker's attempt is due
  * again after the lease) and attempts them, `WEBHOOK_CONCURRENCY` at once. A slot is refilled as soon as its attempt
- * ends, so one slow receiver never holds up the others. State lives in the outbox table only: a restart resumes with
+ * ends, and a claim takes at most `PER_ENDPOINT_IN_FLIGHT` attempts per endpoint and a quarter of the slots per
+ * account, so slow receivers never hold up the others. State lives in the outbox table only: a restart resumes with
  * whatever is due.
  */
 export const runDeliveryWorker = Effect.gen(function*() {
@@ -120,6 +140,10 @@ export const runDeliveryWorker = Effect.gen(function*() {
   const concurrency = Math.max(1, config.concurrency)
   const slots = yield* Queue.bounded<true>(concurrency)
   yield* Queue.offerAll(slots, Array.from({ length: concurrency }, () => true as const))
+  /** Set when an attempt ends: a claim that found nothing it may take waits for it (or `pollMs`). */
+  const ended = yield* Queue.sliding<true>(1)
+  // No account holds more than a quarter of the slots: its endpoints hanging to the time-out leave the rest free.
+  const perAccount = Math.max(PER_ENDPOINT_IN_FLIGHT, Math.ceil(concurrency / 4))
   const attempts = yield* FiberSet.make()
   let warnedUnreadable = false
   yield* Effect.logInfo(
@@ -134,7 +158,7 @@ export const runDeliveryWorker = Effect.gen(function*() {
     // Wait for a free slot, then take every other free one (up to a batch) and claim that many due rows.
     yield* Queue.take(slots)
     const free = 1 + (yield* Queue.takeUpTo(slots, Math.max(0, config.batchSize - 1))).length
-    const claimed = yield* repo.claimDue(owner, free, config.leaseSeconds).pipe(
+    const claimed = yield* repo.claimDue(owner, free, config.leaseSeconds, perAccount).pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhooks: claim failed", cause), []))
     )
     yield* Queue.offerAll(slots, Array.from({ length: free - claimed.length }, () => true as const))
@@ -155,11 +179,11 @@ export const runDeliveryWorker = Effect.gen(function*() {
               )
             )),
           Effect.catchAllCause((cause) => Effect.logError(`webhooks: attempt of ${delivery.eventId} failed`, cause)),
-          Effect.ensuring(Queue.offer(slots, true))
+          Effect.ensuring(Effect.zipRight(Queue.offer(slots, true), Queue.offer(ended, true)))
         )
       )
     }
-    if (claimed.length === 0) yield* Effect.sleep(Duration.millis(config.pollMs))
+    if (claimed.length === 0) yield* Effect.raceFirst(Effect.sleep(Duration.millis(config.pollMs)), Queue.take(ended))
   }
 })
 

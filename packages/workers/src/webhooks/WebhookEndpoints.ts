@@ -17,14 +17,22 @@ export const endpointView = (row: EndpointRow) => ({
   createdAt: row.createdAt.toISOString()
 })
 
+/** How many unknown kinds an error names. */
+const UNKNOWN_SHOWN = 10
+
 const validKinds = (kinds: ReadonlyArray<string> | undefined) => {
   if (kinds === undefined) return Effect.succeed(undefined)
-  const unknown = kinds.filter((kind) => !isAlertKind(kind))
+  // Each told once, the first few: the answer stays small whatever the request held.
+  const unknown = [...new Set(kinds.filter((kind) => !isAlertKind(kind)))]
+  const shown = unknown.slice(0, UNKNOWN_SHOWN).map((kind) => (kind.length <= 64 ? kind : `${kind.slice(0, 64)}…`))
+  const more = unknown.length > UNKNOWN_SHOWN ? ` and ${unknown.length - UNKNOWN_SHOWN} more` : ""
   return unknown.length > 0
     ? Effect.fail(
       new UnknownAlertKind({
-        message: `Unknown alert kind${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Nothing was subscribed.`,
-        details: { unknown, supported: ALERT_KINDS }
+        message: `Unknown alert kind${unknown.length > 1 ? "s" : ""}: ${
+          shown.join(", ")
+        }${more}. Nothing was subscribed.`,
+        details: { unknown: shown, supported: ALERT_KINDS }
       })
     )
     : Effect.succeed([...new Set(kinds)])
