@@ -287,6 +287,11 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         const health = yield* call("POST", "/healthz")
         expect(health.headers["allow"]).toBe("GET, HEAD")
         expectError(yield* call("GET", "/v1/nothing-here", { key }), 404, "not_found")
+        // A path the router does not take with a method the route has (an empty parameter between two others):
+        // 404, not a 405 that allows the very method it refuses.
+        const empty = yield* call("GET", "/v1/fx//2025-05-09", { key })
+        expectError(empty, 404, "not_found")
+        expect(empty.headers["allow"]).toBeUndefined()
       }))
   })
 

@@ -95,7 +95,9 @@ const fromCause = (
   if (failures.some((failure) => HttpServerError.isServerError(failure) && failure._tag === "RouteNotFound")) {
     const path = request.url.split("?")[0] ?? "/"
     const allowed = routes.allowed(path)
-    return allowed.length > 0
+    // A path the router did not take although the table allows its method (a spelling the router does not
+    // normalise) is not found, not a wrong method.
+    return allowed.length > 0 && !allowed.includes(request.method)
       ? errorResponse(
         "method_not_allowed",
         `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`,
