@@ -314,6 +314,7 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           const history = tools.find((t: { name: string }) => t.name === "get_multiplier_history")
           expect(history.inputSchema.required).toEqual(["symbol"])
           expect(Object.keys(history.inputSchema.properties).sort()).toEqual(["from", "symbol"])
+          expect(history.inputSchema.properties.symbol).toMatchObject({ type: "string", maxLength: 64 })
         }))
 
       it.effect("an unknown tool is -32602; bad arguments and failed reads are tool errors with the REST code", () =>
@@ -364,6 +365,18 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             auth
           )
           expect(token.body.result.structuredContent.code).toBe("not_found")
+          // A text argument longer than anything it could name is refused by its length, and not repeated back.
+          const long = yield* post(
+            url,
+            rpc(6, "tools/call", { name: "get_multiplier_history", arguments: { symbol: "A".repeat(500_000) } }),
+            auth
+          )
+          expect(long.body.result.isError).toBe(true)
+          expect(long.body.result.structuredContent.code).toBe("invalid_request")
+          expect(long.body.result.structuredContent.details.issues.map((i: { path: unknown }) => i.path)).toEqual([
+            ["symbol"]
+          ])
+          expect(long.text.length).toBeLessThan(4_000)
         }))
     })
   }

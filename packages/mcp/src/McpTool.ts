@@ -56,6 +56,16 @@ export const errorCodeOf = (error: ToolError): ErrorCode =>
     ? "invalid_request"
     : errorCodes[error._tag] ?? "internal_error"
 
+/** Characters a text argument may have at most (advertised as `maxLength`), by what it names. */
+export const TEXT_MAX = { symbol: 64, address: 64, currency: 16, date: 32, decimal: 80 } as const
+
+/**
+ * A text argument of at most `max` characters: what is longer names nothing (`invalid_request` by field, as an
+ * argument of the wrong type), and no answer repeats it.
+ */
+export const textArgument = (max: number, description: string) =>
+  Schema.String.pipe(Schema.maxLength(max)).annotations({ description })
+
 /** An optional `limit` argument: an integer from 1 to `max`, `fallback` when absent, with its bounds advertised. */
 export const limitArgument = (max: number, fallback: number, description: string) =>
   Schema.optional(
@@ -101,6 +111,9 @@ export const inputSchemaOf = (schema: Schema.Schema<any, any, never>): JsonObjec
 /** Longest message an argument error carries (a call with thousands of unknown keys would list every one). */
 const MAX_ERROR_MESSAGE = 2_000
 
+/** Longest message of one refused argument (`details.issues`). */
+const MAX_ISSUE_MESSAGE = 200
+
 /** An argument error's message, cut to `MAX_ERROR_MESSAGE` characters. */
 export const boundedMessage = (message: string): string =>
   message.length <= MAX_ERROR_MESSAGE ? message : `${message.slice(0, MAX_ERROR_MESSAGE)}… (cut)`
@@ -135,9 +148,12 @@ export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) => {
     }
     return Effect.mapError(decode(args), (error) => {
       // Each refused argument by name, as REST lists its fields (`details.issues`), not the schema's type text.
+      // Each cut short: a message quotes the value refused, which may be as long as the request.
       const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
         path: issue.path.map(String),
-        message: issue.message
+        message: issue.message.length <= MAX_ISSUE_MESSAGE
+          ? issue.message
+          : `${issue.message.slice(0, MAX_ISSUE_MESSAGE)}… (cut)`
       }))
       return new ArgumentsRejected({
         message: boundedMessage(

@@ -1,12 +1,13 @@
 import { FxReads } from "@scaledger/db/reads/FxReads"
 import { Effect, Schema } from "effect"
-import { tool } from "../McpTool.js"
+import { TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
 const Input = Schema.Struct({
-  currency: Schema.String.annotations({
-    description: "USD or one of the 20 ECB reference currencies (EUR, GBP, JPY, CHF, …), any letter case."
-  }),
-  date: Schema.String.annotations({ description: "A calendar date, YYYY-MM-DD, from 1999-01-04 to today (UTC)." })
+  currency: textArgument(
+    TEXT_MAX.currency,
+    "USD or one of the 20 ECB reference currencies (EUR, GBP, JPY, CHF, …), any letter case."
+  ),
+  date: textArgument(TEXT_MAX.date, "A calendar date, YYYY-MM-DD, from 1999-01-04 to today (UTC).")
 })
 
 /** `get_exchange_rate_on`: the REST twin is `GET /v1/fx/{currency}/{date}`. */

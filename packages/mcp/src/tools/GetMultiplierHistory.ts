@@ -1,10 +1,10 @@
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
 import { Effect, Schema } from "effect"
-import { tool } from "../McpTool.js"
+import { TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
 const Input = Schema.Struct({
-  symbol: Schema.String.annotations({ description: "Token symbol (any case), e.g. AAPL, or the token's address." }),
-  from: Schema.optional(Schema.String.annotations({ description: "List changes from this date on, YYYY-MM-DD." }))
+  symbol: textArgument(TEXT_MAX.symbol, "Token symbol (any case), e.g. AAPL, or the token's address."),
+  from: Schema.optional(textArgument(TEXT_MAX.date, "List changes from this date on, YYYY-MM-DD."))
 })
 
 /** `get_multiplier_history`: the REST twin is `GET /v1/multiplier?token=&from=`. */

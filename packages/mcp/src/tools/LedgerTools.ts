@@ -1,14 +1,13 @@
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import { Effect, Schema } from "effect"
-import { limitArgument, tool } from "../McpTool.js"
+import { limitArgument, TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
 /** The largest page a list answers (DECISIONS.md: max 500). */
 const MAX_PAGE = 500
 const DEFAULT_ACTIVITY = 100
 
-const Day = (description: string) =>
-  Schema.String.annotations({ description: `${description}, YYYY-MM-DD (UTC, inclusive).` })
+const Day = (description: string) => textArgument(TEXT_MAX.date, `${description}, YYYY-MM-DD (UTC, inclusive).`)
 
 /** `get_positions`: the REST twin is `GET /v1/positions?wallet=`. */
 export const GetPositions = Effect.map(LedgerQueries, (queries) =>
@@ -21,9 +20,10 @@ export const GetPositions = Effect.map(LedgerQueries, (queries) =>
       "unrealised gain in the reporting currency, this year's income from multiplier growth, the feed round behind " +
       "the price, and `paused` while the token is paused. Unknown figures are null with `unknownBecause`.",
     input: Schema.Struct({
-      wallet: Schema.optional(Schema.String.annotations({
-        description: "Only this watched address (0x…); under account lot scope, its own holding of each position."
-      }))
+      wallet: Schema.optional(textArgument(
+        TEXT_MAX.address,
+        "Only this watched address (0x…); under account lot scope, its own holding of each position."
+      ))
     }),
     run: ({ wallet }, account) =>
       Effect.flatMap(
@@ -42,7 +42,7 @@ export const GetActivity = Effect.map(LedgerQueries, (queries) =>
       "currency with the rate's source and ECB date, and the withholding estimate against the issuer's declared " +
       "dividend) and splits. `hasMore` says a later page exists: narrow the dates or raise `limit`.",
     input: Schema.Struct({
-      symbol: Schema.optional(Schema.String.annotations({ description: "Only this token, e.g. AAPL (any case)." })),
+      symbol: Schema.optional(textArgument(TEXT_MAX.symbol, "Only this token, e.g. AAPL (any case).")),
       type: Schema.optional(
         Schema.Literal(...MovementType.literals, "income.multiplier_increase", "split").annotations({
           description: "Only events of this type."

@@ -3,12 +3,12 @@ import { PortfolioSummaryReads } from "@scaledger/db/market/PortfolioSummary"
 import { SaleEstimator } from "@scaledger/db/market/SaleEstimator"
 import { WeekendExposureReads } from "@scaledger/db/market/WeekendExposure"
 import { Effect, Schema } from "effect"
-import { limitArgument, tool } from "../McpTool.js"
+import { limitArgument, TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
-const Symbol = Schema.String.annotations({ description: "Token symbol, e.g. AAPL (any case)." })
+const Symbol = textArgument(TEXT_MAX.symbol, "Token symbol, e.g. AAPL (any case).")
 const Decimal = (description: string) =>
-  Schema.String.pipe(Schema.pattern(/^\d+(\.\d+)?$/)).annotations({ description })
-const Day = (description: string) => Schema.String.annotations({ description: `${description}, YYYY-MM-DD.` })
+  Schema.String.pipe(Schema.maxLength(TEXT_MAX.decimal), Schema.pattern(/^\d+(\.\d+)?$/)).annotations({ description })
+const Day = (description: string) => textArgument(TEXT_MAX.date, `${description}, YYYY-MM-DD.`)
 
 /** `get_portfolio_summary`: the REST twin is `GET /v1/portfolio/summary`. */
 export const GetPortfolioSummary = Effect.map(PortfolioSummaryReads, (reads) =>
@@ -51,9 +51,10 @@ export const EstimateSale = Effect.map(SaleEstimator, (estimator) =>
       shares: Decimal("Share units to sell (raw × multiplier), a decimal string such as \"10.5\"."),
       price: Schema.optional(Decimal("USD per share; default the latest feed price.")),
       date: Schema.optional(Day("Sale date; default today (UTC)")),
-      wallet: Schema.optional(Schema.String.annotations({
-        description: "The address selling (wallet lot scope); needed when several wallets hold the token."
-      }))
+      wallet: Schema.optional(textArgument(
+        TEXT_MAX.address,
+        "The address selling (wallet lot scope); needed when several wallets hold the token."
+      ))
     }),
     run: (args, account) => estimator.estimate(account.id, args)
   }))
