@@ -40,15 +40,19 @@ const hex = (n: number, width: number) => `0x${n.toString(16).padStart(width, "0
  * Stores a real ledger build for the account: 10 AAPL bought 1 May 2024 at $180, then a dividend step on
  * 16 May 2024 from 1 to 1.00095 with the feed at $190 (paid per share 0.00095 × 190 = 0.1805).
  */
-const seedDividendStep = (accountName: string) =>
+/** An account holding AAPL over one dividend step, in one address (or a second one too, `holders: 2`). */
+const seedDividendStep = (accountName: string, holders: 1 | 2 = 1) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { account } = yield* (yield* AccountsRepo).findOrCreate(accountName)
     const wallet = hex(1, 40)
+    const second = hex(2, 40)
     const token = hex(0xaa, 40)
     const feed = hex(0xfeed, 40)
     const report = Either.getOrThrow(Ledger.run({
-      wallets: [{ address: wallet, self: true }],
+      wallets: holders === 1
+        ? [{ address: wallet, self: true }]
+        : [{ address: wallet, self: true }, { address: second, self: true }],
       country: "US",
       prices: {
         AAPL: [
@@ -70,6 +74,19 @@ const seedDividendStep = (accountName: string) =>
           txHash: hex(1, 64),
           timestamp: unix("2024-05-01T15:00:00Z")
         },
+        ...(holders === 1 ? [] : [{
+          id: "buy-2",
+          kind: "transfer" as const,
+          token: "AAPL",
+          tokenAddress: token,
+          from: hex(0x99, 40),
+          to: second,
+          raw: (5n * 10n ** 18n).toString(),
+          block: 1,
+          logIndex: 1,
+          txHash: hex(1, 64),
+          timestamp: unix("2024-05-01T15:00:00Z")
+        }]),
         {
           id: "step",
           kind: "multiplier",
@@ -236,6 +253,19 @@ layer(
       const held = yield* call("GET", "/v1/filings", { key })
       expect(held.body.issuers.map((i: any) => i.symbol)).toEqual(["AAPL"])
       expect(held.body.status).toBe("ok")
+    }))
+
+  it.effect("a step paid to two addresses: a withholding row for each, its change cited once in the evidence", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("edgar-two-holders")
+      yield* seedDividendStep("edgar-two-holders", 2)
+      const reply = yield* call("GET", "/v1/dividends?symbol=AAPL", { key })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.body.withholding.map((w: any) => [w.eventId, w.wallet])).toEqual([
+        ["step", hex(1, 40)],
+        ["step", hex(2, 40)]
+      ])
+      expect(reply.body.evidence.eventIds).toEqual(["step"])
     }))
 
   it.effect("income events carry the same withholding estimate as GET /v1/dividends, from the EDGAR cache", () =>

@@ -285,7 +285,8 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
               : declared.filter((d) => d.period === "quarter" || d.period === "annual"),
             withholding,
             evidence: {
-              eventIds: steps.map((s) => s.eventId),
+              // The multiplier changes behind the steps, once each (a step lists each address it paid).
+              eventIds: [...new Set(steps.map((s) => s.eventId))],
               accessionNumbers: declared === null ? [] : [...new Set(declared.map((d) => d.accessionNumber))]
             }
           }
