@@ -315,6 +315,11 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(history.inputSchema.required).toEqual(["symbol"])
           expect(Object.keys(history.inputSchema.properties).sort()).toEqual(["from", "symbol"])
           expect(history.inputSchema.properties.symbol).toMatchObject({ type: "string", maxLength: 64 })
+          // Only the tools that read SEC EDGAR reach outside the service's own record.
+          expect(tools.filter((t: any) => t.annotations.openWorldHint).map((t: any) => t.name).sort()).toEqual([
+            "get_dividend_history",
+            "get_recent_filings"
+          ])
         }))
 
       it.effect("an unknown tool is -32602; bad arguments and failed reads are tool errors with the REST code", () =>

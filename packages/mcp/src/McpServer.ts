@@ -100,7 +100,7 @@ export const makeMcpServer = (settings: McpSettings) =>
         readOnlyHint: true,
         destructiveHint: false,
         idempotentHint: true,
-        openWorldHint: false
+        openWorldHint: tool.openWorld === true
       }
     }))
 

@@ -24,6 +24,8 @@ export interface McpTool<R = never> {
   readonly title: string
   readonly description: string
   readonly input: Schema.Schema<any, any, never>
+  /** Whether the tool reads an outside service (SEC EDGAR) besides the service's own record (`openWorldHint`). */
+  readonly openWorld?: boolean
   readonly run: (args: any, account: Account) => Effect.Effect<ToolAnswer, ToolError, R>
 }
 
@@ -32,6 +34,7 @@ export const tool = <A, I, R>(definition: {
   readonly title: string
   readonly description: string
   readonly input: Schema.Schema<A, I, never>
+  readonly openWorld?: boolean
   readonly run: (args: A, account: Account) => Effect.Effect<ToolAnswer, ToolError, R>
 }): McpTool<R> => definition
 

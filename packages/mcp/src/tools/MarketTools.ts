@@ -63,6 +63,7 @@ export const EstimateSale = Effect.map(SaleEstimator, (estimator) =>
 export const GetRecentFilings = Effect.map(EdgarReads, (edgar) =>
   tool({
     name: "get_recent_filings",
+    openWorld: true,
     title: "Recent SEC filings",
     description:
       "Recent SEC EDGAR filings (form, date, accession number, document link) of the issuers behind the account's " +
@@ -79,6 +80,7 @@ export const GetRecentFilings = Effect.map(EdgarReads, (edgar) =>
 export const GetDividendHistory = Effect.map(EdgarReads, (edgar) =>
   tool({
     name: "get_dividend_history",
+    openWorld: true,
     title: "Declared dividends",
     description:
       "Declared dividends per share from the issuer's XBRL filings (deduplicated by period), and for each dividend " +
