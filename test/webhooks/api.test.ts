@@ -145,6 +145,14 @@ for (const [name, database] of backends) {
             expect(refused.body.error.code, url).toBe("invalid_webhook_url")
             expect(refused.body.error.details.reason, url).toBe(reason)
           }
+          // Past the URL's length limit: refused by field, the value quoted only by its start.
+          const long = yield* call("POST", "/v1/webhooks", {
+            key,
+            body: { url: `https://hooks.example.com/${"a".repeat(100_000)}` }
+          })
+          expect(long.body.error.code).toBe("invalid_request")
+          expect(long.body.error.details.issues[0].path).toEqual(["url"])
+          expect(long.body.error.details.issues[0].message.length).toBeLessThanOrEqual(210)
           const created = yield* call("POST", "/v1/webhooks", { key, body: { url: "https://hooks.example.com/x" } })
           expect(created.body.kinds).toEqual([])
           const badPatch = yield* call("PATCH", `/v1/webhooks/${created.body.id}`, {

@@ -220,6 +220,9 @@ export const PayloadTooLargeError = wire(PayloadTooLarge, "PayloadTooLarge", "pa
 export const UnsupportedMediaTypeError = wire(UnsupportedMediaType, "UnsupportedMediaType", "unsupported_media_type")
 export const InternalErrorError = wire(InternalError, "InternalError", "internal_error")
 
+/** Longest message of one refused field (`details.issues`). */
+const MAX_ISSUE_MESSAGE = 200
+
 /**
  * The framework's own decode failures (bad path, query, headers or body) in the same envelope: code
  * `invalid_request`, `details.issues` listing each offending field as `{ path, message }`.
@@ -232,7 +235,13 @@ export const DecodeErrorAsInvalidRequest = Schema.transformOrFail(
     decode: (_, __, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, _, "decoded as InvalidRequest instead")),
     encode: (error) =>
       errorBody("invalid_request", "The request does not match the API contract.", {
-        issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message }))
+        // Cut short: a message quotes the value refused, which may be as long as the request.
+        issues: error.issues.map((issue) => ({
+          path: issue.path,
+          message: issue.message.length <= MAX_ISSUE_MESSAGE
+            ? issue.message
+            : `${issue.message.slice(0, MAX_ISSUE_MESSAGE)}… (cut)`
+        }))
       })
   }
 ).annotations({
