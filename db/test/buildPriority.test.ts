@@ -4,6 +4,7 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import { invalidateLedgers } from "@scaledger/db/ledger/LedgerBuilds"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { accountWatching } from "@scaledger/db/testing/Watching"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Effect, Layer } from "effect"
 
@@ -26,20 +27,7 @@ for (const [name, database] of backends) {
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const store = yield* LedgerStore
-          const walletOf = (accountName: string, address: string) =>
-            Effect.gen(function*() {
-              const { account } = yield* (yield* AccountsRepo).findOrCreate(accountName)
-              yield* (yield* WalletsRepo).insert({
-                accountId: account.id,
-                address,
-                label: "",
-                self: true,
-                watchingFromBlock: null,
-                watchingFromAt: null,
-                chainId: CHAIN
-              })
-              return account.id
-            })
+          const walletOf = (accountName: string, address: string) => accountWatching(accountName, address, CHAIN)
           const holder = yield* walletOf("holder", hex40(1))
           const mover = yield* walletOf("mover", hex40(2))
           // The holder holds the token (a purchase recorded earlier).

@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { accountWatching } from "@scaledger/db/testing/Watching"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Effect, Layer } from "effect"
 
@@ -26,20 +27,7 @@ for (const [name, database] of backends) {
       it.effect("a re-org's rollback asks for new builds of the ledgers that read what it dropped, and only those", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const accountWith = (accountName: string, address: string) =>
-            Effect.gen(function*() {
-              const { account } = yield* (yield* AccountsRepo).findOrCreate(accountName)
-              yield* (yield* WalletsRepo).insert({
-                accountId: account.id,
-                address,
-                label: "",
-                self: true,
-                watchingFromBlock: null,
-                watchingFromAt: null,
-                chainId: CHAIN
-              })
-              return account.id
-            })
+          const accountWith = (accountName: string, address: string) => accountWatching(accountName, address, CHAIN)
           // The receiver got a transfer in block 12; the holder holds a token whose multiplier step block 11
           // activated; the bystander holds another token, bought at block 5, below the fork.
           const receiver = yield* accountWith("receiver", hex40(1))

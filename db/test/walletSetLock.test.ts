@@ -3,6 +3,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { ChainStore, type TransferRow } from "@scaledger/db/chain/ChainStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { accountWatching } from "@scaledger/db/testing/Watching"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 
@@ -22,20 +23,7 @@ const transfer = (n: number, to: string): TransferRow => ({
   raw: 10n ** 18n
 })
 
-const watch = (name: string, address: string) =>
-  Effect.gen(function*() {
-    const { account } = yield* (yield* AccountsRepo).findOrCreate(name)
-    yield* (yield* WalletsRepo).insert({
-      accountId: account.id,
-      address,
-      label: "",
-      self: true,
-      watchingFromBlock: null,
-      watchingFromAt: null,
-      chainId: CHAIN
-    })
-    return account.id
-  })
+const watch = (name: string, address: string) => accountWatching(name, address, CHAIN)
 
 const transfersTo = (address: string) =>
   Effect.flatMap(
