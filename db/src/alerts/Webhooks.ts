@@ -241,13 +241,18 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
               SELECT endpoint_id, account_id FROM webhook_deliveries
               WHERE status = 'pending' AND lease_until >= now()
             ),
+            -- The oldest few due of each endpoint, read by its index (never every due row sorted).
             due AS (
               SELECT d.id, d.endpoint_id, d.account_id, d.next_attempt_at,
                 row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id)
                   + (SELECT count(*) FROM leased l WHERE l.endpoint_id = d.endpoint_id) AS endpoint_load
-              FROM webhook_deliveries d
-              WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-                AND (d.lease_until IS NULL OR d.lease_until < now())
+              FROM webhook_endpoints e CROSS JOIN LATERAL (
+                SELECT d.id, d.endpoint_id, d.account_id, d.next_attempt_at FROM webhook_deliveries d
+                WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+                  AND (d.lease_until IS NULL OR d.lease_until < now())
+                ORDER BY d.next_attempt_at, d.id
+                LIMIT ${PER_ENDPOINT_IN_FLIGHT}
+              ) d
             ),
             fair AS (
               SELECT id, next_attempt_at,

@@ -25,6 +25,7 @@ import ledgerRowPages from "./0028_ledger_row_pages.js"
 import classificationChainOrder from "./0029_classification_chain_order.js"
 import ledgerSteps from "./0030_ledger_steps.js"
 import ledgerPageDocuments from "./0031_ledger_page_documents.js"
+import webhookEndpointDue from "./0032_webhook_endpoint_due.js"
 
 /** Every migration, keyed `<id>_<name>`; ids only grow, and a released migration is never edited. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -52,5 +53,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0028_ledger_row_pages": ledgerRowPages,
   "0029_classification_chain_order": classificationChainOrder,
   "0030_ledger_steps": ledgerSteps,
-  "0031_ledger_page_documents": ledgerPageDocuments
+  "0031_ledger_page_documents": ledgerPageDocuments,
+  "0032_webhook_endpoint_due": webhookEndpointDue
 }
