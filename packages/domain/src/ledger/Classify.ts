@@ -129,16 +129,20 @@ export const resolveMovement = (ctx: ClassifyContext, event: TransferEvent): Res
   let treatment: Treatment
   if (unconfirmed || typeMismatch) {
     treatment = direction === "out" ? "disposal" : "acquisition"
+  } else if (type === "collateral_post" || type === "collateral_withdraw" || type === "bridge.out" || type === "bridge.in") {
+    // Before the relationship: a bridge is the holder's own (the contract list says `self`), yet its tokens are in
+    // transit, not held by the bridge's address.
+    treatment = type === "collateral_post"
+      ? "collateral_post"
+      : type === "collateral_withdraw"
+      ? "collateral_withdraw"
+      : type === "bridge.out"
+      ? "bridge_out"
+      : "bridge_in"
   } else if (type === "transfer.self" || classification.relationship === "self") {
     treatment = "self_transfer"
-  } else if (direction === "out") {
-    treatment = type === "collateral_post" ? "collateral_post" : type === "bridge.out" ? "bridge_out" : "disposal"
   } else {
-    treatment = type === "collateral_withdraw"
-      ? "collateral_withdraw"
-      : type === "bridge.in"
-      ? "bridge_in"
-      : "acquisition"
+    treatment = direction === "out" ? "disposal" : "acquisition"
   }
   return {
     classification,

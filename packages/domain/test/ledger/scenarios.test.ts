@@ -624,6 +624,41 @@ describe("collateral, bridges and incomplete history", () => {
     expect(done.positions[1]!.nullReasons).toEqual([{ reason: "bridge_unmatched", eventId: "in2" }])
   })
 
+  it("a bridge as the contract list classifies it (relationship self) moves lots into transit, not to its address", () => {
+    const byRule = (type: "bridge.out" | "bridge.in") =>
+      ({ type, relationship: "self", classifiedBy: "rule", confirmed: true }) as const
+    const report = runLedger({ wallets, country: "US", prices }, [
+      transfer({
+        id: "buy",
+        token: "TSLA",
+        from: EXCHANGE,
+        to: A,
+        qty: "10",
+        time: "2026-01-05T15:00:00Z",
+        block: 1,
+        classification: exchangeIn
+      }),
+      transfer({
+        id: "out",
+        token: "TSLA",
+        from: A,
+        to: BRIDGE,
+        qty: "4",
+        time: "2026-02-03T15:00:00Z",
+        block: 3,
+        classification: byRule("bridge.out")
+      })
+    ], "2026-03-01T00:00:00Z")
+    expect(report.movements.find((m) => m.id === "out")).toMatchObject({ treatment: "bridge_out" })
+    expect(report.disposals).toEqual([])
+    expect(report.positions.map((p) => [p.wallet, p.balance])).toEqual([[A, "6"]])
+    expect(report.tokens[0]).toMatchObject({ openQty: "6", inTransitQty: "4" })
+    expect(report.lots.map((l) => [l.id, l.location, l.wallet, l.qty])).toEqual([
+      ["buy", "wallet", A, "6"],
+      ["buy@out", "in_transit", null, "4"]
+    ])
+  })
+
   it("more out than recorded: an incomplete-history issue, nothing negative, no invented basis", () => {
     const report = runLedger({ wallets, country: "US", prices }, [
       transfer({
