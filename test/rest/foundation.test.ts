@@ -165,6 +165,13 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
           )
           expect(error.details.address).toBe(address)
         }
+        // The zero address is where tokens are minted from and burned to: nobody's wallet.
+        const zero = expectError(
+          yield* call("POST", "/v1/wallets", { key, body: { address: `0x${"0".repeat(40)}` } }),
+          400,
+          "invalid_address"
+        )
+        expect(zero.details.reason).toBe("zero_address")
         expectError(yield* call("GET", "/v1/wallets/not-an-address", { key }), 400, "invalid_address")
         expectError(yield* call("DELETE", "/v1/wallets/0x12", { key }), 400, "invalid_address")
         expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])

@@ -30,6 +30,20 @@ const validAddress = (input: string) =>
     onRight: Effect.succeed
   })
 
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+
+/** An address to watch: public, and not the zero address (where tokens are minted from and burned to: no holder). */
+const watchableAddress = (input: string) =>
+  Effect.flatMap(validAddress(input), (address) =>
+    address === ZERO_ADDRESS
+      ? Effect.fail(
+        new InvalidAddress({
+          message: "The zero address cannot be watched: tokens are minted from it and burned to it; nobody holds it.",
+          details: { address: input, reason: "zero_address" }
+        })
+      )
+      : Effect.succeed(address))
+
 const notFound = (address: string) => new NotFound({ message: `No watched wallet ${address}.` })
 
 const encodeWallet = Schema.encode(Wallet)
@@ -70,7 +84,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const address = yield* validAddress(payload.address)
+          const address = yield* watchableAddress(payload.address)
           const watchingFrom = yield* nextRecordedBlock
           // A new address changes whose transfers are own: the account's history is rebuilt (a replay).
           const { created, wallet } = yield* sql.withTransaction(Effect.tap(
