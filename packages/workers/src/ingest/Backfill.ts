@@ -176,7 +176,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
           { concurrency: READS_AT_ONCE }
         )
         for (const [i, { firstBlock, token }] of touched.entries()) {
-          const floor = floors[i]!
+          const { floor, reason } = floors[i]!
           if (floor === firstBlock) continue
           readFloors.set(token, floor)
           const lastUnreadable = floor - 1
@@ -185,7 +185,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
             walletId: job.walletId,
             fromDate: utcDateOf((yield* chain.blockTimestamp(firstBlock)) * 1000),
             toDate: utcDateOf((yield* chain.blockTimestamp(Math.min(lastUnreadable, target))) * 1000),
-            reason: "archive_unavailable"
+            reason
           })
         }
 
@@ -345,17 +345,29 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
 
 /**
  * The oldest block in `[from, to]` at which the token's multiplier state can be read: `from` itself on an archive
- * node; otherwise found by binary search (a pruned node serves a contiguous recent window).
+ * node; otherwise found by binary search (a pruned node serves a contiguous recent window). A block whose read
+ * reverts or answers what does not decode (an older implementation, a node answering `0x` for old state) is
+ * unreadable as well; `reason` says which kind of gap the blocks before the floor are.
  */
-const oldestReadableBlock = (token: string, from: number, to: number) =>
+export const oldestReadableBlock = (token: string, from: number, to: number) =>
   Effect.gen(function*() {
     const chain = yield* ChainClient
+    let reason: "archive_unavailable" | "rpc_error" = "archive_unavailable"
+    const unreadable = (why: typeof reason) =>
+      Effect.sync(() => {
+        if (why === "rpc_error") reason = why
+        return false
+      })
     const readable = (block: number) =>
       chain.uiMultiplier(token, block).pipe(
         Effect.as(true),
-        Effect.catchTag("StateUnavailable", () => Effect.succeed(false))
+        Effect.catchTags({
+          StateUnavailable: () => unreadable("archive_unavailable"),
+          ContractReverted: () => unreadable("rpc_error"),
+          ChainDecodeError: () => unreadable("rpc_error")
+        })
       )
-    if (yield* readable(from)) return from
+    if (yield* readable(from)) return { floor: from, reason }
     let low = from + 1
     let high = to + 1
     while (low < high) {
@@ -363,5 +375,5 @@ const oldestReadableBlock = (token: string, from: number, to: number) =>
       if (yield* readable(mid)) high = mid
       else low = mid + 1
     }
-    return low
+    return { floor: low, reason }
   })
