@@ -15,11 +15,19 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 /** True when `text` holds a control character (NUL included). */
 export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)
 
+/** A UTF-16 surrogate with no partner: JSON can spell one (`"\ud800"`), UTF-8 (what is stored) cannot. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** Why text with a lone surrogate is refused: it would be stored as U+FFFD, changed rather than as sent. */
+const wellFormed = (text: string): true | string =>
+  !LONE_SURROGATE.test(text) || "must be Unicode text (a lone UTF-16 surrogate cannot be stored as sent)"
+
 /** Text without control characters (no NUL, no C0/C1 controls, no DEL). */
 export const SafeText = Schema.String.pipe(
   Schema.filter((text) =>
     !hasControlCharacter(text) || "must not contain control characters (NUL, U+0000–U+001F, U+007F–U+009F)"
   ),
+  Schema.filter(wellFormed),
   Schema.annotations({
     identifier: "SafeText",
     description: "Text without control characters.",
@@ -47,6 +55,7 @@ export const FreeTextMax = (max: number) =>
       !CONTROL_BUT_LINE_BREAKS.test(text) ||
       "must not contain control characters other than tab, line feed and carriage return"
     ),
+    Schema.filter(wellFormed),
     Schema.maxLength(max),
     Schema.annotations({
       description: `Text of at most ${max} characters; tab, LF and CR allowed, no other control characters.`,

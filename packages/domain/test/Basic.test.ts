@@ -38,6 +38,17 @@ describe("shared basic schemas", () => {
     expect(accepts(FreeTextMax(3), "abcd")).toBe(false)
   })
 
+  it("text with a lone UTF-16 surrogate is refused (it could only be stored changed); pairs are text", () => {
+    for (const bad of ["\ud800", "a\udc00b", "\udbff\udbff", "😀".slice(0, 1)]) {
+      expect(accepts(SafeText, bad), JSON.stringify(bad)).toBe(false)
+      expect(accepts(FreeTextMax(200), bad), JSON.stringify(bad)).toBe(false)
+    }
+    for (const good of ["😀", "a\ud83d\ude00b"]) {
+      expect(accepts(SafeText, good)).toBe(true)
+      expect(accepts(FreeTextMax(200), good)).toBe(true)
+    }
+  })
+
   it("CalendarDate takes real days in 0001–9999 only", () => {
     for (const good of ["0001-01-01", "9999-12-31", "2024-02-29", "2026-08-14"]) expect(isCalendarDate(good)).toBe(true)
     for (
