@@ -382,6 +382,14 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             ["symbol"]
           ])
           expect(long.text.length).toBeLessThan(4_000)
+          // An optional argument given wrong: its one issue, not also the absent alternative's "Expected undefined".
+          const zero = yield* post(
+            url,
+            rpc(7, "tools/call", { name: "get_activity", arguments: { limit: 0 } }),
+            auth
+          )
+          expect(zero.body.result.structuredContent.details.issues).toHaveLength(1)
+          expect(zero.body.result.structuredContent.details.issues[0].path).toEqual(["limit"])
         }))
     })
   }

@@ -224,6 +224,18 @@ export const InternalErrorError = wire(InternalError, "InternalError", "internal
 const MAX_ISSUE_MESSAGE = 200
 
 /**
+ * The issues of a refused request as a client reads them: an optional field that was given but wrong is reported
+ * by the schema twice, once as "Expected undefined" (the absent alternative); only the real issue is kept.
+ */
+export const decodeIssues = <I extends { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>(
+  issues: ReadonlyArray<I>
+): Array<I> => {
+  const key = (issue: I) => JSON.stringify(issue.path.map(String))
+  const real = new Set(issues.filter((issue) => !issue.message.startsWith("Expected undefined,")).map(key))
+  return issues.filter((issue) => !issue.message.startsWith("Expected undefined,") || !real.has(key(issue)))
+}
+
+/**
  * The framework's own decode failures (bad path, query, headers or body) in the same envelope: code
  * `invalid_request`, `details.issues` listing each offending field as `{ path, message }`.
  */
@@ -236,7 +248,7 @@ export const DecodeErrorAsInvalidRequest = Schema.transformOrFail(
     encode: (error) =>
       errorBody("invalid_request", "The request does not match the API contract.", {
         // Cut short: a message quotes the value refused, which may be as long as the request.
-        issues: error.issues.map((issue) => ({
+        issues: decodeIssues(error.issues).map((issue) => ({
           path: issue.path,
           message: issue.message.length <= MAX_ISSUE_MESSAGE
             ? issue.message

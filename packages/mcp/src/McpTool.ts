@@ -1,7 +1,7 @@
 import { isDataException } from "@scaledger/db/SqlErrors"
 import type { Account } from "@scaledger/domain/Auth"
 import { hasControlCharacter } from "@scaledger/domain/Basic"
-import type { ErrorCode } from "@scaledger/domain/Errors"
+import { decodeIssues, type ErrorCode } from "@scaledger/domain/Errors"
 import { Data, Effect, JSONSchema, ParseResult, Schema } from "effect"
 
 /** What a tool's failure says: one of the REST error codes, so an agent and a REST client read the same words. */
@@ -152,7 +152,7 @@ export const decodeArguments = <A, I>(schema: Schema.Schema<A, I, never>) => {
     return Effect.mapError(decode(args), (error) => {
       // Each refused argument by name, as REST lists its fields (`details.issues`), not the schema's type text.
       // Each cut short: a message quotes the value refused, which may be as long as the request.
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+      const issues = decodeIssues(ParseResult.ArrayFormatter.formatErrorSync(error)).map((issue) => ({
         path: issue.path.map(String),
         message: issue.message.length <= MAX_ISSUE_MESSAGE
           ? issue.message
