@@ -52,6 +52,9 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         const { key } = yield* newKey("nul-query")
         const error = expectError(yield* call("GET", "/v1/multiplier?token=AAPL%00", { key }), 400, "invalid_request")
         expect(error.details.issues[0].path).toEqual(["token"])
+        // No token at all is the request's mistake too, not an unknown token.
+        const empty = expectError(yield* call("GET", "/v1/multiplier?token=", { key }), 400, "invalid_request")
+        expect(empty.details.issues[0].path).toEqual(["token"])
         expectError(yield* call("GET", "/v1/wallets/0x%00", { key }), 400, "invalid_request")
       }))
 

@@ -59,7 +59,9 @@ export class MultiplierGroup extends HttpApiGroup.make("multiplier")
   .add(
     HttpApiEndpoint.get("history", "/multiplier")
       .setUrlParams(Schema.Struct({
-        token: Schema.String.annotations({ description: "Token symbol (case-insensitive) or address." }),
+        token: Schema.String.pipe(Schema.minLength(1)).annotations({
+          description: "Token symbol (case-insensitive) or address."
+        }),
         at: Schema.optional(
           Schema.String.annotations({ description: "A date: also answer the value in force on it." })
         ),
