@@ -63,11 +63,11 @@ export const errorCodeOf = (error: ToolError): ErrorCode =>
 export const TEXT_MAX = { symbol: 64, address: 64, currency: 16, date: 32, decimal: 80 } as const
 
 /**
- * A text argument of 1 to `max` characters: what is empty or longer names nothing (`invalid_request` by field, as an
+ * A text argument of at most `max` characters: what is longer names nothing (`invalid_request` by field, as an
  * argument of the wrong type), and no answer repeats it.
  */
 export const textArgument = (max: number, description: string) =>
-  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max)).annotations({ description })
+  Schema.String.pipe(Schema.maxLength(max)).annotations({ description })
 
 /** An optional `limit` argument: an integer from 1 to `max`, `fallback` when absent, with its bounds advertised. */
 export const limitArgument = (max: number, fallback: number, description: string) =>
