@@ -129,7 +129,9 @@ export const resolveMovement = (ctx: ClassifyContext, event: TransferEvent): Res
   let treatment: Treatment
   if (unconfirmed || typeMismatch) {
     treatment = direction === "out" ? "disposal" : "acquisition"
-  } else if (type === "collateral_post" || type === "collateral_withdraw" || type === "bridge.out" || type === "bridge.in") {
+  } else if (
+    type === "collateral_post" || type === "collateral_withdraw" || type === "bridge.out" || type === "bridge.in"
+  ) {
     // Before the relationship: a bridge is the holder's own (the contract list says `self`), yet its tokens are in
     // transit, not held by the bridge's address.
     treatment = type === "collateral_post"
