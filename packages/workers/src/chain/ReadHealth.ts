@@ -32,6 +32,12 @@ export const readFailureCause = (error: unknown): Option.Option<ReadFailureCause
   }
 }
 
+/**
+ * How long after a recovery a failed read is taken for one that began before it (a read past the retry budget
+ * ends seconds after it began), and not reported.
+ */
+export const RECOVERY_GRACE_MS = 10_000
+
 const messageOf = (error: unknown) =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? error.message
@@ -59,13 +65,17 @@ export class ReadHealth extends Effect.Service<ReadHealth>()("@scaledger/workers
         if (Option.isNone(cause)) return false
         const current = (yield* Ref.get(states)).get(reader)
         if (current?.status === "degraded" && current.cause === cause.value) return true
+        const now = yield* Clock.currentTimeMillis
+        // A read that began before the recovery (another fiber's retries) ends after it: quiet, not a new outage.
+        // An outage that goes on fails the next read too, and that one is reported.
+        if (current?.status === "ok" && now - current.since.getTime() < RECOVERY_GRACE_MS) return true
         const row: ReadHealthRow = {
           chainId,
           reader,
           status: "degraded",
           cause: cause.value,
           error: messageOf(error),
-          since: new Date(yield* Clock.currentTimeMillis)
+          since: new Date(now)
         }
         yield* Ref.update(states, (map) => new Map(map).set(reader, row))
         yield* Effect.logWarning(
