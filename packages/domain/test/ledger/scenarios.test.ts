@@ -579,18 +579,21 @@ describe("collateral, bridges and incomplete history", () => {
       classification: user(type, "contract")
     })
 
+  /** Ten TSLA bought from the exchange into A. */
+  const buyTen = transfer({
+    id: "buy",
+    token: "TSLA",
+    from: EXCHANGE,
+    to: A,
+    qty: "10",
+    time: "2026-01-05T15:00:00Z",
+    block: 1,
+    classification: exchangeIn
+  })
+
   it("collateral stays owned and encumbered; bridges move lots through transit", () => {
     const events: Array<LedgerEvent> = [
-      transfer({
-        id: "buy",
-        token: "TSLA",
-        from: EXCHANGE,
-        to: A,
-        qty: "10",
-        time: "2026-01-05T15:00:00Z",
-        block: 1,
-        classification: exchangeIn
-      }),
+      buyTen,
       move("post", A, LENDER, "4", 2, "collateral_post"),
       move("out", A, BRIDGE, "3", 3, "bridge.out")
     ]
@@ -628,16 +631,7 @@ describe("collateral, bridges and incomplete history", () => {
     const byRule = (type: "bridge.out" | "bridge.in") =>
       ({ type, relationship: "self", classifiedBy: "rule", confirmed: true }) as const
     const report = runLedger({ wallets, country: "US", prices }, [
-      transfer({
-        id: "buy",
-        token: "TSLA",
-        from: EXCHANGE,
-        to: A,
-        qty: "10",
-        time: "2026-01-05T15:00:00Z",
-        block: 1,
-        classification: exchangeIn
-      }),
+      buyTen,
       transfer({
         id: "out",
         token: "TSLA",
