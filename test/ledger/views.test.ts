@@ -174,6 +174,8 @@ describe("an income event's rate in a USD account", () => {
     const priced = incomeOf(true).income
     expect(priced).toMatchObject({ rate: "1", rateDate: "2026-03-02", source: "identity", carriedForward: false })
     expect(priced.usd).not.toBeNull()
+    expect(incomeOf(true).unknownBecause).toEqual([])
+    expect(incomeOf(false).unknownBecause).toEqual([{ reason: "missing_price", eventId: "m1" }])
     const unpriced = incomeOf(false).income
     expect(unpriced).toEqual({
       usd: null,

@@ -221,6 +221,8 @@ export const eventView = (row: EventRow): EventView => {
         from: row.from,
         to: row.to,
         income: incomeView(row.incomeUsd, row.income, row.currency, row.date),
+        // Income rows stored before their reasons were kept have none.
+        unknownBecause: row.nullReasons ?? [],
         walletTransaction: null,
         taxable: row.taxable,
         needsReview: row.needsReview

@@ -202,6 +202,9 @@ export const EventView = Schema.Struct({
   from: Schema.optional(DecimalString).annotations({ description: "Multiplier before (multiplier events)." }),
   to: Schema.optional(DecimalString).annotations({ description: "Multiplier after (multiplier events)." }),
   income: Schema.optional(Schema.NullOr(IncomeView)),
+  unknownBecause: Schema.optional(Schema.Array(UnknownBecause)).annotations({
+    description: "Income events only: why an amount in `income` is null (e.g. `missing_price`, `stale_rate`)."
+  }),
   withholding: Schema.optional(IncomeWithholdingView).annotations({
     description: "Income events only: the withholding estimate of the dividend step."
   }),

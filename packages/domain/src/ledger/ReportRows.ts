@@ -4,7 +4,7 @@
  */
 import { divRound, formatWad, PRICE_SCALE, utcDate, utcYear, WAD } from "./Fixed.js"
 import { holdingPeriod } from "./HoldingPeriod.js"
-import type { Disposal, IncomeEvent, Movement, SplitEvent, Total } from "./LedgerReport.js"
+import type { Disposal, IncomeEvent, Movement, NullReason, SplitEvent, Total } from "./LedgerReport.js"
 import type {
   DisposalRecord,
   IncomeRecord,
@@ -16,6 +16,7 @@ import type {
 } from "./LedgerState.js"
 import { Conversions, formatUsd, provenance } from "./LotFigures.js"
 import { idsOf } from "./Lots.js"
+import { uniqueReasons } from "./PoolSums.js"
 
 const SHARE_PRICE_SCALE = 10n ** 28n
 
@@ -77,7 +78,7 @@ export interface DisposalGains {
   readonly gain: bigint | null
 }
 
-interface DisposalFigures extends DisposalGains {
+export interface DisposalFigures extends DisposalGains {
   readonly date: string
   readonly proceedsUsd: bigint | null
   readonly basisUsd: bigint | null
@@ -110,6 +111,34 @@ export const disposalFigures = (
     gain: gainUsd === null ? null : minus(proceeds, basis)
   }
 }
+
+/**
+ * Why a disposal's figures are unknown: the record's reasons, and `stale_rate` where a converted figure is null
+ * because its date's newest rate is too old (the proceeds on the disposal's date, the basis on its parts' dates).
+ */
+export const disposalReasons = (
+  state: LedgerState,
+  conversions: Conversions,
+  record: DisposalRecord,
+  figures: DisposalFigures
+): ReadonlyArray<NullReason> => {
+  const proceeds: Array<NullReason> =
+    figures.proceedsUsd !== null && figures.proceeds === null && conversions.stale(figures.date)
+      ? [{ reason: "stale_rate", eventId: record.event.id }]
+      : []
+  const basis = record.lot !== null && figures.basisUsd !== null && figures.basis === null
+    ? conversions.staleReasons(state.books.get(record.event.token)!.accrual, record.lot, record.step)
+    : []
+  return proceeds.length === 0 && basis.length === 0
+    ? record.nullReasons
+    : uniqueReasons([record.nullReasons, proceeds, basis])
+}
+
+/** Why an income record's converted amount is unknown: its reasons, and `stale_rate` when its date's rate is too old. */
+const incomeReasons = (conversions: Conversions, record: IncomeRecord, date: string): Array<NullReason> =>
+  record.income !== null && conversions.stale(date)
+    ? uniqueReasons([record.nullReasons, [{ reason: "stale_rate", eventId: record.event.id }]])
+    : [...record.nullReasons]
 
 const disposalRow = (state: LedgerState, conversions: Conversions, record: DisposalRecord): Disposal => {
   const { event, lot } = record
@@ -149,7 +178,7 @@ const disposalRow = (state: LedgerState, conversions: Conversions, record: Dispo
     taxable: record.taxable,
     needsReview: record.needsReview,
     classifiedBy: record.classifiedBy,
-    nullReasons: [...record.nullReasons],
+    nullReasons: [...disposalReasons(state, conversions, record, figures)],
     walletTransaction: { txHash: event.txHash, block: event.block, logIndex: event.logIndex }
   }
 }
@@ -180,7 +209,7 @@ const incomeRow = (state: LedgerState, conversions: Conversions, record: IncomeR
     needsReview: false,
     walletTransaction: null,
     lotIds: idsOf(record.lots),
-    nullReasons: [...record.nullReasons]
+    nullReasons: incomeReasons(conversions, record, date)
   }
 }
 

@@ -23,7 +23,7 @@ import {
   provenance
 } from "./LotFigures.js"
 import type { PriceRef } from "./Prices.js"
-import { disposalFigures, type DisposalGains, minus } from "./ReportRows.js"
+import { disposalFigures, type DisposalGains, disposalReasons, minus } from "./ReportRows.js"
 
 /** A rate quote: 0 for the identity of the figure's own date (reporting in USD), null for none. */
 type StoredQuote = 0 | null | readonly [string, string, string, string, 0 | 1]
@@ -160,7 +160,7 @@ export const storedDisposal = (
       bool(record.taxable),
       bool(record.needsReview),
       record.classifiedBy,
-      storedReasons(record.nullReasons),
+      storedReasons(disposalReasons(state, conversions, record, figures)),
       storedTxHash(event.id, event.txHash, event.logIndex),
       event.block,
       event.logIndex

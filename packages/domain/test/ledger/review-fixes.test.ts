@@ -193,6 +193,75 @@ describe("a rate carried forward more than 7 days is not used", () => {
     expect(report.positions[0]!.nullReasons).toContainEqual({ reason: "stale_rate", eventId: "buy" })
   })
 
+  it("says why a disposal's and an income's converted figures are null: stale_rate with the event it comes from", () => {
+    // The only rate is of 2026-01-05: the buy uses it; the dividend step (01-20) and the sale (01-21) are 15 and 16
+    // days after it, too late to carry it forward.
+    const rates: RateTable = { currency: "EUR", rates: [entry("2026-01-05", "2026-01-05")] }
+    const report = runLedger(
+      { wallets, country: "US", prices, rates },
+      [
+        buy("2026-01-05T15:00:00Z"),
+        multiplier({
+          id: "m1",
+          token: "AAPL",
+          from: "1",
+          to: "1.01",
+          time: "2026-01-20T14:00:00Z",
+          block: 2,
+          stepKind: "dividend"
+        }),
+        transfer({
+          id: "sell",
+          token: "AAPL",
+          from: A,
+          to: EXCHANGE,
+          qty: "1",
+          time: "2026-01-21T15:00:00Z",
+          block: 3,
+          classification: exchangeOut
+        })
+      ],
+      "2026-01-21T16:00:00Z"
+    )
+    const [income] = report.income
+    expect(income!.incomeUsd).not.toBeNull()
+    expect(income!.income).toBeNull()
+    expect(income!.nullReasons).toEqual([{ reason: "stale_rate", eventId: "m1" }])
+
+    const [disposal] = report.disposals
+    expect(disposal!.proceedsUsd).toBe("100")
+    expect(disposal!.proceeds).toBeNull()
+    expect(disposal!.basisUsd).not.toBeNull()
+    expect(disposal!.basis).toBeNull()
+    // The proceeds' own date, and the step whose income is part of the lot's basis; the buy's rate was fresh.
+    expect(disposal!.nullReasons).toEqual([
+      { reason: "stale_rate", eventId: "sell" },
+      { reason: "stale_rate", eventId: "m1" }
+    ])
+  })
+
+  it("gives an income with a fresh rate no reason", () => {
+    const rates: RateTable = { currency: "EUR", rates: [entry("2026-01-19", "2026-01-19")] }
+    const report = runLedger(
+      { wallets, country: "US", prices, rates },
+      [
+        buy("2026-01-05T15:00:00Z"),
+        multiplier({
+          id: "m1",
+          token: "AAPL",
+          from: "1",
+          to: "1.01",
+          time: "2026-01-20T14:00:00Z",
+          block: 2,
+          stepKind: "dividend"
+        })
+      ],
+      "2026-01-21T16:00:00Z"
+    )
+    expect(report.income[0]!.income).not.toBeNull()
+    expect(report.income[0]!.nullReasons).toEqual([])
+  })
+
   it("a date before any rate is missing, not stale (no reason invented)", () => {
     const rates: RateTable = { currency: "EUR", rates: [entry("2026-02-05", "2026-02-05")] }
     const report = runLedger(
