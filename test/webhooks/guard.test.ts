@@ -130,13 +130,22 @@ describe("the egress guard", () => {
           "https://user:pw@93.184.216.34/",
           "https://user@93.184.216.34/",
           "not a url",
-          "https://"
+          "https://",
+          "https://93.184.216.34:0/"
         ]
       ) {
         const result = yield* guard(url)
         reasons.push(Either.isLeft(result) ? result.left.reason : "allowed")
       }
-      expect(reasons).toEqual(["not_https", "not_https", "credentials", "credentials", "malformed", "malformed"])
+      expect(reasons).toEqual([
+        "not_https",
+        "not_https",
+        "credentials",
+        "credentials",
+        "malformed",
+        "malformed",
+        "malformed"
+      ])
     }))
 
   it.effect("checks every address a name resolves to, and refuses names that do not resolve at delivery", () =>

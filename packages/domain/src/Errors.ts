@@ -48,7 +48,7 @@ export const ErrorCatalog = {
     status: 400,
     title: "Invalid webhook URL",
     description:
-      "The webhook URL is not `https`, carries credentials, or its host is (or resolves to) a loopback, private, " +
+      "The webhook URL is not `https`, carries credentials, names port 0, or its host is (or resolves to) a loopback, private, " +
       "link-local, CGNAT, multicast, unique-local or otherwise non-public address. `details.reason` says which."
   },
   not_reviewable: {

@@ -71,6 +71,8 @@ export const parseTargetUrl = (input: string): Effect.Effect<URL, TargetRefused>
       return Effect.fail(refuse("credentials", "Webhook URLs must not carry credentials."))
     }
     if (url.hostname === "") return Effect.fail(refuse("malformed", "The URL has no host."))
+    // Nothing listens on port 0: a delivery to it could only fail.
+    if (url.port === "0") return Effect.fail(refuse("malformed", "The URL's port 0 is not a port a server listens on."))
     return Effect.succeed(url)
   })
 
