@@ -76,6 +76,44 @@ for (
           expect(ofBurst(yield* claim("worker-1", 16, 16))).toHaveLength(PER_ENDPOINT_IN_FLIGHT)
           expect(ofBurst(yield* claim("worker-1", 16, 16))).toEqual([])
         }))
+
+      it.effect("an attempt in flight when its endpoint is disabled is still logged, and ends the delivery", () =>
+        Effect.gen(function*() {
+          yield* seed("acct_off", 1, 2, 50)
+          const repo = yield* WebhooksRepo
+          const sql = yield* SqlClient.SqlClient
+          const claimed = (yield* claim("worker-9", 16, 16)).filter((row) => row.accountId === "acct_off")
+          expect(claimed).toHaveLength(2)
+          // The user disables the endpoint while both attempts are in flight.
+          yield* repo.update("acct_off", "acct_off_ep0", { enabled: false }).pipe(Effect.orDie)
+          const ended = (delivery: (typeof claimed)[number], delivered: boolean) =>
+            repo.recordAttempt("worker-9", {
+              delivery,
+              attempt: 1,
+              outcome: delivered ? "success" : "failure",
+              status: delivered ? 200 : 503,
+              error: delivered ? null : "HTTP 503",
+              response: null,
+              durationMs: 5,
+              at: new Date(),
+              result: delivered ? { _tag: "Delivered" } : { _tag: "Retry", at: new Date(Date.now() + 60_000) }
+            }).pipe(Effect.orDie)
+          expect(yield* ended(claimed[0]!, true)).toEqual({ disabled: false, recorded: true })
+          expect(yield* ended(claimed[1]!, false)).toEqual({ disabled: false, recorded: true })
+          // A second report of the same attempt (a lost lease) writes nothing.
+          expect(yield* ended(claimed[1]!, false)).toEqual({ disabled: false, recorded: false })
+          const log = yield* repo.attempts("acct_off").pipe(Effect.orDie)
+          expect(log.map((a) => a.outcome).sort()).toEqual(["failure", "success"])
+          const rows = yield* sql<{ id: string; status: string; attempts: number; lease_owner: string | null }>`
+            SELECT id::text AS id, status, attempts, lease_owner FROM webhook_deliveries
+            WHERE account_id = 'acct_off' ORDER BY id`.pipe(Effect.orDie)
+          expect(rows.map((r) => [r.id, r.status, Number(r.attempts), r.lease_owner])).toEqual([
+            [claimed[0]!.id, "succeeded", 1, null],
+            [claimed[1]!.id, "cancelled", 1, null]
+          ])
+          // Nothing of it is claimed again.
+          expect((yield* claim("worker-9", 16, 16)).filter((row) => row.accountId === "acct_off")).toEqual([])
+        }))
     })
   })
 }

@@ -165,9 +165,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
       }))
     )
 
+    /**
+     * Cancels an endpoint's pending deliveries. A delivery with an attempt in flight keeps its lease owner, so the
+     * attempt's end is still logged (`recordAttempt`).
+     */
     const cancelPending = (endpointId: string) =>
-      sql`UPDATE webhook_deliveries SET status = 'cancelled', finished_at = now(), lease_owner = NULL,
-                 lease_until = NULL, last_error = 'endpoint disabled'
+      sql`UPDATE webhook_deliveries SET status = 'cancelled', finished_at = now(), last_error = 'endpoint disabled'
           WHERE endpoint_id = ${endpointId} AND status = 'pending'`
 
     const remove = Effect.fn("WebhooksRepo.remove")((accountId: string, id: string) =>
@@ -299,21 +302,30 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
     /**
      * Records one attempt and its consequence in one transaction: the log line; the delivery done, rescheduled or
      * failed; and the endpoint's consecutive failures (reset by a delivered one, counted once per failed delivery,
-     * disabling the endpoint at 10). Nothing is written when the lease was lost to another worker.
+     * disabling the endpoint at 10). Nothing is written when the lease was lost to another worker. An attempt to an
+     * endpoint disabled while it was in flight is logged and ends the delivery (delivered, or left cancelled).
      */
     const recordAttempt = Effect.fn("WebhooksRepo.recordAttempt")((owner: string, record: AttemptRecord) =>
       sql.withTransaction(Effect.gen(function*() {
         const { delivery, result } = record
-        const mine = yield* sql<{ id: string }>`
-          SELECT id FROM webhook_deliveries WHERE id = ${delivery.id} AND lease_owner = ${owner} AND status = 'pending'
+        const [mine] = yield* sql<{ status: "pending" | "cancelled" }>`
+          SELECT status FROM webhook_deliveries
+          WHERE id = ${delivery.id} AND lease_owner = ${owner} AND status IN ('pending', 'cancelled')
           FOR UPDATE`
-        if (mine.length === 0) return { disabled: false, recorded: false }
+        if (mine === undefined) return { disabled: false, recorded: false }
         yield* sql`
           INSERT INTO webhook_attempts (account_id, endpoint_id, delivery_id, event_id, kind, attempt, outcome, status,
                                         error, response, duration_ms, at)
           VALUES (${delivery.accountId}, ${delivery.endpointId}, ${delivery.id}, ${delivery.eventId}, ${delivery.kind},
                   ${record.attempt}, ${record.outcome}, ${record.status}, ${record.error}, ${record.response},
                   ${record.durationMs}, ${record.at})`
+        if (mine.status === "cancelled") {
+          yield* sql`UPDATE webhook_deliveries SET attempts = ${record.attempt}, lease_owner = NULL, lease_until = NULL,
+                            status = ${result._tag === "Delivered" ? "succeeded" : "cancelled"},
+                            finished_at = ${record.at}
+                     WHERE id = ${delivery.id}`
+          return { disabled: false, recorded: true }
+        }
         let disabled = false
         switch (result._tag) {
           case "Delivered": {
