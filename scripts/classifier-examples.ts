@@ -381,6 +381,7 @@ for (const protocol of PROTOCOLS) {
     // Aggregators, bots and unverified contracts call the same pools through selectors of their own.
     const proprietary = chance(0.15)
     const features: Features = {
+      account: "acct_examples",
       chainId: 4663,
       txHash: hash(),
       direction: made.direction,

@@ -9,6 +9,7 @@ const withEnv = (env: Record<string, string>) =>
   Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 
 const features: Classification.MovementFeatures = {
+  account: "acct_test",
   chainId: 4663,
   txHash: "0x" + "ab".repeat(32),
   direction: "in",

@@ -12,6 +12,7 @@ const heldOut = examples.filter((e) => e.split === "heldout")
 const seen = new Set(examples.filter((e) => e.split === "train").map((e) => e.source))
 
 const base: Classification.MovementFeatures = {
+  account: "acct_test",
   chainId: 4663,
   txHash: "0x" + "ab".repeat(32),
   direction: "out",
@@ -208,5 +209,16 @@ describe("embedded classifier: learning from the account's confirmed labels", ()
     const p3 = Classification.score(model, three, base)[0]
     expect(p1.type).toBe("bridge.out")
     expect(p3.p).toBeGreaterThan(p1.p)
+  })
+
+  it("one account's confirmations count for that account only", () => {
+    const memory = Classification.remember(new Map(), [
+      { features: base, type: "bridge.out", relationship: "self" },
+      { features: base, type: "bridge.out", relationship: "self" }
+    ])
+    const other = { ...base, account: "acct_other" }
+    // The same wallet and counterparty watched by another account: scored as if nothing were confirmed.
+    expect(Classification.score(model, memory, other)).toEqual(Classification.score(model, new Map(), other))
+    expect(Classification.score(model, memory, base)).not.toEqual(Classification.score(model, new Map(), base))
   })
 })

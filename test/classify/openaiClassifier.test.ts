@@ -6,6 +6,7 @@ import { ConfigProvider, Effect, Exit, Layer, Option } from "effect"
 import { type Reply, startChatServer } from "./ChatCompletionsServer.js"
 
 const features: Classification.MovementFeatures = {
+  account: "acct_test",
   chainId: 4663,
   txHash: "0x" + "ab".repeat(32),
   direction: "out",
@@ -85,7 +86,9 @@ describe("openai provider against a local Chat Completions server", () => {
       expect(request.body.response_format?.type).toBe("json_schema")
       expect(request.body.response_format?.json_schema?.strict).toBe(true)
       expect(JSON.stringify(request.body.response_format?.json_schema?.schema)).toContain("collateral_post")
-      expect(JSON.parse(request.body.messages[1].content)).toEqual(features)
+      // Everything but the account's id, which is the service's own business.
+      const { account: _account, ...sent } = features
+      expect(JSON.parse(request.body.messages[1].content)).toEqual(sent)
     }))
 
   it.live("no key configured: no Authorization header (local endpoints)", () =>

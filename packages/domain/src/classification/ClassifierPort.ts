@@ -17,6 +17,11 @@ export const TokenFlow = Schema.Struct({
 export type TokenFlow = typeof TokenFlow.Type
 
 export const MovementFeatures = Schema.Struct({
+  /**
+   * The account the movement belongs to (its opaque id): a model that learns from confirmed labels applies one
+   * account's only to that account (movements without one share theirs). Not sent to a remote model.
+   */
+  account: Schema.optional(Schema.String),
   chainId: Schema.Number,
   txHash: Schema.String,
   /** The movement seen from the own address. */

@@ -142,11 +142,11 @@ export interface Confirmed {
   readonly count: number
 }
 
-/** Confirmed labels by `chainId:wallet:counterparty`. */
+/** Confirmed labels by `account:chainId:wallet:counterparty`: an account's confirmations count for it alone. */
 export type CounterpartyMemory = ReadonlyMap<string, ReadonlyArray<Confirmed>>
 
-export const memoryKey = (f: Pick<MovementFeatures, "chainId" | "wallet" | "counterparty">): string =>
-  `${f.chainId}:${f.wallet.toLowerCase()}:${f.counterparty.toLowerCase()}`
+export const memoryKey = (f: Pick<MovementFeatures, "account" | "chainId" | "wallet" | "counterparty">): string =>
+  `${JSON.stringify(f.account ?? null)}:${f.chainId}:${f.wallet.toLowerCase()}:${f.counterparty.toLowerCase()}`
 
 export const remember = (
   memory: CounterpartyMemory,

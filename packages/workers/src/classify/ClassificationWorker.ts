@@ -105,6 +105,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
       const counterparty = direction === "out" ? transfer.toKey : transfer.fromKey
       const history = yield* store.history(transfer.accountId, chainId, counterparty, transfer.block)
       return {
+        account: transfer.accountId,
         chainId,
         txHash: transfer.txHash,
         direction,

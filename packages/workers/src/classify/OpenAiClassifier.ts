@@ -101,7 +101,7 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
     const decodeAnswer = Schema.decodeUnknown(Schema.parseJson(RemoteAnswer))
     const permits = yield* Effect.makeSemaphore(settings.concurrency)
 
-    const ask = (features: Classification.MovementFeatures) =>
+    const ask = ({ account: _account, ...features }: Classification.MovementFeatures) =>
       openai.client.createChatCompletion({
         model: settings.model,
         messages: [
