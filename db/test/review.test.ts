@@ -84,6 +84,38 @@ for (const [name, database] of backends) {
           }
         }))
 
+      it.effect("the resolution's taxable is the event's as the replay makes it: only a disposal, by the country", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const review = yield* Review
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("review-taxable")
+          // An arrival from one party and a departure to another, each awaiting review.
+          const [inbound, outbound] = [`${hash(21)}:0`, `${hash(22)}:0`]
+          const [sender, receiver] = [counterparty(21), counterparty(22)]
+          yield* storeEvents(account.id, [
+            { ...movement(inbound, "2024-02-01", 21), needsReview: true },
+            { ...movement(outbound, "2024-02-01", 22), type: "transfer.out", needsReview: true }
+          ])
+          for (const [tx, from, to] of [[hash(21), sender, WALLET], [hash(22), WALLET, receiver]] as const) {
+            yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                                                    token_key, from_key, to_key, from_address, to_address, raw)
+                       VALUES (${CHAIN}, ${tx}, 0, 1, ${hash(9)}, '2024-02-01T00:00:00Z', ${counterparty(999)},
+                               ${from}, ${to}, ${from}, ${to}, 1)`
+            yield* sql`INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index, status, type,
+                                                              relationship, classified_by)
+                       VALUES (${account.id}, ${CHAIN}, ${tx}, 0, 'done', 'unknown', NULL, 'rule')`
+          }
+          const arrival = yield* review.resolve(account.id, CHAIN, inbound, { relationship: "exchange" })
+          expect(arrival).toMatchObject({ counterparty: sender, relationship: "exchange", taxable: false })
+          const sale = yield* review.resolve(account.id, CHAIN, outbound, { relationship: "exchange" })
+          expect(sale).toMatchObject({ counterparty: receiver, relationship: "exchange", taxable: true })
+          // Singapore taxes no disposal.
+          yield* sql`INSERT INTO account_settings (account_id, country) VALUES (${account.id}, 'SG')
+                     ON CONFLICT (account_id) DO UPDATE SET country = 'SG'`
+          const inSingapore = yield* review.resolve(account.id, CHAIN, outbound, { relationship: "counterparty" })
+          expect(inSingapore).toMatchObject({ relationship: "counterparty", taxable: false })
+        }))
+
       it.effect("a mint, burn or own-to-own movement is not reviewable; counts leave out what a pending label settles", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient

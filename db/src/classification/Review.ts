@@ -1,5 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { NotFound, NotReviewable } from "@scaledger/domain/Errors"
+import { countryRule, type LedgerCountry } from "@scaledger/domain/ledger/CountryRule"
 import type { ReviewEvent } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
@@ -121,7 +122,7 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
           // disposal or acquisition by direction. Confirmed rule classifications (a swap, collateral) keep their
           // type; the label gives them the relationship.
           const [transferHash, transferLog] = eventId.split(":")
-          yield* sql`
+          const changed = yield* sql<{ tx_hash: string; log_index: number; type: string }>`
             UPDATE transfer_classifications c SET
               status = 'done', classified_by = 'user', confirmed = true, relationship = ${input.relationship},
               type = CASE
@@ -134,7 +135,8 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
               AND t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
               AND (t.from_key = ${key} OR t.to_key = ${key})
               AND (NOT c.confirmed OR c.type IS NULL OR c.type = 'unknown' OR c.status = 'pending'
-                OR (c.tx_hash = ${transferHash ?? ""} AND c.log_index::text = ${transferLog ?? ""}))`
+                OR (c.tx_hash = ${transferHash ?? ""} AND c.log_index::text = ${transferLog ?? ""}))
+            RETURNING c.tx_hash, c.log_index, c.type`
           yield* requestReplay(accountId)
           const [left] = yield* sql<{ n: string }>`
             SELECT count(*) AS n FROM ledger_event_pages p, json_array_elements(p.review) r
@@ -142,12 +144,16 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
               AND (r->>4 IS NULL OR NOT ${labelled(sql`lower(r->>4)`)})`
           const [settings] = yield* sql<{ country: string }>`
             SELECT country FROM account_settings WHERE account_id = ${accountId}`
-          const country = settings?.country ?? "US"
+          const country = (settings?.country ?? "US") as LedgerCountry
+          // As the replay will have it: only a disposal is taxable, and only where the country taxes disposals.
+          const type = changed.find((row) =>
+            row.tx_hash === transferHash && String(row.log_index) === transferLog
+          )?.type
           return {
             id: eventId,
             counterparty,
             relationship: input.relationship,
-            taxable: input.relationship === "self" ? false : country !== "SG",
+            taxable: type === "transfer.out" && countryRule(country).disposalsTaxable,
             needsReview: false,
             alsoSettled: Number(settled?.n ?? 0),
             stillNeedingReview: Number(left?.n ?? 0)
