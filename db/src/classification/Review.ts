@@ -146,9 +146,8 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
             SELECT country FROM account_settings WHERE account_id = ${accountId}`
           const country = (settings?.country ?? "US") as LedgerCountry
           // As the replay will have it: only a disposal is taxable, and only where the country taxes disposals.
-          const type = changed.find((row) =>
-            row.tx_hash === transferHash && String(row.log_index) === transferLog
-          )?.type
+          const type = changed.find((row) => row.tx_hash === transferHash && String(row.log_index) === transferLog)
+            ?.type
           return {
             id: eventId,
             counterparty,
