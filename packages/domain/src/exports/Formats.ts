@@ -329,7 +329,9 @@ export const taxtoolLine = (row: EventRow, currency: string): string | null => {
       // By what the ledger did with it: a self-transfer only a model suggested is counted as the movement out (in).
       if (NOT_FOR_TAX_TOOL.has(row.treatment)) return null
       const received = row.direction === "in"
-      const worth = row.value?.amount
+      // An unconfirmed label is never a tax figure (the ledger's proceeds or basis are null): no Net Worth either.
+      const unconfirmed = row.nullReasons.some((r) => r.reason === "unconfirmed_label")
+      const worth = unconfirmed ? null : row.value?.amount
       return line([
         koinlyDate(row.timestamp),
         received ? null : num(row.shares),

@@ -123,6 +123,17 @@ describe("the Koinly mapping", () => {
     )[0]!
     expect(suggested.slice(1, 5)).toEqual(["2.001132160122184872", "AAPL", "", ""])
     expect(suggested[10]).toBe("needs review")
+    // Its value is not a tax figure while the label is unconfirmed: Koinly would take Net Worth as the proceeds.
+    const unconfirmed = { nullReasons: [{ reason: "unconfirmed_label" as const, eventId: "0xabc:0" }] }
+    expect(parsed(taxtoolLine(movement({ needsReview: true, ...unconfirmed }), "EUR")!)[0]!.slice(8, 11)).toEqual([
+      "",
+      "",
+      "needs review"
+    ])
+    const arrival = movement({ direction: "in", treatment: "acquisition", needsReview: true, ...unconfirmed })
+    expect(parsed(taxtoolLine(arrival, "EUR")!)[0]!.slice(8, 10)).toEqual(["", ""])
+    // A confirmed movement keeps its worth whether or not it is marked for review.
+    expect(parsed(taxtoolLine(movement({ needsReview: true }), "EUR")!)[0]!.slice(8, 10)).toEqual(["400", "EUR"])
   })
 
   it("writes a dividend step as income in shares and a split as a zero-worth deposit (a reverse split a withdrawal)", () => {
