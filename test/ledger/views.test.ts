@@ -1,3 +1,4 @@
+import { withClassification } from "@scaledger/db/reads/EventClassificationView"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal } from "@scaledger/domain/ledger/LedgerReport"
@@ -184,5 +185,38 @@ describe("an income event's rate in a USD account", () => {
       source: "identity",
       carriedForward: false
     })
+  })
+})
+
+describe("an event's classification", () => {
+  it("is the both-own rule's once both ends are own, whatever was stored before", () => {
+    // Labelled by the user while B was a plain address; B has since become an own wallet.
+    const run = report("US", [
+      move("a1", EXCHANGE, A, 3, "2026-01-05T15:00:00Z", 1),
+      move("ab", A, B, 1, "2026-01-06T15:00:00Z", 2)
+    ], "2026-02-01T00:00:00Z")
+    const row = run.movements.find((m) => m.id === "ab")!
+    const stored = {
+      rule: "plain_address",
+      model: null,
+      confidence: null,
+      rationale: "Sent to a plain address of unknown relationship: a disposal at market value until reviewed.",
+      classifiedBy: "user"
+    }
+    const view = withClassification(eventView(row), row, stored) as any
+    expect(view).toMatchObject({ type: "transfer.self", relationship: "self", taxable: false })
+    expect(view.classification).toEqual({
+      by: "rule",
+      rule: "both_own",
+      model: null,
+      confidence: null,
+      rationale: "Both ends are own addresses of the account."
+    })
+    // An arrival from the exchange keeps what was stored of it.
+    const arrival = run.movements.find((m) => m.id === "a1")!
+    expect(
+      (withClassification(eventView(arrival), arrival, { ...stored, rule: null, rationale: null }) as any)
+        .classification
+    ).toMatchObject({ by: "user", rule: null })
   })
 })

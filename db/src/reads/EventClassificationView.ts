@@ -1,6 +1,9 @@
+import { BOTH_OWN_RATIONALE } from "@scaledger/domain/classification/Rules"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView } from "@scaledger/domain/LedgerApi"
 import type { ClassificationDetail } from "../classification/EventClassifications.js"
+
+const BOTH_OWN_VIEW = { by: "rule", rule: "both_own", model: null, confidence: null, rationale: BOTH_OWN_RATIONALE }
 
 /**
  * Adds to an event's view who classified it (`classification { by, rule, model, confidence, rationale }`) and, for an
@@ -14,7 +17,9 @@ export const withClassification = (
   if (row.type === "income.multiplier_increase" || row.type === "split") return view
   const movement = row as Movement
   const byModel = movement.classifiedBy === "ai_labeled"
-  const classification = {
+  // Both ends own (direction `self`): the ledger's own rule decides, whatever the stored classification said before
+  // the other end became an own address.
+  const classification = movement.direction === "self" ? BOTH_OWN_VIEW : {
     by: movement.classifiedBy,
     rule: movement.classifiedBy === "rule" ? detail?.rule ?? null : null,
     model: byModel || detail?.model != null ? detail?.model ?? null : null,

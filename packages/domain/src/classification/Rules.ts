@@ -82,6 +82,8 @@ const isSwap = (wallet: string, legs: ReadonlyArray<TxLeg>): boolean => {
  * (no code) → `transfer.out`/`transfer.in` with relationship unknown, needing review, figures kept. What is left
  * (a contract not on the list) goes to the model.
  */
+export const BOTH_OWN_RATIONALE = "Both ends are own addresses of the account."
+
 export const classifyByRules = (ctx: RuleContext, transfer: TxLeg, legs: ReadonlyArray<TxLeg>): RuleOutcome => {
   const from = transfer.from.toLowerCase()
   const to = transfer.to.toLowerCase()
@@ -94,7 +96,7 @@ export const classifyByRules = (ctx: RuleContext, transfer: TxLeg, legs: Readonl
       type: "transfer.self",
       relationship: "self",
       confirmed: true,
-      rationale: "Both ends are own addresses of the account."
+      rationale: BOTH_OWN_RATIONALE
     }
   }
   if (!fromOwn && !toOwn) return { _tag: "NotOwn" }
