@@ -623,6 +623,15 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
         }
       })
 
+    /** The id of the event row at position `ord` of the stored build, undefined when it holds none there. */
+    const eventIdAt = (accountId: string, ord: number) =>
+      Effect.map(
+        sql<{ first_ord: string; lines: string }>`
+          SELECT first_ord, lines FROM ledger_event_pages
+          WHERE account_id = ${accountId} AND first_ord <= ${ord} AND first_ord + count > ${ord}`,
+        ([page]) => page === undefined ? undefined : eventRecords(page.lines).at(ord - Number(page.first_ord)).id
+      )
+
     /** The account's last `count` events, newest first. */
     const recentEvents = (accountId: string, count: number) =>
       Effect.gen(function*() {
@@ -652,6 +661,7 @@ export class LedgerStore extends Effect.Service<LedgerStore>()("@scaledger/db/Le
       )
 
     return {
+      eventIdAt,
       state,
       claim,
       expireOlderThan,

@@ -7,6 +7,7 @@ import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PortfolioNotice, PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
+import { rowTag } from "@scaledger/domain/PageCursors"
 import { Clock, Effect, Either, Option } from "effect"
 import { AlertsStore, alertView } from "../alerts/AlertsStore.js"
 import { EventClassifications } from "../classification/EventClassifications.js"
@@ -181,13 +182,35 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
         return views
       })
 
-    /** One page of events in chain order after `afterOrd`. */
+    /**
+     * One page of events in chain order after `afterOrd`. With `afterTag` (the cursor's tag of the row it was issued
+     * after), a build that has since put another row there (a replay or a re-org renumbered the rows) is refused:
+     * continuing would repeat or skip events.
+     */
     const events = Effect.fn("LedgerQueries.events")(function*(
       accountId: string,
       filter: EventFilter,
-      page: { readonly afterOrd?: number | undefined; readonly limit?: number | undefined }
+      page: {
+        readonly afterOrd?: number | undefined
+        readonly afterTag?: string | undefined
+        readonly limit?: number | undefined
+      }
     ) {
       yield* settledReport(accountId)
+      if (page.afterOrd !== undefined && page.afterTag !== undefined) {
+        const id = yield* store.eventIdAt(accountId, page.afterOrd)
+        if (id === undefined || rowTag(id) !== page.afterTag) {
+          return yield* new InvalidRequest({
+            message: "The record was rebuilt since this cursor was issued (a replay or a re-org): list the events " +
+              "again from the start.",
+            details: {
+              field: "cursor",
+              reason: "stale",
+              issues: [{ path: ["cursor"], message: "the record was rebuilt since this cursor was issued" }]
+            }
+          })
+        }
+      }
       const stored = yield* store.events(accountId, filter, {
         afterOrd: page.afterOrd,
         limit: page.limit ?? DEFAULT_PAGE_LIMIT
@@ -197,6 +220,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       return {
         events: views,
         lastOrd: stored.events[stored.events.length - 1]?.ord,
+        lastId: rows[rows.length - 1]?.id,
         hasMore: stored.hasMore,
         evidence: ledgerEvidence.events(rows, views)
       }

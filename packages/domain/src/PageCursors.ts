@@ -22,3 +22,32 @@ export const decodeCursor = (
       )
   })
 }
+
+/** A short, stable tag of a row's id (FNV-1a, 32 bits, as 8 hex digits): what a cursor checks its row by. */
+export const rowTag = (id: string): string => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i)
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h.toString(16).padStart(8, "0")
+}
+
+/** A cursor after the row at `ord` whose id is `id`: `<kind>:<ord>.<tag>`. */
+export const encodeRowCursor = (kind: string, ord: number, id: string): string =>
+  Buffer.from(`${kind}:${ord}.${rowTag(id)}`, "utf8").toString("base64url")
+
+/**
+ * A row cursor's position and tag (a cursor of just a position, as issued before tags, has none); anything else is
+ * `400 invalid_request`, as `decodeCursor`.
+ */
+export const decodeRowCursor = (
+  kind: string,
+  cursor: string | undefined
+): Effect.Effect<{ readonly ord: number; readonly tag: string | undefined } | undefined, InvalidRequest> => {
+  if (cursor === undefined) return Effect.succeed(undefined)
+  const decoded = /^[A-Za-z0-9_-]{1,200}={0,2}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : ""
+  const tagged = new RegExp(`^${kind}:(0|[1-9]\\d{0,14})\\.([0-9a-f]{8})$`).exec(decoded)
+  if (tagged !== null) return Effect.succeed({ ord: Number(tagged[1]), tag: tagged[2] })
+  return Effect.map(decodeCursor(kind, cursor), (position) => ({ ord: Number(position), tag: undefined }))
+}

@@ -5,7 +5,7 @@ import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { Portfolio, PositionList } from "@scaledger/domain/LedgerApi"
-import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
+import { decodeRowCursor, encodeRowCursor } from "@scaledger/domain/PageCursors"
 import { Effect, Option } from "effect"
 import { makeAnswerCache } from "./AnswerCache.js"
 import { orUnavailable } from "./Unavailable.js"
@@ -59,15 +59,16 @@ export const LedgerHandlers = HttpApiBuilder.group(ScaledgerApi, "ledger", (hand
             to: urlParams.to,
             needsReview: urlParams.needsReview === undefined ? undefined : urlParams.needsReview === "true"
           })
-          const afterOrd = yield* decodeCursor("events", urlParams.cursor)
+          const after = yield* decodeRowCursor("events", urlParams.cursor)
           const page = yield* queries.events(account.id, filter, {
-            afterOrd: afterOrd === undefined ? undefined : Number(afterOrd),
+            afterOrd: after?.ord,
+            afterTag: after?.tag,
             limit: urlParams.limit
           })
           return {
             events: page.events,
-            nextCursor: page.hasMore && page.lastOrd !== undefined
-              ? encodeCursor("events", String(page.lastOrd))
+            nextCursor: page.hasMore && page.lastOrd !== undefined && page.lastId !== undefined
+              ? encodeRowCursor("events", page.lastOrd, page.lastId)
               : null
           }
         }).pipe(orUnavailable))
