@@ -12,7 +12,9 @@ const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
 /**
  * The multiplier in force at the end of `date`. Announcements are complete from `coverage.from` on, so between
  * changes the value is the last change's `to`, before the first one its `from`, and without any change the value
- * read when watching began. Before coverage: unknown (null).
+ * read when watching began. Before coverage: unknown (null). A change announced for a time up to the end of `date`
+ * is in force then whether or not the record has seen it take effect yet (a date still to come: the value announced
+ * for it).
  */
 export const valueAt = (
   date: string,
@@ -21,7 +23,7 @@ export const valueAt = (
 ): string | null => {
   if (Option.isNone(coverage) || dateOf(coverage.value.fromTime) > date) return null
   const end = endOfDay(date).getTime()
-  const inForce = changes.filter((change) => change.status === "active" && change.effectiveAt.getTime() <= end)
+  const inForce = changes.filter((change) => change.effectiveAt.getTime() <= end)
   const last = inForce[inForce.length - 1]
   if (last !== undefined) return formatWad(last.newMultiplier)
   const first = changes[0]
