@@ -252,6 +252,9 @@ describe("the ledger through the API, on the local chain", () => {
         const other = yield* newKey("ledger-stranger")
         expect((yield* call("GET", "/v1/positions", { key: other.key })).body.positions).toEqual([])
         expect((yield* call("GET", "/v1/events", { key: other.key })).body.events).toEqual([])
+        // Nothing built for it: its totals are a known zero, formatted as such.
+        const empty = (yield* call("GET", "/v1/portfolio", { key: other.key })).body
+        expect(empty.totals.value).toMatchObject({ amount: "0", formatted: "$0.00", usd: "0" })
       }).pipe(Effect.provide(Service), Effect.scoped),
     180_000
   )

@@ -1,6 +1,6 @@
 import * as Address from "@scaledger/domain/Address"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
-import type { ReportingCurrency } from "@scaledger/domain/Currency"
+import { formatMoney, type ReportingCurrency } from "@scaledger/domain/Currency"
 import { validDateRange } from "@scaledger/domain/DateInputs"
 import { InvalidAddress, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
@@ -254,7 +254,8 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
           detail: `${unpriced.map((p) => p.token).join(", ")} have no price feed round; their value is unknown.`
         })
       }
-      const zero = { amount: "0", formatted: null, usd: "0", knownAmount: "0", unknownCount: 0 }
+      // Nothing built yet: nothing held, a known zero.
+      const zero = { amount: "0", formatted: formatMoney("0", currency), usd: "0", knownAmount: "0", unknownCount: 0 }
       const { views } = yield* withPauses(rows, positionView)
       return {
         asOf: yield* asOfOf(report),

@@ -364,7 +364,8 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       valueUsd: value.usd,
       positionCount: positions.length,
       pricedPositions: positions.filter((p) => p.value.usd !== null).length,
-      positionsWithBasis: positions.filter((p) => p.costBasisUsd !== null).length,
+      // In the reporting currency, as the positions show it (a basis known only in USD is not shown).
+      positionsWithBasis: positions.filter((p) => p.costBasisConverted !== null).length,
       needsReview,
       fxCurrency: currency
     },

@@ -180,6 +180,9 @@ describe("a rate carried forward more than 7 days is not used", () => {
       { reason: "stale_rate", eventId: "valuation:2026-01-13" }
     ])
     expect(eight.totals.costBasis).toMatchObject({ usd: "200", converted: null, unconvertedCount: 1 })
+    // Counted as the positions show it: with a basis in the reporting currency.
+    expect(seven.summary.positionsWithBasis).toBe(1)
+    expect(eight.summary.positionsWithBasis).toBe(0)
   })
 
   it("does not borrow across a gap of more than 7 days in the table either", () => {
