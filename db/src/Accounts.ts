@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "./Ids.js"
 import { orDieOnParse } from "./Rows.js"
+import { READS_CHANNEL } from "./ReadChanges.js"
 
 export interface AccountRow {
   readonly id: string
@@ -130,7 +131,10 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
     /** Revokes the key; the row stays for the record. Returns the key, or none when no such key exists. */
     const revokeKey = Effect.fn("AccountsRepo.revokeKey")((id: string) =>
       Effect.gen(function*() {
-        yield* sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}`
+        // The notification (on commit) tells every process sharing the database to stop trusting the key from memory.
+        yield* sql`WITH revoked AS (
+                     UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} RETURNING account_id)
+                   SELECT pg_notify(${READS_CHANNEL}, 'a:' || account_id) FROM revoked`
         return Option.map(yield* orDieOnParse(findKeyWithId(id)), toKeyRow)
       })
     )

@@ -114,6 +114,26 @@ describe("the CLI on PostgreSQL", () => {
       expect(missing.stderr).toContain("no account named nobody")
       const usage = yield* Effect.promise(() => runCli(["keys", "create"], env))
       expect(usage.code).toBe(2)
+
+      // A server sharing the database trusts a checked key from memory; the CLI's revocation reaches it at once.
+      const port = yield* Effect.promise(() => freePort())
+      const server = runEntry("main", ["--api"], { ...env, PORT: String(port) })
+      yield* Effect.promise(async () => {
+        try {
+          await ready(port)
+          expect((await get(port, "/v1/settings", key.key)).status).toBe(200)
+          const revoked = await runCli(["keys", "revoke", key.keyId], env)
+          expect(revoked.code, revoked.stderr).toBe(0)
+          const revokedAt = Date.now()
+          let status = 200
+          while (status === 200 && Date.now() - revokedAt < 1_000) {
+            status = (await get(port, "/v1/settings", key.key)).status
+          }
+          expect(status).toBe(401)
+        } finally {
+          server.child.kill("SIGKILL")
+        }
+      })
       return url
     })))
     expect(url).toMatch(/^postgres/)

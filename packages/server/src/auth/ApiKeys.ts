@@ -1,4 +1,5 @@
 import { AccountsRepo } from "@scaledger/db/Accounts"
+import { ReadChanges } from "@scaledger/db/ReadChanges"
 import * as Ids from "@scaledger/db/Ids"
 import type { Account } from "@scaledger/domain/Auth"
 import { Effect, Option, Redacted } from "effect"
@@ -11,8 +12,8 @@ const KEY_BODY = /^sk_live_[0-9A-Za-z]{32}$/
 const lookupOf = (key: string) => key.slice(0, KEY_PREFIX.length + 8)
 /**
  * How long a key checked against the database is trusted from memory. A key revoked through this process stops at
- * once; one revoked by another process sharing the database (the CLI on PostgreSQL, another API instance) within
- * this time.
+ * once; one revoked by another process sharing the database (the CLI on PostgreSQL, another API instance) as soon as
+ * the revocation's notification arrives (`ReadChanges`), and within this time should the notifications be lost.
  */
 export const KEY_CACHE_MS = 5_000
 const KEY_CACHE_MAX = 10_000
@@ -44,14 +45,21 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
     const hmacKey = createSecretKey(Buffer.from(Redacted.value(secret), "utf8"))
     const hash = (key: string) => createHmac("sha256", hmacKey).update(key).digest("hex")
     // Keys recently found valid, by their HMAC (never the key itself): a request then needs no query to authenticate.
-    const verified = new Map<string, { readonly keyId: string; readonly account: Account; readonly until: number }>()
-    const remember = (digest: string, keyId: string, account: Account) => {
+    const verified = new Map<
+      string,
+      { readonly keyId: string; readonly account: Account; readonly until: number; readonly changes: string }
+    >()
+    // What is known here of changes to an account's rows (a revocation notifies its account): a remembered key is
+    // trusted only while its account's token is the one taken when the key was read.
+    const changes = Option.getOrUndefined(yield* Effect.serviceOption(ReadChanges))
+    const changesOf = (accountId: string) => changes?.token(accountId) ?? ""
+    const remember = (digest: string, keyId: string, account: Account, token: string) => {
       const now = Date.now()
       if (verified.size >= KEY_CACHE_MAX) {
         for (const [k, entry] of verified) if (entry.until <= now) verified.delete(k)
         if (verified.size >= KEY_CACHE_MAX) verified.clear()
       }
-      verified.set(digest, { keyId, account, until: now + KEY_CACHE_MS })
+      verified.set(digest, { keyId, account, until: now + KEY_CACHE_MS, changes: token })
     }
 
     const info = (
@@ -106,7 +114,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
         if (!KEY_BODY.test(key)) return Effect.succeed(Option.none<Account>())
         const digest = hash(key)
         const known = verified.get(digest)
-        if (known !== undefined && known.until > Date.now()) return Effect.succeed(Option.some(known.account))
+        if (known !== undefined && known.until > Date.now() && known.changes === changesOf(known.account.id)) {
+          return Effect.succeed(Option.some(known.account))
+        }
         return lookUp(key, digest)
       })
 
@@ -125,7 +135,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
         // `last_used_at` moves at most once a minute, so this write happens about once per key and minute.
         yield* accounts.touchKey(row.value.id)
         const account: Account = { id: row.value.accountId, name: row.value.accountName }
-        remember(digest, row.value.id, account)
+        remember(digest, row.value.id, account, changesOf(account.id))
         return Option.some(account)
       })
 
