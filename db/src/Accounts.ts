@@ -1,8 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "./Ids.js"
-import { orDieOnParse } from "./Rows.js"
 import { READS_CHANNEL } from "./ReadChanges.js"
+import { orDieOnParse } from "./Rows.js"
 
 export interface AccountRow {
   readonly id: string

@@ -1,6 +1,6 @@
 import { AccountsRepo } from "@scaledger/db/Accounts"
-import { ReadChanges } from "@scaledger/db/ReadChanges"
 import * as Ids from "@scaledger/db/Ids"
+import { ReadChanges } from "@scaledger/db/ReadChanges"
 import type { Account } from "@scaledger/domain/Auth"
 import { Effect, Option, Redacted } from "effect"
 import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
