@@ -397,7 +397,10 @@ describe("figures, with prices from the feeds", () => {
         expect(aapl.body.realisedGains.total).toBeNull()
 
         // The same record in SGD: every figure at the rate of its own date, with provenance.
-        yield* Effect.flatMap(FxRates, (fx) => fx.upsert("ecb-via-eurofxref", ecbDays))
+        // And a publication of today's, for the current value (positions are valued at the build's date).
+        const today = new Date().toISOString().slice(0, 10)
+        const todays = { date: today, perEur: { USD: "1.1000", SGD: "1.4300" } }
+        yield* Effect.flatMap(FxRates, (fx) => fx.upsert("ecb-via-eurofxref", [...ecbDays, todays]))
         expect((yield* call("PUT", "/v1/settings", { key, body: { reportingCurrency: "SGD" } })).status).toBe(200)
         const inSgd = yield* until("the SGD replay", call("GET", "/v1/positions", { key }), (r) =>
           r.status === 200 && r.body.currency === "SGD")
@@ -419,13 +422,28 @@ describe("figures, with prices from the feeds", () => {
         expect(big(muSgd.income.sgd).minus(big(muIncome).times(sgdPerUsd("2026-07-24"))).abs().lt("1e-12")).toBe(true)
         // A lot bought on a Saturday (2026-08-01) carries Friday's rate forward, and says so.
         const tsla = (yield* call("GET", "/v1/basis?token=TSLA", { key })).body.lots[1]
-        expect(tsla).toMatchObject({ acquired: "2026-08-01", rateDate: "2026-07-31" })
+        expect(tsla).toMatchObject({
+          acquired: "2026-08-01",
+          rateDate: "2026-07-31",
+          source: "ecb-via-eurofxref",
+          carriedForward: true
+        })
         expect(big(tsla.rate).minus(sgdPerUsd("2026-07-31")).abs().lt("1e-15")).toBe(true)
         expect(big(tsla.basis).minus(big("150.875").times(sgdPerUsd("2026-07-31"))).abs().lt("1e-9")).toBe(true)
         const portfolio = yield* call("GET", "/v1/portfolio", { key })
         expect(portfolio.body.summary.fxCurrency).toBe("SGD")
         expect(portfolio.body.totals.costBasis.amount).toBeNull()
         expect(portfolio.body.totals.costBasis.unknownCount).toBeGreaterThan(0)
+        // The value is converted at the rate of the build's date, which each position and the totals state.
+        expect(crwd.rate).toMatchObject({
+          currency: "SGD",
+          source: "ecb-via-eurofxref",
+          rateDate: today,
+          carriedForward: portfolio.body.asOf.slice(0, 10) !== today
+        })
+        expect(big(crwd.rate.rate).minus(big("1.43").div("1.1")).abs().lt("1e-15")).toBe(true)
+        expect(big(crwd.valueAmount).minus(big(crwd.valueUsd).times(crwd.rate.rate)).abs().lt("1e-12")).toBe(true)
+        expect(portfolio.body.totals.rate).toEqual(crwd.rate)
       }).pipe(Effect.provide(Service), Effect.scoped),
     180_000
   )

@@ -3,8 +3,11 @@ import { Ledger } from "@scaledger/domain/ledger/index"
 import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal } from "@scaledger/domain/ledger/LedgerReport"
 import {
+  disposalView,
   eventView,
   holdingPositionView,
+  lotView,
+  positionsValuationRate,
   positionView,
   realisedGains,
   totalView
@@ -60,8 +63,8 @@ describe("GET /v1/positions?wallet= views", () => {
 
   it("under account scope (DE) shows the wallet's own holding, not the pooled position", () => {
     const pooled = report("DE", events, "2026-03-02T00:00:00Z").positions[0]!
-    expect(positionView(pooled)).toMatchObject({ wallet: null, balance: "4", valueUsd: "440" })
-    const own = holdingPositionView(pooled, B.toUpperCase().replace("0X", "0x"))
+    expect(positionView(pooled, "2026-03-02")).toMatchObject({ wallet: null, balance: "4", valueUsd: "440" })
+    const own = holdingPositionView(pooled, B.toUpperCase().replace("0X", "0x"), "2026-03-02")
     expect(own).toMatchObject({
       wallet: B,
       holdings: [{ wallet: B, balance: "1" }],
@@ -73,14 +76,15 @@ describe("GET /v1/positions?wallet= views", () => {
       valueAmount: "110",
       value: "$110.00",
       unrealisedGain: "10",
-      unreportedIncomeAmount: "0"
+      unreportedIncomeAmount: "0",
+      rate: { currency: "USD", rate: "1", source: "identity", rateDate: "2026-03-02", carriedForward: false }
     })
   })
 
   it("falls back to the pooled view for a position stored without per-address figures", () => {
     const pooled = report("DE", events, "2026-03-02T00:00:00Z").positions[0]!
     const old = { ...pooled, holdings: pooled.holdings.map(({ figures: _f, ...h }) => h) }
-    expect(holdingPositionView(old, A)).toEqual(positionView(old))
+    expect(holdingPositionView(old, A, "2026-03-02")).toEqual(positionView(old, "2026-03-02"))
   })
 })
 
@@ -218,5 +222,84 @@ describe("an event's classification", () => {
       (withClassification(eventView(arrival), arrival, { ...stored, rule: null, rationale: null }) as any)
         .classification
     ).toMatchObject({ by: "user", rule: null })
+  })
+})
+
+describe("the rate behind each converted figure (source, rate date, carried forward)", () => {
+  const source = "ecb-via-eurofxref"
+  const entry = (date: string, rate: string) => ({ date, rate, source, rateDate: date, carriedForward: false })
+  // Published on business days only: Saturday 2026-01-10 borrows Friday's rate.
+  const sgd = {
+    currency: "SGD" as const,
+    rates: [entry("2026-01-05", "1.35"), entry("2026-01-09", "1.36"), entry("2026-03-02", "1.3")]
+  }
+  const run = (rates?: typeof sgd) =>
+    Either.getOrThrow(Ledger.run({
+      wallets: [{ address: A, self: true }],
+      country: "US",
+      prices,
+      ...(rates === undefined ? {} : { rates }),
+      events: [
+        move("a1", EXCHANGE, A, 3, "2026-01-05T15:00:00Z", 1),
+        move("s1", A, EXCHANGE, 1, "2026-01-10T15:00:00Z", 2)
+      ],
+      asOf: at("2026-03-02T12:00:00Z")
+    }))
+
+  it("a non-USD position shows the rate its value is converted at, with source and rate date", () => {
+    const position = positionView(run(sgd).positions[0]!, "2026-03-02")
+    expect(position).toMatchObject({ currency: "SGD", valueUsd: "220", valueAmount: "286" })
+    expect(position.rate).toEqual({
+      currency: "SGD",
+      rate: "1.3",
+      source,
+      rateDate: "2026-03-02",
+      carriedForward: false
+    })
+  })
+
+  it("the portfolio's totals carry the valuation rate of its positions (identity for USD, none with no value)", () => {
+    const rows = run(sgd).positions
+    expect(positionsValuationRate(rows, "SGD", "2026-03-02")).toEqual(positionView(rows[0]!, "2026-03-02").rate)
+    expect(positionsValuationRate([], "SGD", "2026-03-02")).toBeNull()
+    expect(positionsValuationRate([], "USD", "2026-03-02")).toMatchObject({ rate: "1", source: "identity" })
+  })
+
+  it("a position valued with no rate shows none; a USD one the identity of the valuation date, priced or not", () => {
+    const stale = run({ ...sgd, rates: sgd.rates.slice(0, 2) }).positions[0]!
+    expect(positionView(stale, "2026-03-02")).toMatchObject({ valueAmount: null, rate: null })
+    const identity = { currency: "USD", rate: "1", source: "identity", rateDate: "2026-03-02", carriedForward: false }
+    const usd = run().positions[0]!
+    expect(positionView(usd, "2026-03-02")).toMatchObject({ valueAmount: "220", rate: identity })
+    const unpriced = { ...usd, value: { usd: null, converted: null, price: null } }
+    expect(positionView(unpriced, "2026-03-02").rate).toEqual(identity)
+  })
+
+  it("a lot and a disposal carry their rate's source and whether it was carried forward", () => {
+    const report = run(sgd)
+    expect(lotView(report.lots[0]!)).toMatchObject({
+      acquired: "2026-01-05",
+      rate: "1.35",
+      rateDate: "2026-01-05",
+      source,
+      carriedForward: false
+    })
+    expect(disposalView(report.disposals[0]!)).toMatchObject({
+      date: "2026-01-10",
+      rate: "1.36",
+      rateDate: "2026-01-09",
+      source,
+      carriedForward: true
+    })
+    const usd = run()
+    expect(lotView(usd.lots[0]!)).toMatchObject({ rate: "1", source: "identity", carriedForward: false })
+    expect(disposalView(usd.disposals[0]!)).toMatchObject({ rate: "1", source: "identity", carriedForward: false })
+  })
+
+  it("a lot or disposal with no rate has a null source and is not carried forward", () => {
+    const lot = lotView({ ...run(sgd).lots[0]!, rate: null, components: [] })
+    expect(lot).toMatchObject({ rate: null, rateDate: null, source: null, carriedForward: false })
+    const disposal = disposalView({ ...run(sgd).disposals[0]!, proceeds: null })
+    expect(disposal).toMatchObject({ rate: null, rateDate: null, source: null, carriedForward: false })
   })
 })

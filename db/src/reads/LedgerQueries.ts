@@ -21,7 +21,9 @@ import { ledgerEvidence } from "./LedgerEvidence.js"
 import {
   eventView,
   holdingPositionView,
+  type PositionFigures,
   type PositionRow,
+  positionsValuationRate,
   positionView,
   type StoredReport,
   totalView
@@ -90,8 +92,11 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
         onSome: (r) => Effect.succeed(new Date(r.asOf * 1000).toISOString())
       })
 
+    /** The date (UTC) the build's values are converted at: the day of its `asOf`. */
+    const valuationDateOf = (asOf: string) => asOf.slice(0, 10)
+
     /** The views of positions with the pause in force for each token. */
-    const withPauses = (rows: ReadonlyArray<PositionRow>, view: (p: PositionRow) => ReturnType<typeof positionView>) =>
+    const withPauses = (rows: ReadonlyArray<PositionRow>, view: (p: PositionRow) => PositionFigures) =>
       Effect.map(market.currentPauses(rows.map((p) => p.tokenAddress)), (pauses) => ({
         pauses,
         views: rows.map((p): PositionView => ({
@@ -105,7 +110,9 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       const stored = yield* settledStored(accountId)
       const report = stored.report
       let rows = stored.positions
-      let view: (p: PositionRow) => ReturnType<typeof positionView> = positionView
+      const asOf = yield* asOfOf(report)
+      const valuationDate = valuationDateOf(asOf)
+      let view = (p: PositionRow): PositionFigures => positionView(p, valuationDate)
       if (wallet !== undefined) {
         const parsed = Address.parseAddress(wallet)
         if (Either.isLeft(parsed)) {
@@ -124,11 +131,12 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
           (p.wallet === null && p.holdings.some((h) => h.wallet.toLowerCase() === key))
         )
         // Under account lot scope a position is pooled: show the wallet's own holding of it.
-        view = (p) => (p.wallet === null ? holdingPositionView(p, address) : positionView(p))
+        view = (p) =>
+          p.wallet === null ? holdingPositionView(p, address, valuationDate) : positionView(p, valuationDate)
       }
       const { pauses, views } = yield* withPauses(rows, view)
       return {
-        list: { positions: views, currency: currencyOf(report), asOf: yield* asOfOf(report) },
+        list: { positions: views, currency: currencyOf(report), asOf },
         /** Read only when asked for (the MCP tool cites the lots; REST does not). */
         evidence: Effect.map(
           store.positionLotIds(accountId, rows),
@@ -256,9 +264,11 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       }
       // Nothing built yet: nothing held, a known zero.
       const zero = { amount: "0", formatted: formatMoney("0", currency), usd: "0", knownAmount: "0", unknownCount: 0 }
-      const { views } = yield* withPauses(rows, positionView)
+      const asOf = yield* asOfOf(report)
+      const valuationDate = valuationDateOf(asOf)
+      const { views } = yield* withPauses(rows, (p) => positionView(p, valuationDate))
       return {
-        asOf: yield* asOfOf(report),
+        asOf,
         summary: Option.match(report, {
           onNone: () => ({
             valueUsd: "0",
@@ -284,14 +294,16 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
             costBasis: zero,
             unrealisedGain: zero,
             realisedGainThisYear: zero,
-            incomeThisYear: zero
+            incomeThisYear: zero,
+            rate: positionsValuationRate(rows, currency, valuationDate)
           }),
           onSome: (r) => ({
             value: totalView(r.totals.value, currency),
             costBasis: totalView(r.totals.costBasis, currency),
             unrealisedGain: totalView(r.totals.unrealisedGain, currency),
             realisedGainThisYear: totalView(r.totals.realisedGainInYear, currency),
-            incomeThisYear: totalView(r.totals.incomeInYear, currency)
+            incomeThisYear: totalView(r.totals.incomeInYear, currency),
+            rate: positionsValuationRate(rows, currency, valuationDate)
           })
         }),
         recentActivity: recent

@@ -12,6 +12,7 @@ import type {
   Total
 } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView, PositionView } from "@scaledger/domain/LedgerApi"
+import type { RateInUse } from "@scaledger/domain/MarketApi"
 import { BigNumber } from "bignumber.js"
 
 /** The stored summary of a build: the report without the rows kept in their own tables (nor tokens' lot ids). */
@@ -48,7 +49,42 @@ export const priceView = (price: PriceProvenance | null) =>
 /** A position's figures: the view without what is read beside the build (`paused`). */
 export type PositionFigures = Omit<PositionView, "paused">
 
-export const positionView = (position: PositionRow): PositionFigures => ({
+/** The provenance of a converted figure's rate (`RateInUse`), null when the figure was not converted. */
+const rateOf = (converted: Converted | null): typeof RateInUse.Type | null =>
+  converted === null
+    ? null
+    : {
+      currency: converted.currency,
+      rate: converted.rate,
+      source: converted.source,
+      rateDate: converted.rateDate,
+      carriedForward: converted.carriedForward
+    }
+
+/**
+ * The rate a value of the build's valuation date (`asOfDate`) is converted at, with its provenance, as
+ * `GET /v1/portfolio/summary` gives it: for USD accounts the identity of that date even when the value is unknown (no
+ * price); otherwise null when the value was not converted (no price, or no usable rate).
+ */
+export const valuationRate = (
+  converted: Converted | null,
+  currency: ReportingCurrency,
+  asOfDate: string
+): typeof RateInUse.Type | null =>
+  converted === null && currency === "USD"
+    ? { currency, rate: "1", source: "identity", rateDate: asOfDate, carriedForward: false }
+    : rateOf(converted)
+
+/** The valuation rate of positions valued on `asOfDate`: all are converted at that date's rate (the first known). */
+export const positionsValuationRate = (
+  positions: ReadonlyArray<PositionRow>,
+  currency: ReportingCurrency,
+  asOfDate: string
+): typeof RateInUse.Type | null =>
+  valuationRate(positions.find((p) => p.value.converted !== null)?.value.converted ?? null, currency, asOfDate)
+
+/** `asOfDate`: the build's valuation date (UTC), the date its values are converted at. */
+export const positionView = (position: PositionRow, asOfDate: string): PositionFigures => ({
   token: position.token,
   wallet: position.wallet,
   holdings: position.holdings.map((holding) => ({ wallet: holding.wallet, balance: holding.balance })),
@@ -65,6 +101,7 @@ export const positionView = (position: PositionRow): PositionFigures => ({
   valueAmount: position.value.converted?.amount ?? null,
   valueUsd: position.value.usd,
   price: priceView(position.value.price),
+  rate: valuationRate(position.value.converted, position.currency, asOfDate),
   unrealisedGain: position.unrealisedGainConverted,
   unknownBecause: position.nullReasons,
   issues: position.issues
@@ -75,8 +112,8 @@ export const positionView = (position: PositionRow): PositionFigures => ({
  * balance, shares, value and income, with its pro rata share of the pool's basis. Positions stored before the
  * per-address figures existed fall back to the pooled view.
  */
-export const holdingPositionView = (position: PositionRow, wallet: string): PositionFigures => {
-  const pooled = positionView(position)
+export const holdingPositionView = (position: PositionRow, wallet: string, asOfDate: string): PositionFigures => {
+  const pooled = positionView(position, asOfDate)
   const key = wallet.toLowerCase()
   const holding = position.holdings.find((h) => h.wallet.toLowerCase() === key)
   const figures = holding?.figures
@@ -95,6 +132,7 @@ export const holdingPositionView = (position: PositionRow, wallet: string): Posi
     value: money(figures.value.converted?.amount, position.currency),
     valueAmount: figures.value.converted?.amount ?? null,
     valueUsd: figures.value.usd,
+    rate: valuationRate(figures.value.converted, position.currency, asOfDate),
     unrealisedGain: figures.unrealisedGainConverted
   }
 }
@@ -109,6 +147,8 @@ export const lotView = (lot: Lot) => {
     basis: lot.basis,
     rate: lot.rate,
     rateDate: acquisition?.converted?.rateDate ?? null,
+    source: acquisition?.converted?.source ?? null,
+    carriedForward: acquisition?.converted?.carriedForward ?? false,
     basisUsd: lot.basisUsd,
     incomeAddedUsd: sumOrNull(income.map((component) => component.usd)),
     wallet: lot.wallet,
@@ -140,6 +180,8 @@ export const disposalView = (disposal: Disposal) => ({
   gainUsd: disposal.gainUsd,
   rate: disposal.proceeds?.rate ?? null,
   rateDate: disposal.proceeds?.rateDate ?? null,
+  source: disposal.proceeds?.source ?? null,
+  carriedForward: disposal.proceeds?.carriedForward ?? false,
   taxable: disposal.taxable,
   needsReview: disposal.needsReview,
   txHash: disposal.walletTransaction.txHash,

@@ -6,6 +6,7 @@ import { Alert } from "./alerts/Alert.js"
 import { DecimalString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
 import { PageParams } from "./Common.js"
 import { InvalidAddressError, InvalidDateError, NotFoundError, ReplayInProgressError } from "./Errors.js"
+import { RateInUse } from "./MarketApi.js"
 
 /** Why a figure is null: unknown, never zero. */
 export const UnknownBecause = Schema.Struct({
@@ -70,6 +71,13 @@ export const PositionView = Schema.Struct({
   valueAmount: NullableDecimal,
   valueUsd: NullableDecimal,
   price: Schema.NullOr(PriceView),
+  rate: Schema.NullOr(RateInUse).annotations({
+    description: "The rate `value` (`valueAmount`) is converted at: the build's valuation date (`asOf`), with its " +
+      "source and whether it was carried forward; the identity for USD accounts; null when the value is not " +
+      "converted (no price, or no usable rate). Cost basis and income are not converted at this rate: each part is " +
+      "converted at the rate of its own date (the lots of `GET /v1/basis` carry those rates, and the income events " +
+      "of `GET /v1/events` theirs), and `unrealisedGain` is `valueAmount` − `costBasisAmount`."
+  }),
   unrealisedGain: NullableDecimal,
   unknownBecause: Schema.Array(UnknownBecause),
   issues: Schema.Array(LedgerIssueView),
@@ -93,9 +101,19 @@ export const LotView = Schema.Struct({
     description: "In the reporting currency: each part of the basis at the rate of its own date."
   }),
   rate: NullableDecimal.annotations({
-    description: "Units of the reporting currency per USD on the acquisition date."
+    description: "Units of the reporting currency per USD on the acquisition date; null when the acquisition's USD " +
+      "figure or its rate is unknown."
   }),
-  rateDate: Schema.NullOr(IsoDate),
+  rateDate: Schema.NullOr(IsoDate).annotations({
+    description: "The day `rate` was published for (before the acquisition date when carried forward)."
+  }),
+  source: Schema.NullOr(Schema.String).annotations({
+    description: "Where `rate` comes from, e.g. `ecb-via-frankfurter`; `identity` for USD; null with `rate`."
+  }),
+  carriedForward: Schema.Boolean.annotations({
+    description: "True when the acquisition date had no publication and `rateDate`'s rate was carried forward; " +
+      "false when there is no rate."
+  }),
   basisUsd: NullableDecimal,
   incomeAddedUsd: NullableDecimal.annotations({ description: "Income from dividend steps added to this lot's basis." }),
   wallet: Schema.NullOr(Schema.String),
@@ -124,8 +142,20 @@ export const DisposalView = Schema.Struct({
   proceedsUsd: NullableDecimal,
   basisUsd: NullableDecimal,
   gainUsd: NullableDecimal,
-  rate: NullableDecimal.annotations({ description: "The rate the proceeds were converted at (the disposal's date)." }),
-  rateDate: Schema.NullOr(IsoDate),
+  rate: NullableDecimal.annotations({
+    description: "The rate the proceeds were converted at (the disposal's date); null when the proceeds or the rate " +
+      "are unknown. The basis is converted part by part at each part's own date (its lot's rates)."
+  }),
+  rateDate: Schema.NullOr(IsoDate).annotations({
+    description: "The day `rate` was published for (before the disposal's date when carried forward)."
+  }),
+  source: Schema.NullOr(Schema.String).annotations({
+    description: "Where `rate` comes from, e.g. `ecb-via-frankfurter`; `identity` for USD; null with `rate`."
+  }),
+  carriedForward: Schema.Boolean.annotations({
+    description: "True when the disposal's date had no publication and `rateDate`'s rate was carried forward; " +
+      "false when there is no rate."
+  }),
   taxable: Schema.Boolean,
   needsReview: Schema.Boolean,
   txHash: Schema.String,
@@ -283,7 +313,14 @@ export const Portfolio = Schema.Struct({
     costBasis: TotalView,
     unrealisedGain: TotalView,
     realisedGainThisYear: TotalView,
-    incomeThisYear: TotalView
+    incomeThisYear: TotalView,
+    rate: Schema.NullOr(RateInUse).annotations({
+      description: "The rate `value` is converted at (the build's valuation date), with its provenance, as each " +
+        "position's `rate` and `GET /v1/portfolio/summary` give it: the identity for USD accounts, null when no " +
+        "value is converted. The other totals are sums of parts each converted at its own date (`costBasis` of the " +
+        "lots' rates in `GET /v1/basis`, `realisedGainThisYear` of the disposals', `incomeThisYear` of the income " +
+        "events' in `GET /v1/events`); `unrealisedGain` is `value` − `costBasis`."
+    })
   }),
   recentActivity: Schema.Array(EventView)
 }).annotations({ identifier: "Portfolio" })
