@@ -18,7 +18,8 @@ export const GetPositions = Effect.map(LedgerQueries, (queries) =>
       "Per position (per address and token; per token under account lot scope): balance in tokens, the multiplier " +
       "now and when the oldest open lot was acquired, share equivalence (tokens × multiplier), cost basis, value and " +
       "unrealised gain in the reporting currency, this year's income from multiplier growth, the feed round behind " +
-      "the price, and `paused` while the token is paused. Unknown figures are null with `unknownBecause`.",
+      "the price, `rate` (the rate the value is converted at, with its source, rate date and whether it was carried " +
+      "forward), and `paused` while the token is paused. Unknown figures are null with `unknownBecause`.",
     input: Schema.Struct({
       wallet: Schema.optional(textArgument(
         TEXT_MAX.address,
