@@ -67,11 +67,11 @@ const ROUNDS = [
   round("MU", 50, "100", "2026-11-18T20:00:00Z") // nothing since Wednesday
 ]
 
-const seed = (accountName: string) =>
+const seed = (accountName: string, ledgerInput: LedgerInput = input) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const account = Option.getOrThrow(yield* (yield* AccountsRepo).findByName(accountName))
-    const report = Either.getOrThrow(Ledger.run(input))
+    const report = Either.getOrThrow(Ledger.run(ledgerInput))
     const { disposals: _d, income: _i, lots: _l, movements: _m, positions: _p, splits: _s, ...summary } = report
     yield* sql`INSERT INTO ledger_builds (account_id, requested_version, lease_owner, lease_until)
                VALUES (${account.id}, 1, 'test', now() + interval '1 hour')`
@@ -159,6 +159,45 @@ for (const [engine, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlit
           // Not paused yet on Saturday (the pause event comes Monday 01:00 UTC): drift 0 from the same round.
           expect(bySymbol.TSLA).toMatchObject({ status: "ok", driftUsd: "0", driftPercent: "0" })
           expect(reply.body.evidence.rounds).toContain(`${FEEDS.AAPL}:10`)
+        }))
+
+      it.effect("a round answering zero or less is no price; a rate more than 7 days old converts nothing", () =>
+        Effect.gen(function*() {
+          yield* setup
+          const sql = yield* SqlClient.SqlClient
+          const NVDA = addr(0xa6)
+          const feed = addr(0xf6)
+          const { key } = yield* newKey("exp-invalid")
+          yield* seed("exp-invalid", {
+            ...input,
+            rates: { currency: "SGD", rates: [] },
+            events: [{ ...buy(6, "AAPL", 2), token: "NVDA", tokenAddress: NVDA }]
+          })
+          yield* (yield* PriceRounds).store(ROBINHOOD_CHAIN_ID, [
+            { ...round("AAPL", 60, "100", "2026-11-20T20:00:00Z"), feed, token: NVDA, roundId: 60n },
+            { ...round("AAPL", 61, "0", "2026-11-21T10:00:00Z"), feed, token: NVDA, roundId: 61n, answer: -5n }
+          ])
+          // The newest SGD rate is of 2026-11-11, ten days before.
+          yield* sql`INSERT INTO fx_rates (day, source, per_eur)
+                     VALUES ('2026-11-11', 'ecb-via-eurofxref', '{"USD":"1.1","SGD":"1.43"}') ON CONFLICT DO NOTHING`
+          yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
+          const reply = yield* call("GET", "/v1/exposure/weekend", { key })
+          expect(reply.status, reply.text).toBe(200)
+          expect(reply.body).toMatchObject({ currency: "SGD", rate: null })
+          expect(reply.body.tokens).toHaveLength(1)
+          expect(reply.body.tokens[0]).toMatchObject({
+            symbol: "NVDA",
+            status: "no_price",
+            lastClose: { round: { roundId: "60", answer: "100" } },
+            driftUsd: null,
+            driftPercent: null,
+            drift: null
+          })
+          // A rate of three days before is used.
+          yield* sql`INSERT INTO fx_rates (day, source, per_eur)
+                     VALUES ('2026-11-18', 'ecb-via-eurofxref', '{"USD":"1.1","SGD":"1.43"}') ON CONFLICT DO NOTHING`
+          const fresh = yield* call("GET", "/v1/exposure/weekend", { key })
+          expect(fresh.body.rate).toMatchObject({ currency: "SGD", rateDate: "2026-11-18", rate: "1.3" })
         }))
 
       it.effect("Monday before the open: the Monday round moves the drift; a paused token says so", () =>

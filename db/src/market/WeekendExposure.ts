@@ -1,6 +1,7 @@
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { NotFound } from "@scaledger/domain/Errors"
+import { MAX_CARRY_FORWARD_DAYS } from "@scaledger/domain/ledger/Convert"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
 import type { WeekendExposure } from "@scaledger/domain/MarketApi"
 import { BigNumber } from "bignumber.js"
@@ -15,6 +16,8 @@ import { MarketReads, type PauseState, type StoredRound } from "./MarketReads.js
 export const FEED_HEARTBEAT_SECONDS = 86_400
 
 const PRICE_DECIMALS = 8
+
+const MAX_RATE_AGE_MS = MAX_CARRY_FORWARD_DAYS * 86_400_000
 
 const roundView = (round: StoredRound) => ({
   feed: round.feed,
@@ -47,7 +50,9 @@ export const makeWeekendExposure = ({ chainId }: MarketReadOptions) =>
           return { currency, rate: "1", source: "identity", rateDate: date, carriedForward: false }
         }
         const quote = Option.flatten(Option.fromNullable((yield* fx.ratesOn(currency, [date])).get(date)))
-        return Option.match(quote, { onNone: () => null, onSome: (q) => ({ currency, ...q }) })
+        // A rate published more than 7 days before is not used (as the ledger's figures): no converted drift.
+        const fresh = Option.filter(quote, (q) => Date.parse(date) - Date.parse(q.rateDate) <= MAX_RATE_AGE_MS)
+        return Option.match(fresh, { onNone: () => null, onSome: (q) => ({ currency, ...q }) })
       })
 
     const exposure = Effect.fn("WeekendExposureReads.exposure")((
@@ -113,6 +118,10 @@ export const makeWeekendExposure = ({ chainId }: MarketReadOptions) =>
             const stale = close.getTime() - atClose.value.updatedAt.getTime() > FEED_HEARTBEAT_SECONDS * 1000
             if (stale) {
               return { ...base, ...nothing, current: currentView, status: "feed_stale" as const, lastClose }
+            }
+            // A round answering zero or less is no price (the feed's fault, not a fall to nothing).
+            if (atClose.value.answer <= 0n || current.value.answer <= 0n) {
+              return { ...base, ...nothing, current: currentView, status: "no_price" as const, lastClose }
             }
             const closePrice = new BigNumber(atClose.value.answer.toString()).shiftedBy(-PRICE_DECIMALS)
             const currentPrice = new BigNumber(current.value.answer.toString()).shiftedBy(-PRICE_DECIMALS)

@@ -285,13 +285,16 @@ export const ExposureStatus = Schema.Literal(
   "no_feed",
   "no_round_at_close",
   "feed_stale",
+  "no_price",
   "token_paused"
 ).annotations({
   description: "`ok`: the market is closed and both prices are known; `market_open`: a regular session is under way " +
     "(the drift is the session's move so far); `no_feed`: no price feed is recorded for the token (every figure " +
     "null); `no_round_at_close`: the feed's recorded history starts after the last close; `feed_stale`: the round " +
     "in force at the close is more than a heartbeat (24 h) older than the close, so it is no close price (drift " +
-    "null); `token_paused`: the issuer paused the token (figures shown, trading halted)."
+    "null); `no_price`: the round at the close or the current one answers zero or less, which is no price (drift " +
+    "null); `token_paused`: the issuer paused the token (figures shown, trading halted). Without a rate published " +
+    "within 7 days, `rate` and every `drift` are null."
 })
 
 export const TokenExposure = Schema.Struct({
