@@ -259,7 +259,9 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
           kind: "missing_prices",
           severity: "info",
           title: "Positions without a price",
-          detail: `${unpriced.map((p) => p.token).join(", ")} have no price feed round; their value is unknown.`
+          detail: `${
+            unpriced.map((p) => p.token).join(", ")
+          } have no usable price (no feed round, or one answering zero or less); their value is unknown.`
         })
       }
       // Nothing built yet: nothing held, a known zero.

@@ -185,10 +185,18 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const totalValue = new TotalBuilder()
   const totalBasis = new TotalBuilder()
   const totalUnrealised = new TotalBuilder()
-  const positionReasons = (pool: PoolFigures, valueUnconverted: boolean): ReadonlyArray<NullReason> =>
-    context.rates !== undefined && valueUnconverted && conversions.stale(asOfDate)
-      ? uniqueReasons([pool.reasons, [{ reason: "stale_rate", eventId: `valuation:${asOfDate}` }]])
+  /** The pool's reasons, and why the current value is unknown: no usable price, or a stale rate. */
+  const positionReasons = (
+    pool: PoolFigures,
+    valueUsd: bigint | null,
+    valueConverted: bigint | null
+  ): ReadonlyArray<NullReason> => {
+    const valuation = `valuation:${asOfDate}`
+    if (valueUsd === null) return uniqueReasons([pool.reasons, [{ reason: "missing_price", eventId: valuation }]])
+    return context.rates !== undefined && valueConverted === null && conversions.stale(asOfDate)
+      ? uniqueReasons([pool.reasons, [{ reason: "stale_rate", eventId: valuation }]])
       : pool.reasons
+  }
   const positionOut = (
     book: TokenBook,
     holders: ReadonlyArray<Holder>,
@@ -294,7 +302,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       openLots: pool.lotIds.length,
       // Shared with the kept sums: an unchanged queue gives the same array (the worker writes its row only if not).
       lotIds: pool.lotIds,
-      nullReasons: [...positionReasons(pool, valueUsd !== null && valueConverted === null)],
+      nullReasons: [...positionReasons(pool, valueUsd, valueConverted)],
       issues
     })
   }

@@ -216,7 +216,12 @@ describe("AAPL dividend step (1.0 → 1.000566080061092436, effective 2026-08-14
     const position = noPrice.positions[0]!
     expect(position.costBasisUsd).toBeNull()
     expect(position.costBasis).toBeNull()
-    expect(position.nullReasons).toEqual([{ reason: "missing_price", eventId: "div" }])
+    // The basis for the step's income; the value because the round in force now still answers 0.
+    expect(position.value.usd).toBeNull()
+    expect(position.nullReasons).toEqual([
+      { reason: "missing_price", eventId: "div" },
+      { reason: "missing_price", eventId: "valuation:2026-09-05" }
+    ])
     expect(noPrice.lots[0]!.components.map((c) => [c.kind, c.usd])).toEqual([["acquisition", "2000"], ["income", null]])
     expect(noPrice.totals.incomeInYear).toMatchObject({ usd: null, knownUsd: "0", unknownCount: 1 })
     expect(noPrice.totals.costBasis).toMatchObject({ usd: null, unknownCount: 1 })
