@@ -237,3 +237,46 @@ describe("a pass reads a batch of accounts' facts together (PGlite)", () => {
       }))
   })
 })
+
+describe("a feed's silence is measured by the chain's clock (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("a chain whose clock is months behind this machine's raises nothing for a fresh round", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const chain = 4242
+        const token = "0x00000000000000000000000000000000000bee01"
+        const zero = "0x0000000000000000000000000000000000000000"
+        const watching = yield* accountWatching("chain-clock", "0x00000000000000000000000000000000000000d1", chain)
+        yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
+                   VALUES (${chain}, ${token}, ${token}, 'MU', true, true)`
+        yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                                from_key, to_key, from_address, to_address, raw)
+                   VALUES (${chain}, '0xc1', 0, 5, '0xb', '2026-09-01T13:00:00Z', ${token}, ${zero},
+                           ${watching.address}, ${zero}, ${watching.address}, ${String(3n * WAD)})`
+        const round = (id: number, answer: number, updatedAt: string) =>
+          sql`INSERT INTO price_rounds (chain_id, feed_key, round_id, feed_address, token_key, answer, decimals,
+                                        started_at, updated_at, answered_in_round)
+              VALUES (${chain}, 'feed-mu', ${id}, 'feed-mu', ${token}, ${answer}, 8, ${updatedAt}, ${updatedAt}, ${id})`
+        const block = (n: number, time: string) =>
+          sql`INSERT INTO chain_blocks (chain_id, number, hash, block_time) VALUES (${chain}, ${n}, ${`0x${n}`}, ${time})`
+        // This machine's clock: the end of November. The chain's: Tuesday 1 September, 10:55 New York.
+        yield* TestClock.setTime(Date.parse("2026-11-30T12:00:00Z"))
+        yield* round(1, 100, "2026-09-01T14:50:00Z")
+        yield* block(10, "2026-09-01T14:55:00Z")
+        yield* monitorPass
+        expect(yield* openAlerts(watching.id)).toEqual([])
+        // 70 session minutes later on the chain, with only a round answering zero since: the feed is silent.
+        yield* round(2, 0, "2026-09-01T15:30:00Z")
+        yield* block(11, "2026-09-01T16:00:00Z")
+        yield* monitorPass
+        expect(yield* openAlerts(watching.id)).toEqual(["oracle-paused|MU|warning"])
+        const [alert] = yield* Effect.flatMap(AlertsStore, (store) => store.open(watching.id))
+        expect(alert!.raisedAt.toISOString()).toBe("2026-09-01T16:00:00.000Z")
+        // A round with a price resolves it.
+        yield* round(3, 101, "2026-09-01T16:01:00Z")
+        yield* block(12, "2026-09-01T16:02:00Z")
+        yield* monitorPass
+        expect(yield* openAlerts(watching.id)).toEqual([])
+      }))
+  })
+})

@@ -58,7 +58,10 @@ export interface LatestRound {
   readonly chainId: number
   readonly tokenKey: string
   readonly symbol: string | null
+  /** The newest round answering a price (above zero); the first round when none does. */
   readonly updatedAt: Date
+  /** The chain's newest stored block's time (null before any): the clock a feed's silence is measured by. */
+  readonly chainTime: Date | null
 }
 
 export interface ReviewBacklog {
@@ -332,10 +335,15 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         }))
     )
 
-    /** The newest recorded price-feed round of every token that has a feed. */
+    /**
+     * The newest recorded price-feed round of every token that has a feed (a round answering zero or less is no
+     * price: it does not count), with the chain's time.
+     */
     const latestRounds = Effect.map(
-      sql<{ chain_id: number; token_key: string; symbol: string | null; updated_at: Date }>`
-        SELECT r.chain_id, r.token_key, max(k.symbol) AS symbol, max(r.updated_at) AS updated_at
+      sql<{ chain_id: number; token_key: string; symbol: string | null; updated_at: Date; chain_time: Date | null }>`
+        SELECT r.chain_id, r.token_key, max(k.symbol) AS symbol,
+               coalesce(max(r.updated_at) FILTER (WHERE r.answer > 0), min(r.updated_at)) AS updated_at,
+               (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = r.chain_id) AS chain_time
         FROM price_rounds r
         LEFT JOIN chain_tokens k ON k.chain_id = r.chain_id AND k.address_key = r.token_key
         GROUP BY r.chain_id, r.token_key`,
@@ -344,7 +352,8 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
           chainId: Number(row.chain_id),
           tokenKey: row.token_key,
           symbol: row.symbol,
-          updatedAt: row.updated_at
+          updatedAt: row.updated_at,
+          chainTime: row.chain_time
         }))
     )
 

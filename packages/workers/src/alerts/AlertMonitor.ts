@@ -155,9 +155,12 @@ export const causesOf = (
     }
 
     // A held token's feed silent for ORACLE_STALE_MINUTES of regular US session time, or its oracle paused on chain.
+    // Measured by the chain's clock (its newest stored block), as the rounds are stamped: a chain whose clock differs
+    // from this machine's (a test chain) works the same.
     for (const round of shared.latestRounds) {
       if (!heldKeys.has(`${round.chainId}:${round.tokenKey}`)) continue
-      if (!isFeedStale(round.updatedAt, new Date(now), config.oracleStaleMinutes)) continue
+      const clock = round.chainTime ?? new Date(now)
+      if (!isFeedStale(round.updatedAt, clock, config.oracleStaleMinutes)) continue
       const symbol = symbolOf(round)
       causes.push({
         key: `oracle-paused:${round.chainId}:${round.tokenKey}:${round.updatedAt.getTime()}`,
@@ -167,7 +170,7 @@ export const causesOf = (
         detail: `${symbol}'s price feed has given no new round since ${round.updatedAt.toISOString()}, ` +
           `${config.oracleStaleMinutes} minutes or more of regular US session time; its price is stale.`,
         symbol,
-        at: new Date(now),
+        at: clock,
         oneShot: false
       })
     }
