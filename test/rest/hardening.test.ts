@@ -1,6 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { docOrigin } from "@scaledger/server/http/RequestEnvelope"
+import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect, Option, Stream } from "effect"
 import { edgeServer, rawRequest, serverPort } from "../support/EdgeHarness.js"
 import { call, newKey, type Reply } from "../support/RestHarness.js"
@@ -341,6 +342,33 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expect(Object.keys(doc.paths["/v1/wallets"].post.responses)).toEqual(expect.arrayContaining(["200", "201"]))
         expect(doc.paths["/v1/events"].get.responses["409"]).toBeDefined()
         for (const tag of doc.tags) expect(typeof tag.description, tag.name).toBe("string")
+      }))
+  })
+
+  describe("the OpenAPI document is valid JSON Schema 2020-12", () => {
+    it.effect("every schema of /v1/openapi.json compiles with Ajv 2020 (no `$id` names two schemas)", () =>
+      Effect.gen(function*() {
+        const doc = (yield* call("GET", "/v1/openapi.json")).body
+        // `Schema.Unknown` wrote `"$id": "/schemas/unknown"` into each error's `details`: Ajv refused the document
+        // ("reference /schemas/unknown resolves to more than one schema").
+        const escape = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1")
+        const pointers: Array<string> = []
+        const collect = (node: unknown, at: string): void => {
+          if (typeof node !== "object" || node === null) return
+          for (const [key, value] of Object.entries(node)) {
+            if (key === "schema") pointers.push(`${at}/schema`)
+            else collect(value, `${at}/${escape(key)}`)
+          }
+        }
+        collect(doc.paths, "/paths")
+        collect(doc.components.responses, "/components/responses")
+        for (const name of Object.keys(doc.components.schemas)) pointers.push(`/components/schemas/${escape(name)}`)
+        expect(pointers.length).toBeGreaterThan(100)
+        const ajv = new Ajv2020({ strict: false })
+        ajv.addSchema(doc, "openapi.json")
+        for (const pointer of pointers) {
+          expect(() => ajv.compile({ $ref: `openapi.json#${pointer}` }), pointer).not.toThrow()
+        }
       }))
   })
 

@@ -14,6 +14,9 @@ import { ErrorCatalog, type ErrorCode } from "./Errors.js"
  *   `components.responses`.
  * - A `summary` on every operation (from its description's first sentence when the group gave none) and a
  *   description on every tag.
+ * - No `$id` from Effect's built-in schemas: `Schema.Unknown` is written `{ "$id": "/schemas/unknown" }` (likewise
+ *   `/schemas/any`, `/schemas/object`, ...), once per error schema's `details`; a JSON Schema 2020-12 validator
+ *   refuses a document where one `$id` names several schemas. Without the `$id` such a schema still accepts anything.
  */
 export const documentCommonResponses = (document: Record<string, any>): Record<string, any> => {
   const spec = document as OpenApi.OpenAPISpec
@@ -65,7 +68,19 @@ export const documentCommonResponses = (document: Record<string, any>): Record<s
   for (const tag of spec.tags) {
     if (tag.description === undefined) tag.description = `Operations on ${tag.name.toLowerCase()}.`
   }
+  dropBuiltInIds(spec)
   return spec
+}
+
+/** Removes every `"$id": "/schemas/…"` (Effect's markers for its built-in schemas) from the document, in place. */
+const dropBuiltInIds = (node: unknown): void => {
+  if (Array.isArray(node)) {
+    for (const item of node) dropBuiltInIds(item)
+  } else if (typeof node === "object" && node !== null) {
+    const record = node as Record<string, unknown>
+    if (typeof record["$id"] === "string" && record["$id"].startsWith("/schemas/")) delete record["$id"]
+    for (const value of Object.values(record)) dropBuiltInIds(value)
+  }
 }
 
 const summaryOf = (op: OpenApi.OpenAPISpecOperation): string => {
