@@ -212,6 +212,18 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(reply.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
         }))
 
+      it.effect("an HTTP/1.1 request without Host is answered (Node's bare 400 before)", () =>
+        Effect.gen(function*() {
+          const url = new URL(yield* McpUrl)
+          const body = JSON.stringify(rpc(1, "ping"))
+          const reply = yield* rawRequest(Number(url.port), [
+            `POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+          ])
+          expect(reply.status, reply.text).toBe(200)
+          expect(reply.body).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
+        }))
+
       it.effect("a body that is not JSON by its Content-Type is 415; ws:// origins are not loopback pages", () =>
         Effect.gen(function*() {
           const url = yield* McpUrl

@@ -392,6 +392,20 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expectError(reply, 400, "invalid_request")
       }))
 
+    it.effect("an HTTP/1.1 request without Host is answered as any other (Node's bare 400 before)", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const { key } = yield* newKey("no-host")
+        const list = yield* rawRequest(port, [
+          `GET /v1/wallets HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`
+        ])
+        expect(list.status).toBe(200)
+        expect(list.body.wallets).toEqual([])
+        expect(list.headers["request-id"]).toMatch(/^req_/)
+        const anonymous = yield* rawRequest(port, ["GET /v1/wallets HTTP/1.1\r\nConnection: close\r\n\r\n"])
+        expectError(anonymous, 401, "unauthorized")
+      }))
+
     it.effect("a bad method is 400 invalid_request in the envelope", () =>
       Effect.gen(function*() {
         const port = yield* serverPort

@@ -83,7 +83,15 @@ const parserErrorCode = (error: NodeJS.ErrnoException): { code: ErrorCode; messa
  * `Connection: close` instead of waiting for a handler that is gone.
  */
 export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Server => {
-  const server = Http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 60_000, headersTimeout: 30_000 })
+  const server = Http.createServer({
+    maxHeaderSize: MAX_HEADER_BYTES,
+    requestTimeout: 60_000,
+    headersTimeout: 30_000,
+    // Node answers an HTTP/1.1 request without `Host` with a bare 400 (no envelope, no Request-Id) before any
+    // handler runs. The service does not route by Host (docUrl never trusts it either): such a request is answered
+    // as any other.
+    requireHostHeader: false
+  })
   servers.add(server)
   server.on("close", () => servers.delete(server))
 
