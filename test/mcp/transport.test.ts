@@ -286,6 +286,34 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(keyed.body.result.isError, keyed.text).toBeUndefined()
         }))
 
+      it.effect("several spaces after Bearer are accepted; more than one Authorization header is 401", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(MONDAY)
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-headers")
+          const call = rpc(3, "tools/call", {
+            name: "get_exchange_rate_on",
+            arguments: { currency: "GBP", date: "2025-05-09" }
+          })
+          const spaced = yield* post(url, call, { authorization: `Bearer   ${key}` })
+          expect(spaced.status, spaced.text).toBe(200)
+          expect(spaced.body.result.isError, spaced.text).toBeUndefined()
+          const port = Number(new URL(url).port)
+          const body = JSON.stringify(call)
+          const send = (...values: Array<string>) =>
+            rawRequest(port, [
+              `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+              values.map((v) => `Authorization: ${v}\r\n`).join("") +
+              `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+            ])
+          expect((yield* send(`Bearer ${key}`)).status).toBe(200)
+          const twice = yield* send(`Bearer ${key}`, "Bearer sk_live_other")
+          expect(twice.status, twice.text).toBe(401)
+          expect(twice.headers["www-authenticate"]).toBe(`Bearer realm="scaledger", error="invalid_request"`)
+          expect(twice.body).toMatchObject({ jsonrpc: "2.0", id: 3, error: { code: -32001 } })
+          expect(twice.body.error.message).toContain("More than one Authorization header")
+        }))
+
       it.effect("an unknown method needs the key too, then answers -32601", () =>
         Effect.gen(function*() {
           const url = yield* McpUrl

@@ -303,6 +303,37 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
       }))
   })
 
+  describe("the Authorization header", () => {
+    it.effect("`Bearer` and the key may be separated by several spaces (RFC 6750: 1*SP)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("spaces")
+        expect((yield* call("GET", "/v1/settings", { headers: { authorization: `Bearer   ${key}` } })).status).toBe(200)
+        expect((yield* call("GET", "/v1/settings", { headers: { authorization: `bearer  ${key}` } })).status).toBe(200)
+        expectError(
+          yield* call("GET", "/v1/settings", { headers: { authorization: "Bearer   " } }),
+          401,
+          "unauthorized"
+        )
+      }))
+
+    it.effect("more than one Authorization header is 401, even when one holds a valid key", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const { key } = yield* newKey("two-headers")
+        const send = (...values: Array<string>) =>
+          rawRequest(port, [
+            `GET /v1/settings HTTP/1.1\r\nHost: x\r\n${values.map((v) => `Authorization: ${v}\r\n`).join("")}` +
+            "Connection: close\r\n\r\n"
+          ])
+        expect((yield* send(`Bearer ${key}`)).status).toBe(200)
+        for (const values of [[`Bearer ${key}`, "Bearer sk_live_other"], [`Bearer ${key}`, `Bearer ${key}`]]) {
+          const reply = yield* send(...values)
+          expect(expectError(reply, 401, "unauthorized").message).toContain("More than one Authorization header")
+          expect(reply.headers["www-authenticate"]).toBe(`Bearer realm="scaledger", error="invalid_request"`)
+        }
+      }))
+  })
+
   describe("docUrl", () => {
     it.effect("docUrl ignores Host and X-Forwarded-Proto without TRUST_PROXY", () =>
       Effect.gen(function*() {

@@ -65,6 +65,15 @@ const readMessage = (request: HttpServerRequest.HttpServerRequest) =>
     )
   })
 
+/** Every `Authorization` header as sent (Node's `headers` keeps only the first). */
+const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string> => {
+  const source = request.source as { readonly headersDistinct?: Readonly<Record<string, ReadonlyArray<string>>> }
+  const distinct = typeof source === "object" && source !== null ? source.headersDistinct?.["authorization"] : undefined
+  if (distinct !== undefined) return distinct
+  const header = request.headers["authorization"]
+  return header === undefined ? [] : [header]
+}
+
 const PATHS = ["/mcp", "/"] as const
 const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
 
@@ -150,7 +159,7 @@ export const McpRoutes = (settings: McpSettings) =>
         } catch {
           return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not valid JSON."))
         }
-        const reply = yield* server.handle({ body, authorization: request.headers["authorization"] })
+        const reply = yield* server.handle({ body, authorization: authorizationHeaders(request) })
         return answer(reply.status, reply.body, reply.headers)
       }).pipe(
         Effect.catchAllDefect((defect) =>

@@ -48,25 +48,33 @@ export interface HttpAnswer {
 
 export interface IncomingMessage {
   readonly body: unknown
-  readonly authorization: string | undefined
+  /** Every `Authorization` header of the request, as sent (more than one is refused where a key is needed). */
+  readonly authorization: ReadonlyArray<string>
 }
 
-const unauthorized = (id: JsonRpc.JsonRpcId, keySent: boolean): HttpAnswer => ({
+const unauthorized = (id: JsonRpc.JsonRpcId, keySent: boolean | "several"): HttpAnswer => ({
   status: 401,
   headers: {
-    "www-authenticate": keySent ? `Bearer realm="scaledger", error="invalid_token"` : `Bearer realm="scaledger"`
+    "www-authenticate": keySent === "several"
+      ? `Bearer realm="scaledger", error="invalid_request"`
+      : keySent
+      ? `Bearer realm="scaledger", error="invalid_token"`
+      : `Bearer realm="scaledger"`
   },
   body: JsonRpc.error(
     id,
     JsonRpc.ErrorCodes.Unauthorized,
-    keySent
+    keySent === "several"
+      ? "More than one Authorization header: send exactly one."
+      : keySent
       ? "The API key is unknown or revoked."
       : "This method needs an API key: send `Authorization: Bearer <API_KEY>`."
   )
 })
 
+/** `Bearer <token>`, scheme case-insensitive, one or more spaces (RFC 6750: `1*SP`), a token without spaces. */
 const bearerToken = (header: string | undefined): Option.Option<string> => {
-  const match = header === undefined ? null : /^Bearer ([^\s]+)$/i.exec(header)
+  const match = header === undefined ? null : /^Bearer +([^\s]+)$/i.exec(header)
   return match === null ? Option.none() : Option.some(match[1]!)
 }
 
@@ -192,9 +200,11 @@ export const makeMcpServer = (settings: McpSettings) =>
             if (method === "initialize") return { status: 200, body: JsonRpc.result(id, initialize(params)) }
             if (method === "ping") return { status: 200, body: JsonRpc.result(id, {}) }
             if (method === "tools/list") return { status: 200, body: JsonRpc.result(id, { tools: listed }) }
-            const account = yield* authenticate(message.authorization)
+            if (message.authorization.length > 1) return unauthorized(id, "several")
+            const authorization = message.authorization[0]
+            const account = yield* authenticate(authorization)
             if (Option.isNone(account)) {
-              return unauthorized(id, Option.isSome(bearerToken(message.authorization)))
+              return unauthorized(id, Option.isSome(bearerToken(authorization)))
             }
             if (method !== "tools/call") {
               return {
@@ -204,7 +214,7 @@ export const makeMcpServer = (settings: McpSettings) =>
             }
             const refused = keys.admit === undefined
               ? undefined
-              : yield* keys.admit(Option.getOrThrow(bearerToken(message.authorization)))
+              : yield* keys.admit(Option.getOrThrow(bearerToken(authorization)))
             if (refused !== undefined) {
               return {
                 status: 200,

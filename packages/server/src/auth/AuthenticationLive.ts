@@ -6,10 +6,22 @@ import { mapDatabaseError } from "../http/DatabaseErrors.js"
 import { limiterKey, optionalRateLimiter } from "../http/RateLimit.js"
 import { ApiKeys } from "./ApiKeys.js"
 
-/** `Bearer <token>`, scheme case-insensitive, exactly one space, a non-empty token without spaces. */
+/** `Bearer <token>`, scheme case-insensitive, one or more spaces (RFC 6750: `1*SP`), a non-empty token without spaces. */
 export const bearerToken = (header: string | undefined): Option.Option<string> => {
-  const match = header === undefined ? null : /^Bearer ([^\s]+)$/i.exec(header)
+  const match = header === undefined ? null : /^Bearer +([^\s]+)$/i.exec(header)
   return match === null ? Option.none() : Option.some(match[1]!)
+}
+
+/**
+ * Every `Authorization` header of the request, as sent. Node keeps only the first in `headers`: a request with a valid
+ * key and another header would pass on the first alone, so the caller refuses more than one.
+ */
+export const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string> => {
+  const source = request.source as { readonly headersDistinct?: Readonly<Record<string, ReadonlyArray<string>>> }
+  const distinct = typeof source === "object" && source !== null ? source.headersDistinct?.["authorization"] : undefined
+  if (distinct !== undefined) return distinct
+  const header = request.headers["authorization"]
+  return header === undefined ? [] : [header]
 }
 
 type Failure = Unauthorized | RateLimited | ServiceUnavailable
@@ -35,7 +47,11 @@ export const AuthenticationLive = Layer.effect(
     return {
       bearer: () =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<Account, Failure> => {
-          const header = request.headers["authorization"]
+          const sent = authorizationHeaders(request)
+          if (sent.length > 1) {
+            return new Unauthorized({ message: "More than one Authorization header: send exactly one." })
+          }
+          const header = sent[0]
           const token = bearerToken(header)
           if (Option.isNone(token)) {
             return new Unauthorized({

@@ -8,7 +8,7 @@ import { ScaledgerApi } from "@scaledger/domain/Api"
 import { errorBody, ErrorCatalog, type ErrorCode } from "@scaledger/domain/Errors"
 import { CurrentRequest } from "@scaledger/domain/RequestContext"
 import { Cause, Chunk, Context, Effect, Option } from "effect"
-import { bearerToken } from "../auth/AuthenticationLive.js"
+import { authorizationHeaders, bearerToken } from "../auth/AuthenticationLive.js"
 import { HttpConfig } from "../Config.js"
 import { LoggedFailure } from "./DatabaseErrors.js"
 import { admitBody, BodyRejected, MAX_BODY_BYTES, needsNoChecks } from "./RequestAdmission.js"
@@ -148,11 +148,15 @@ const withEdgeHeaders = (
     final = HttpServerResponse.setHeaders(response, extra)
   } else final = HttpServerResponse.setHeader(response, "request-id", requestId)
   if (bearerChallenge && status === 401 && final.headers["www-authenticate"] === undefined) {
-    const keySent = Option.isSome(bearerToken(request.headers["authorization"]))
+    const sent = authorizationHeaders(request)
     final = HttpServerResponse.setHeader(
       final,
       "www-authenticate",
-      keySent ? `Bearer realm="scaledger", error="invalid_token"` : `Bearer realm="scaledger"`
+      sent.length > 1
+        ? `Bearer realm="scaledger", error="invalid_request"`
+        : Option.isSome(bearerToken(sent[0]))
+        ? `Bearer realm="scaledger", error="invalid_token"`
+        : `Bearer realm="scaledger"`
     )
   }
   return final
