@@ -253,7 +253,7 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
   })
 
   describe("routing", () => {
-    it.effect("a path parameter holds a `;`, may be empty and may be long: its own 400 or 404, never the list's 200 or a 405", () =>
+    it.effect("a path parameter holds a `;` and may be long: its own 400 or 404, never the list's 200 or a 405", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("params")
         // The router read `;` as the end of the path: `/v1/wallets/;` answered the list.
@@ -261,25 +261,48 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expectError(yield* call("PATCH", "/v1/wallets/;x", { key, body: { label: "x" } }), 400, "invalid_address")
         expect((yield* call("GET", "/v1/fx/EUR/2025-05-09;x", { key })).status).toBe(400)
         expect((yield* call("GET", "/v1/fx/EUR/2025-05-09%3Bx", { key })).status).toBe(400)
-        // An empty parameter is that parameter's answer, not the list's.
-        expectError(yield* call("GET", "/v1/wallets/", { key }), 400, "invalid_address")
-        expectError(yield* call("GET", "/v1/exports/", { key }), 404, "not_found")
-        // A method the route does not have is 405 whether the parameter is empty or not.
-        for (const path of ["/v1/wallets/", "/v1/wallets/abc"]) {
-          const post = yield* call("POST", path, { key, body: {} })
-          expect(expectError(post, 405, "method_not_allowed").details.allowed).toEqual([
-            "DELETE",
-            "GET",
-            "HEAD",
-            "PATCH"
-          ])
-        }
+        // A method the route does not have is 405.
+        const post = yield* call("POST", "/v1/wallets/abc", { key, body: {} })
+        expect(expectError(post, 405, "method_not_allowed").details.allowed).toEqual([
+          "DELETE",
+          "GET",
+          "HEAD",
+          "PATCH"
+        ])
         // Past 512 characters a parameter answered 405 listing the very method refused; now its schema's 400.
         for (const length of [512, 513, 4000]) {
           expectError(yield* call("GET", `/v1/wallets/${"a".repeat(length)}`, { key }), 400, "invalid_address")
           expect((yield* call("PATCH", `/v1/events/${"e".repeat(length)}`, { key, body: {} })).status).toBe(400)
         }
         expect((yield* call("GET", `/v1/wallets?x=${";".repeat(3)}`, { key })).status).toBe(200)
+      }))
+
+    it.effect("an empty path parameter (a trailing slash on a collection) is 404 not_found, whatever the method", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("empty-param")
+        // Before: 400 invalid_address for "", 405, `404 "No export ."`, 400 invalid_date: the item route's answers.
+        for (
+          const [method, path] of [
+            ["GET", "/v1/wallets/"],
+            ["POST", "/v1/wallets/"],
+            ["PATCH", "/v1/wallets/"],
+            ["GET", "/v1/webhooks/"],
+            ["DELETE", "/v1/webhooks/"],
+            ["GET", "/v1/exports/"],
+            ["GET", "/v1/fx/SGD/"],
+            ["GET", "/v1/fx//2025-05-09"],
+            ["GET", "/v1/settings/"]
+          ] as const
+        ) {
+          const reply = yield* call(method, path, { key, ...(method === "GET" ? {} : { body: {} }) })
+          expect(expectError(reply, 404, "not_found").message, `${method} ${path}`).toBe(
+            `No route for ${method} ${path}.`
+          )
+          expect(reply.headers["allow"]).toBeUndefined()
+        }
+        // Without a key too: the path is not found before it is refused.
+        expectError(yield* call("GET", "/v1/wallets/"), 404, "not_found")
+        expect((yield* call("GET", "/v1/wallets", { key })).status).toBe(200)
       }))
 
     it.effect("a wrong method is 405 method_not_allowed with Allow, an unknown path 404", () =>

@@ -202,8 +202,14 @@ export const edgeMiddleware = (options: EdgeOptions) =>
               return docOrigin(config, request.headers, NodeHttpServerRequest.toIncomingMessage(request).socket ?? {})
             }
           }
-          const admitted = needsNoChecks(request) ? httpEffect : admitBody(request, acceptsBodies).pipe(
-            Effect.flatMap((checked) => Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, checked))
+          // An empty path parameter (`/v1/wallets/`, `/v1/fx/SGD/`) names no resource: not found, as
+          // `/v1/settings/` is, rather than the route's answer for an empty id.
+          const path = request.url.split("?")[0] ?? "/"
+          const routed = routes.onlyWithEmptyParameter(path)
+            ? errorResponse("not_found", `No route for ${request.method} ${path}.`)
+            : httpEffect
+          const admitted = needsNoChecks(request) ? routed : admitBody(request, acceptsBodies).pipe(
+            Effect.flatMap((checked) => Effect.provideService(routed, HttpServerRequest.HttpServerRequest, checked))
           )
           return admitted.pipe(
             Effect.catchAllCause((cause) =>

@@ -8,21 +8,35 @@ export interface RouteSpec {
 }
 
 export interface RouteTable {
-  /** The methods served at `path` (HEAD where GET is), empty when no route matches the path at all. */
+  /**
+   * The methods served at `path` (HEAD where GET is), empty when no route matches the path at all. A parameter is
+   * never empty here.
+   */
   readonly allowed: (path: string) => ReadonlyArray<string>
+  /**
+   * The router would take `path` only with a parameter left empty (`/v1/wallets/`, `/v1/fx/SGD/`): such a path names
+   * no resource and is answered 404 before any handler reads the empty parameter.
+   */
+  readonly onlyWithEmptyParameter: (path: string) => boolean
 }
 
-/** A route's path as a pattern; a parameter may be empty, as the router matches it (`/v1/wallets/`). */
-const toRegExp = (pattern: string): RegExp =>
+/** A route's path as a pattern; a parameter matches `[^/]+`, or with `emptyParameters` `[^/]*` as the router does. */
+const toRegExp = (pattern: string, emptyParameters: boolean): RegExp =>
   new RegExp(
     "^" + pattern.split("/").map((segment) =>
-      segment.startsWith(":") ? "[^/]*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      segment.startsWith(":")
+        ? emptyParameters ? "[^/]*" : "[^/]+"
+        : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
     ).join("/") + "$"
   )
 
 /** A table of routes, used to answer 405 with `Allow` where a path exists but the method does not. */
 export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => {
-  const compiled = routes.map((route) => ({ method: route.method, pattern: toRegExp(route.path) }))
+  const compiled = routes.map((route) => ({
+    method: route.method,
+    pattern: toRegExp(route.path, false),
+    lenient: toRegExp(route.path, true)
+  }))
   return {
     allowed: (path) => {
       const methods = new Set<string>()
@@ -31,7 +45,9 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => 
       }
       if (methods.has("GET")) methods.add("HEAD")
       return [...methods].sort()
-    }
+    },
+    onlyWithEmptyParameter: (path) =>
+      compiled.some((route) => route.lenient.test(path)) && !compiled.some((route) => route.pattern.test(path))
   }
 }
 
