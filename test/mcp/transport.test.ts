@@ -1,7 +1,8 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { mcpDocOrigin } from "@scaledger/mcp/McpRoutes"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
 import { Effect, Layer, TestClock } from "effect"
 import { rawRequest } from "../support/EdgeHarness.js"
@@ -432,5 +433,75 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(zero.body.result.structuredContent.details.issues[0].path).toEqual(["limit"])
         }))
     })
+
+    describe("errors link to /docs/errors; every answer has a Request-Id", () => {
+      const DOC = /^http:\/\/127\.0\.0\.1:\d+\/docs\/errors#/
+      const requestIdOf = (reply: RpcReply) => {
+        const id = reply.headers.get("request-id")
+        expect(id, reply.text).toMatch(/^req_[0-9A-Za-z]{20}$/)
+        return id
+      }
+      const expectLinked = (reply: RpcReply, status: number, code: string) => {
+        expect(reply.status, reply.text).toBe(status)
+        expect(reply.body.error.data, reply.text).toEqual({
+          code,
+          docUrl: expect.stringMatching(new RegExp(DOC.source + code + "$")),
+          requestId: requestIdOf(reply)
+        })
+      }
+
+      it.effect("a tool error's structuredContent has the REST code's docUrl and the request id", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(MONDAY)
+          const url = yield* McpUrl
+          const { key } = yield* newKey("mcp-doc-url")
+          const reply = yield* post(
+            url,
+            rpc(1, "tools/call", { name: "get_exchange_rate_on", arguments: { currency: "GBP" } }),
+            { authorization: `Bearer ${key}` }
+          )
+          const structured = reply.body.result.structuredContent
+          expect(structured.code).toBe("invalid_request")
+          expect(structured.docUrl).toMatch(new RegExp(DOC.source + "invalid_request$"))
+          expect(structured.requestId).toBe(requestIdOf(reply))
+          expect(JSON.parse(reply.body.result.content[0].text)).toEqual(structured)
+        }))
+
+      it.effect("JSON-RPC errors carry code and docUrl in error.data: 401, 403, 404, 405, 415, -32601, -32700", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const call = rpc(2, "tools/call", { name: "get_portfolio_summary", arguments: {} })
+          const anonymous = yield* post(url, call)
+          expectLinked(anonymous, 401, "unauthorized")
+          expect(anonymous.body).toMatchObject({ id: 2, error: { code: -32001 } })
+          expectLinked(yield* post(url, rpc(1, "ping"), { origin: "https://evil.example" }), 403, "invalid_request")
+          expectLinked(yield* post(url.replace(/\/mcp$/, "/nothing"), rpc(1, "ping")), 404, "not_found")
+          expectLinked(yield* post(url, undefined, {}, "GET"), 405, "method_not_allowed")
+          expectLinked(
+            yield* post(url, rpc(1, "ping"), { "content-type": "text/plain" }),
+            415,
+            "unsupported_media_type"
+          )
+          expectLinked(yield* post(url, "{not json"), 400, "invalid_request")
+          const { key } = yield* newKey("mcp-doc-url-rpc")
+          const unknown = yield* post(url, rpc(3, "resources/list"), { authorization: `Bearer ${key}` })
+          expectLinked(unknown, 200, "not_found")
+          expect(unknown.body).toMatchObject({ id: 3, error: { code: -32601 } })
+          // Answers without an error carry the header too.
+          requestIdOf(yield* post(url, rpc(1, "ping")))
+          requestIdOf(yield* post(url, { jsonrpc: "2.0", method: "notifications/initialized" }))
+        }))
+    })
   }
 )
+
+describe("MCP docUrl origin", () => {
+  it("PUBLIC_BASE_URL wins; else the REST port on the address the client reached", () => {
+    const socket = { localAddress: "::ffff:10.0.0.5", localPort: 8081 }
+    expect(mcpDocOrigin({ publicBaseUrl: "https://api.example.com", restPort: 8080 }, socket))
+      .toBe("https://api.example.com")
+    expect(mcpDocOrigin({ restPort: 8080 }, socket)).toBe("http://10.0.0.5:8080")
+    expect(mcpDocOrigin({ restPort: 8080 }, { localAddress: "::1", localPort: 8081 })).toBe("http://[::1]:8080")
+    expect(mcpDocOrigin({}, socket)).toBe("http://10.0.0.5:8081")
+  })
+})

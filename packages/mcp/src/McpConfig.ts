@@ -6,6 +6,13 @@ export interface McpSettings {
   readonly allowedOrigins: ReadonlyArray<string> | undefined
   /** The chain whose record the tools read (the workers' `CHAIN_ID`). */
   readonly chainId: number
+  /**
+   * Where error `docUrl`s point (`/docs/errors` is served by the REST listener, not this one): `PUBLIC_BASE_URL`'s
+   * origin when set; else the REST port (`PORT`) on the address the client reached this listener on; else (tests) this
+   * listener's own address.
+   */
+  readonly publicBaseUrl?: string | undefined
+  readonly restPort?: number | undefined
 }
 
 export const McpConfig = (defaultChainId: number): Config.Config<McpSettings> =>
@@ -17,5 +24,9 @@ export const McpConfig = (defaultChainId: number): Config.Config<McpSettings> =>
           : value.value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0)
       )
     ),
-    chainId: Config.integer("CHAIN_ID").pipe(Config.withDefault(defaultChainId))
+    chainId: Config.integer("CHAIN_ID").pipe(Config.withDefault(defaultChainId)),
+    publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")).pipe(
+      Config.map((url) => url._tag === "Some" ? url.value.origin : undefined)
+    ),
+    restPort: Config.port("PORT").pipe(Config.withDefault(8080))
   })

@@ -2,8 +2,11 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Ids from "@scaledger/db/Ids"
+import type { ErrorCode } from "@scaledger/domain/Errors"
 import { isJsonContentType, jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
-import { Cause, Effect, Layer, Option, Stream } from "effect"
+import { CurrentRequest } from "@scaledger/domain/RequestContext"
+import { Cause, Effect, FiberRef, Layer, Option, Stream } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
 import type { McpSettings } from "./McpConfig.js"
 import { makeMcpServer, SUPPORTED_PROTOCOL_VERSIONS } from "./McpServer.js"
@@ -15,11 +18,6 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024
  */
 const DRAIN_MAX_BYTES = 32 * MAX_MESSAGE_BYTES
 const DRAIN_MAX_MS = 5_000
-
-const tooLarge = HttpServerResponse.unsafeJson(
-  JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "The message exceeds 1 MiB."),
-  { status: 413, headers: { connection: "close" } }
-)
 
 /** The `MCP-Protocol-Version` header; sent twice with one value (which Node joins with `, `), that value. */
 const protocolVersionOf = (header: string | undefined): string | undefined => {
@@ -77,10 +75,57 @@ const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest): Rea
 const PATHS = ["/mcp", "/"] as const
 const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
 
+/** The error code (of `/docs/errors`, as REST names it) a JSON-RPC error answered with this HTTP status stands for. */
+const errorCodeOf = (status: number, rpcCode: number): ErrorCode => {
+  switch (status) {
+    case 401:
+      return "unauthorized"
+    case 404:
+      return "not_found"
+    case 405:
+      return "method_not_allowed"
+    case 413:
+      return "payload_too_large"
+    case 415:
+      return "unsupported_media_type"
+    case 500:
+      return "internal_error"
+    case 503:
+      return "service_unavailable"
+  }
+  if (rpcCode === JsonRpc.ErrorCodes.MethodNotFound) return "not_found"
+  if (rpcCode === JsonRpc.ErrorCodes.InternalError) return "internal_error"
+  return "invalid_request"
+}
+
+/**
+ * One answer. A JSON-RPC error gets `error.data`: `code` (the error code REST would answer), `docUrl` (its section of
+ * `/docs/errors`, as in the REST envelope) and `requestId` (the `Request-Id` header), besides any data it had.
+ */
 const answer = (status: number, body?: unknown, headers: Readonly<Record<string, string>> = {}) =>
-  body === undefined
-    ? HttpServerResponse.empty({ status, headers })
-    : HttpServerResponse.unsafeJson(body, { status, headers })
+  Effect.map(FiberRef.get(CurrentRequest), (request) => {
+    if (body === undefined) return HttpServerResponse.empty({ status, headers })
+    const error = (body as { error?: { code: number; data?: unknown } }).error
+    if (typeof error !== "object" || error === null || typeof error.code !== "number") {
+      return HttpServerResponse.unsafeJson(body, { status, headers })
+    }
+    const code = errorCodeOf(status, error.code)
+    const data = typeof error.data === "object" && error.data !== null ? error.data : {}
+    const linked = {
+      ...body,
+      error: {
+        ...error,
+        data: { ...data, code, docUrl: `${request.docBase}/docs/errors#${code}`, requestId: request.requestId }
+      }
+    }
+    return HttpServerResponse.unsafeJson(linked, { status, headers })
+  })
+
+const tooLarge = answer(
+  413,
+  JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "The message exceeds 1 MiB."),
+  { connection: "close" }
+)
 
 /** This server sends no event stream: every method but POST answers 405. */
 const methodNotAllowed = answer(
@@ -101,7 +146,7 @@ export const McpRoutes = (settings: McpSettings) =>
       const post = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (!server.originAllowed(request.headers["origin"])) {
-          return answer(
+          return yield* answer(
             403,
             JsonRpc.error(
               null,
@@ -112,7 +157,7 @@ export const McpRoutes = (settings: McpSettings) =>
         }
         const version = protocolVersionOf(request.headers["mcp-protocol-version"])
         if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-          return answer(
+          return yield* answer(
             400,
             JsonRpc.error(
               null,
@@ -123,7 +168,7 @@ export const McpRoutes = (settings: McpSettings) =>
         }
         const contentType = request.headers["content-type"]
         if (contentType !== undefined && !isJsonContentType(contentType)) {
-          return answer(
+          return yield* answer(
             415,
             JsonRpc.error(
               null,
@@ -133,18 +178,18 @@ export const McpRoutes = (settings: McpSettings) =>
           )
         }
         const declared = Number(request.headers["content-length"] ?? 0)
-        if (declared > DRAIN_MAX_BYTES) return tooLarge
+        if (declared > DRAIN_MAX_BYTES) return yield* tooLarge
         const read = yield* readMessage(request)
-        if (read._tag === "TooLarge") return tooLarge
+        if (read._tag === "TooLarge") return yield* tooLarge
         if (read._tag === "CutOff") {
-          return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body was cut off."))
+          return yield* answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body was cut off."))
         }
         const text = read.text
         if (text === undefined) {
-          return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not UTF-8."))
+          return yield* answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not UTF-8."))
         }
         if (jsonTooDeep(text, MAX_JSON_DEPTH)) {
-          return answer(
+          return yield* answer(
             400,
             JsonRpc.error(
               null,
@@ -157,13 +202,13 @@ export const McpRoutes = (settings: McpSettings) =>
         try {
           body = JSON.parse(text)
         } catch {
-          return answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not valid JSON."))
+          return yield* answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not valid JSON."))
         }
         const reply = yield* server.handle({ body, authorization: authorizationHeaders(request) })
-        return answer(reply.status, reply.body, reply.headers)
+        return yield* answer(reply.status, reply.body, reply.headers)
       }).pipe(
         Effect.catchAllDefect((defect) =>
-          Effect.as(
+          Effect.zipRight(
             Effect.logError("MCP request failed", defect),
             answer(500, JsonRpc.error(null, JsonRpc.ErrorCodes.InternalError, "The server failed unexpectedly."))
           )
@@ -172,25 +217,60 @@ export const McpRoutes = (settings: McpSettings) =>
 
       for (const path of PATHS) {
         yield* router.add("POST", path, post)
-        for (const method of OTHER_METHODS) yield* router.add(method, path, Effect.succeed(methodNotAllowed))
+        for (const method of OTHER_METHODS) yield* router.add(method, path, methodNotAllowed)
       }
     })
   )
 
-/** Unknown paths answer a JSON-RPC error rather than an empty 404. */
-export const McpNotFound = HttpLayerRouter.middleware(
-  (httpEffect) =>
-    Effect.catchAllCause(httpEffect, (cause) => {
-      const failure = Cause.failureOption(cause)
-      const notFound = Option.isSome(failure) && HttpServerError.isServerError(failure.value) &&
-        failure.value._tag === "RouteNotFound"
-      return notFound
-        ? Effect.succeed(
-          answer(404, JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "Not found: the MCP endpoint is /mcp."))
-        )
-        : Effect.failCause(cause)
-    }),
-  { global: true }
-)
+/**
+ * The origin error `docUrl`s point at: `PUBLIC_BASE_URL`'s; else the REST listener (`PORT`) on the address the client
+ * reached this one on (`/docs/errors` is served there); without a REST port (tests), this listener's own address.
+ */
+export const mcpDocOrigin = (
+  settings: Pick<McpSettings, "publicBaseUrl" | "restPort">,
+  socket: { readonly localAddress?: string | undefined; readonly localPort?: number | undefined }
+): string => {
+  if (settings.publicBaseUrl !== undefined) return settings.publicBaseUrl
+  let address = socket.localAddress ?? "127.0.0.1"
+  if (address.startsWith("::ffff:")) address = address.slice(7)
+  const host = address.includes(":") ? `[${address}]` : address
+  const port = settings.restPort ?? socket.localPort
+  return `http://${host}${port === undefined ? "" : `:${port}`}`
+}
 
-export const McpRoutesLive = (settings: McpSettings) => Layer.mergeAll(McpRoutes(settings), McpNotFound)
+/**
+ * The edge of the MCP listener: every answer carries a `Request-Id` header (the `requestId` of JSON-RPC errors'
+ * `data` and of tool errors), and unknown paths answer a JSON-RPC error rather than an empty 404.
+ */
+export const McpEdge = (settings: McpSettings) =>
+  HttpLayerRouter.middleware(
+    (httpEffect) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const requestId = `req_${Ids.randomBase62(20)}`
+        const socket = (request.source as { readonly socket?: Parameters<typeof mcpDocOrigin>[1] }).socket ?? {}
+        const context = {
+          requestId,
+          get docBase() {
+            return mcpDocOrigin(settings, socket)
+          }
+        }
+        return httpEffect.pipe(
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOption(cause)
+            const notFound = Option.isSome(failure) && HttpServerError.isServerError(failure.value) &&
+              failure.value._tag === "RouteNotFound"
+            return notFound
+              ? answer(
+                404,
+                JsonRpc.error(null, JsonRpc.ErrorCodes.InvalidRequest, "Not found: the MCP endpoint is /mcp.")
+              )
+              : Effect.failCause(cause)
+          }),
+          Effect.map((response) => HttpServerResponse.setHeader(response, "request-id", requestId)),
+          Effect.locally(CurrentRequest, context)
+        )
+      }),
+    { global: true }
+  )
+
+export const McpRoutesLive = (settings: McpSettings) => Layer.mergeAll(McpRoutes(settings), McpEdge(settings))

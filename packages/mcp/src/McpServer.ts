@@ -1,5 +1,6 @@
 import type { Account } from "@scaledger/domain/Auth"
-import { Context, Effect, Option } from "effect"
+import { CurrentRequest, type RequestContext } from "@scaledger/domain/RequestContext"
+import { Context, Effect, FiberRef, Option } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
 import type { McpSettings } from "./McpConfig.js"
 import { boundedMessage, decodeArguments, errorCodeOf, inputSchemaOf, type McpTool, type ToolError } from "./McpTool.js"
@@ -78,11 +79,14 @@ const bearerToken = (header: string | undefined): Option.Option<string> => {
   return match === null ? Option.none() : Option.some(match[1]!)
 }
 
-const toolErrorResult = (error: ToolError) => {
+/** A tool error: `code` and `message` as the REST envelope has them, with the same `docUrl` and `requestId`. */
+const toolErrorResult = (error: ToolError, request: RequestContext) => {
   const code = errorCodeOf(error)
   const structured = {
     code,
     message: error.message,
+    docUrl: `${request.docBase}/docs/errors#${code}`,
+    requestId: request.requestId,
     ...(error.details === undefined ? {} : { details: error.details }),
     ...(code === "replay_in_progress" || code === "rate_limited" ? { retryAfter: error.retryAfterSeconds ?? 1 } : {})
   }
@@ -127,6 +131,7 @@ export const makeMcpServer = (settings: McpSettings) =>
 
     const callTool = (params: Readonly<Record<string, unknown>>, account: Account) =>
       Effect.gen(function*() {
+        const request = yield* FiberRef.get(CurrentRequest)
         const name = params.name
         const tool = typeof name === "string" ? byName.get(name) : undefined
         if (tool === undefined) {
@@ -145,7 +150,7 @@ export const makeMcpServer = (settings: McpSettings) =>
               _tag: "InvalidRequest",
               message: `Invalid arguments for ${tool.name}: ${args.left.message}`,
               ...(args.left.issues === undefined ? {} : { details: { issues: args.left.issues } })
-            })
+            }, request)
           }
         }
         const answer = yield* tool.run(args.right, account).pipe(
@@ -158,13 +163,13 @@ export const makeMcpServer = (settings: McpSettings) =>
               error._tag === "SqlError"
                 ? Effect.logWarning(`MCP tool ${tool.name}: database error`, error)
                 : Effect.void,
-              toolErrorResult(error)
+              toolErrorResult(error, request)
             )
           ),
           Effect.catchAllDefect((defect) =>
             Effect.as(
               Effect.logError(`MCP tool ${tool.name} failed`, defect),
-              toolErrorResult({ _tag: "Internal", message: "The tool failed unexpectedly." })
+              toolErrorResult({ _tag: "Internal", message: "The tool failed unexpectedly." }, request)
             )
           )
         )
@@ -226,7 +231,7 @@ export const makeMcpServer = (settings: McpSettings) =>
                       `More than ${refused.limitPerMinute} requests a minute with this key; retry after ${refused.retryAfterSeconds} s.`,
                     details: refused,
                     retryAfterSeconds: refused.retryAfterSeconds
-                  })
+                  }, yield* FiberRef.get(CurrentRequest))
                 )
               }
             }
