@@ -10,7 +10,7 @@ import { makeNodeServer } from "@scaledger/server/http/NodeServer"
 import { memoryRateLimiter } from "@scaledger/server/http/RateLimit"
 import { RestServer } from "@scaledger/server/http/RestServer"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 
 const TOKEN = "admin-token-for-tests-0123456789abcdefghij"
 
@@ -25,11 +25,18 @@ const portOf = Effect.map(
 
 const node = () => NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" })
 
+const Rest = Layer.merge(RestServer, Layer.effect(RestPort, portOf)).pipe(Layer.provide(node()))
+// The admin listener reads `PORT` (the REST listener's) for its docUrls, as main.ts's configuration gives it.
+const Admin = Layer.unwrapEffect(
+  Effect.map(RestPort, (rest) =>
+    Layer.merge(adminServer(TOKEN), Layer.effect(AdminPort, portOf)).pipe(
+      Layer.provide(node()),
+      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PORT", String(rest)]]))))
+    ))
+)
+
 // Both listeners in one layer graph, as main.ts builds them: the graph in which the memoized default router was shared.
-const BothListeners = Layer.mergeAll(
-  Layer.merge(RestServer, Layer.effect(RestPort, portOf)).pipe(Layer.provide(node())),
-  Layer.merge(adminServer(TOKEN), Layer.effect(AdminPort, portOf)).pipe(Layer.provide(node()))
-).pipe(
+const BothListeners = Layer.mergeAll(Rest, Admin.pipe(Layer.provide(Rest))).pipe(
   Layer.provide(memoryRateLimiter(100_000)),
   Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),
   Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret"))),
@@ -116,6 +123,19 @@ layer(TestLayer, { timeout: 60_000 })("admin endpoint off the public port", (it)
           400,
           "invalid_request"
         )
+      }))
+
+    it.effect("the admin listener's docUrls point at the REST listener, where /docs/errors is served", () =>
+      Effect.gen(function*() {
+        const ports = yield* Ports
+        const refused = yield* send(ports.admin, "GET", "/admin/keys?account=alice")
+        expectEnvelope(refused, 401, "unauthorized")
+        // It pointed at the admin listener's own origin, where /docs/errors is 404.
+        expect(refused.body.error.docUrl).toBe(`http://127.0.0.1:${ports.rest}/docs/errors#unauthorized`)
+        const page = yield* Effect.promise(() => fetch(refused.body.error.docUrl.split("#")[0]))
+        expect(page.status).toBe(200)
+        expect(yield* Effect.promise(() => page.text())).toContain("unauthorized")
+        expect((yield* send(ports.admin, "GET", "/docs/errors")).status).toBe(404)
       }))
 
     it.effect("the admin listener binds 127.0.0.1 only", () =>

@@ -1,6 +1,6 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { docOrigin } from "@scaledger/server/http/RequestEnvelope"
+import { docOrigin, restOrigin } from "@scaledger/server/http/RequestEnvelope"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect, Option, Stream } from "effect"
 import { edgeServer, rawRequest, serverPort } from "../support/EdgeHarness.js"
@@ -484,6 +484,15 @@ describe("docUrl origin", () => {
     expect(docOrigin({ publicBaseUrl: Option.none(), trustProxy: false }, evil, socket)).toBe("http://10.0.0.5:8080")
     expect(docOrigin({ publicBaseUrl: Option.none(), trustProxy: false }, {}, { localAddress: "::1", localPort: 9 }))
       .toBe("http://[::1]:9")
+  })
+  it("the REST listener's origin (the admin listener's docUrls): PUBLIC_BASE_URL, else HOST:PORT", () => {
+    const none = Option.none<URL>()
+    expect(restOrigin({ publicBaseUrl: Option.some(new URL("https://api.example.com/x")), host: "::", port: 1 }))
+      .toBe("https://api.example.com")
+    expect(restOrigin({ publicBaseUrl: none, host: "0.0.0.0", port: 8080 })).toBe("http://127.0.0.1:8080")
+    expect(restOrigin({ publicBaseUrl: none, host: "::", port: 8080 })).toBe("http://[::1]:8080")
+    expect(restOrigin({ publicBaseUrl: none, host: "10.0.0.5", port: 9 })).toBe("http://10.0.0.5:9")
+    expect(restOrigin({ publicBaseUrl: none, host: "fe80::1", port: 9 })).toBe("http://[fe80::1]:9")
   })
   it("with TRUST_PROXY: forwarded http(s) and a well-formed host only", () => {
     const config = { publicBaseUrl: Option.none<URL>(), trustProxy: true }

@@ -11,11 +11,11 @@ import { timingSafeEqual } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { ApiKeys } from "../auth/ApiKeys.js"
-import { DataDir } from "../Config.js"
+import { DataDir, HttpConfig } from "../Config.js"
 import { mapDatabaseError } from "../http/DatabaseErrors.js"
 import { makeNodeServer } from "../http/NodeServer.js"
 import { serveWithOwnRouter } from "../http/OwnRouter.js"
-import { edgeMiddleware, errorResponse } from "../http/RequestEnvelope.js"
+import { edgeMiddleware, errorResponse, restOrigin } from "../http/RequestEnvelope.js"
 import { adminFilePath } from "./AdminFile.js"
 
 const CreateKeyBody = Schema.Struct({ account: SafeTextMax(200).pipe(Schema.minLength(1)) })
@@ -123,12 +123,18 @@ const advertise = (token: string) =>
  */
 export const adminServer = (token: string) =>
   serveWithOwnRouter(
-    Layer.mergeAll(adminRoutes(token), edgeMiddleware({ extraRoutes: AdminRoutes, logRequests: false }))
+    Layer.mergeAll(
+      adminRoutes(token),
+      // `/docs/errors` is served by the REST listener only: docUrls point there (PUBLIC_BASE_URL, else HOST:PORT).
+      edgeMiddleware({ extraRoutes: AdminRoutes, logRequests: false, docsOnRestListener: true })
+    )
   )
 
-export const AdminServerLive = Layer.unwrapEffect(Effect.sync(() => {
+export const AdminServerLive = Layer.unwrapEffect(Effect.gen(function*() {
   const token = Ids.randomBase62(40)
+  // Answers Node's parser gives (431, 400) link to the REST listener's docs as well.
+  const publicOrigin = restOrigin(yield* HttpConfig)
   return Layer.mergeAll(adminServer(token), advertise(token)).pipe(
-    Layer.provide(NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" }))
+    Layer.provide(NodeHttpServer.layer(makeNodeServer({ publicOrigin }), { port: 0, host: "127.0.0.1" }))
   )
 }))

@@ -67,6 +67,24 @@ export const docOrigin = (
   return listenerOrigin(socket)
 }
 
+/**
+ * The REST listener's origin, for listeners that do not serve `/docs/errors` themselves (the admin listener):
+ * `PUBLIC_BASE_URL` when set; else `HOST`:`PORT`, a wildcard `HOST` read as loopback.
+ */
+export const restOrigin = (
+  config: { readonly publicBaseUrl: Option.Option<URL>; readonly host: string; readonly port: number }
+): string => {
+  if (Option.isSome(config.publicBaseUrl)) return config.publicBaseUrl.value.origin
+  const host = config.host === "" || config.host === "0.0.0.0"
+    ? "127.0.0.1"
+    : config.host === "::"
+    ? "[::1]"
+    : config.host.includes(":") && !config.host.startsWith("[")
+    ? `[${config.host}]`
+    : config.host
+  return `http://${host}:${config.port}`
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The middleware
 // ---------------------------------------------------------------------------------------------------------------
@@ -172,6 +190,11 @@ export interface EdgeOptions {
   readonly bearerChallenge?: boolean | undefined
   /** The one request log line (info, with the request id). */
   readonly logRequests?: boolean | undefined
+  /**
+   * `docUrl`s point at the REST listener (`restOrigin`) rather than this one: for a listener that does not serve
+   * `/docs/errors` (the admin listener).
+   */
+  readonly docsOnRestListener?: boolean | undefined
 }
 
 /**
@@ -199,7 +222,9 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           const context = {
             requestId,
             get docBase() {
-              return docOrigin(config, request.headers, NodeHttpServerRequest.toIncomingMessage(request).socket ?? {})
+              return options.docsOnRestListener === true
+                ? restOrigin(config)
+                : docOrigin(config, request.headers, NodeHttpServerRequest.toIncomingMessage(request).socket ?? {})
             }
           }
           // An empty path parameter (`/v1/wallets/`, `/v1/fx/SGD/`) names no resource: not found, as
