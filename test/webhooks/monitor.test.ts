@@ -280,3 +280,42 @@ describe("a feed's silence is measured by the chain's clock (PGlite)", () => {
       }))
   })
 })
+
+describe("a dividend step recorded after its alert window (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("is still told once: raised, then resolved by its age, never raised again", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const chain = 4343
+        const token = "0x00000000000000000000000000000000000bee02"
+        const zero = "0x0000000000000000000000000000000000000000"
+        const watching = yield* accountWatching("late-step", "0x00000000000000000000000000000000000000d2", chain)
+        const incomeAlerts = Effect.map(
+          Effect.flatMap(AlertsStore, (store) =>
+            store.list(watching.id, { kind: "accrued-income" }, { beforeSeq: undefined, limit: 10 })),
+          (page) =>
+            page.alerts.map((a) => a.resolvedAt === null ? "open" : "resolved")
+        )
+        yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
+                   VALUES (${chain}, ${token}, ${token}, 'AAPL', true, true)`
+        yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                                from_key, to_key, from_address, to_address, raw)
+                   VALUES (${chain}, '0xd1', 0, 5, '0xb', '2026-11-02T00:00:00Z', ${token}, ${zero},
+                           ${watching.address}, ${zero}, ${watching.address}, ${String(10n * WAD)})`
+        // The step took effect on 3 November; the recorder, down until the 12th, records it only then.
+        yield* sql`INSERT INTO multiplier_changes (chain_id, token_key, effective_at, old_multiplier, new_multiplier,
+                                                   kind, status, source, block, block_time)
+                   VALUES (${chain}, ${token}, '2026-11-03T14:00:00Z', ${String(WAD)}, ${String(WAD + WAD / 100n)},
+                           'dividend', 'active', 'chain_storage', 50, '2026-11-03T14:00:00Z')`
+        yield* sql`INSERT INTO chain_blocks (chain_id, number, hash, block_time)
+                   VALUES (${chain}, 60, '0x60', '2026-11-12T10:00:00Z')`
+        yield* TestClock.setTime(Date.parse("2026-11-12T10:00:05Z"))
+        yield* monitorPass
+        expect(yield* incomeAlerts).toEqual(["open"])
+        yield* monitorPass
+        expect(yield* incomeAlerts).toEqual(["resolved"])
+        yield* monitorPass
+        expect(yield* incomeAlerts).toEqual(["resolved"])
+      }))
+  })
+})

@@ -54,6 +54,9 @@ export interface DegradedReader {
   readonly since: Date
 }
 
+/** How late a dividend step may be recorded and still raise its `accrued-income` alert (then resolved at once). */
+export const LATE_STEP_DAYS = 90
+
 export interface LatestRound {
   readonly chainId: number
   readonly tokenKey: string
@@ -232,14 +235,25 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
      * Dividend steps that raised the multiplier (a lower one adds no income: the ledger records none) on a token held
      * just before them by the account's wallets that were watched when the step took effect (at or after the
      * wallet's `watchingFrom`: history a backfill found, of any wallet, raises no alerts), at most `openDays` before
-     * the chain's newest stored block (chain time, so a test chain's clock works the same).
+     * the chain's newest stored block (chain time, so a test chain's clock works the same); and older ones, up to
+     * `LATE_STEP_DAYS`, of a token the account has received and has had no alert of yet (recorded late, after an
+     * outage), so each step is told once.
      */
     const recentDividendSteps = (accountIds: ReadonlyArray<string>, openDays: number) =>
       changeRows(
         accountIds,
         sql`c.status = 'active' AND c.kind = 'dividend' AND c.new_multiplier > c.old_multiplier
-          AND c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
-                                - make_interval(days => ${openDays})`,
+          AND (c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
+                                 - make_interval(days => ${openDays})
+            OR (c.effective_at >= (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id)
+                                  - make_interval(days => ${LATE_STEP_DAYS})
+              AND EXISTS (
+                SELECT 1 FROM wallets w JOIN token_transfers t ON t.chain_id = c.chain_id AND t.to_key = w.address_key
+                WHERE w.account_id = a.id AND t.token_key = c.token_key)
+              AND NOT EXISTS (
+                SELECT 1 FROM alerts x WHERE x.account_id = a.id
+                  AND x.cause_key = 'accrued-income:' || c.chain_id || ':' || c.token_key || ':'
+                                    || (extract(epoch FROM c.effective_at) * 1000)::bigint)))`,
         sql`coalesce(w.watching_from_at, w.created_at) <= c.effective_at`
       )
 
