@@ -183,14 +183,38 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
           } ON CONFLICT (chain_id, token_key, effective_at) DO UPDATE SET
               announced_at = least(multiplier_changes.announced_at, excluded.announced_at),
               announced_block = least(multiplier_changes.announced_block, excluded.announced_block)`)
+        // A token holds one staged change: an announcement made before an earlier one took effect replaces it.
+        const announcedTokens = [
+          ...new Set(
+            changes.filter((c) =>
+              c.announcedBlock !== null
+            ).map((c) =>
+              key(c.token)
+            )
+          )
+        ]
+        if (announcedTokens.length > 0) {
+          yield* sql`DELETE FROM multiplier_changes p
+                     WHERE p.chain_id = ${chainId} AND p.status = 'pending' AND p.token_key IN ${
+            sql.in(announcedTokens)
+          }
+                       AND EXISTS (
+                         SELECT 1 FROM multiplier_changes n
+                         WHERE n.chain_id = p.chain_id AND n.token_key = p.token_key
+                           AND n.announced_block > p.announced_block AND n.announced_at < p.effective_at)`
+        }
         yield* Effect.forEach(batch.activations ?? [], (c) =>
-          sql`UPDATE multiplier_changes SET
-                status = 'active', source = ${c.source}, block = ${c.block}, block_time = ${c.blockTime},
-                new_multiplier = ${c.newMultiplier.toString()}, kind = ${c.kind},
-                provisional = ${c.block !== null && provisional(c.block)}
-              WHERE chain_id = ${chainId} AND token_key = ${key(c.token)} AND effective_at = ${c.effectiveAt}`, {
-          discard: true
-        })
+          Effect.zipRight(
+            sql`UPDATE multiplier_changes SET
+                  status = 'active', source = ${c.source}, block = ${c.block}, block_time = ${c.blockTime},
+                  new_multiplier = ${c.newMultiplier.toString()}, kind = ${c.kind},
+                  provisional = ${c.block !== null && provisional(c.block)}
+                WHERE chain_id = ${chainId} AND token_key = ${key(c.token)} AND effective_at = ${c.effectiveAt}`,
+            // The value read when it was due is the one before it: nothing changed (a change replaced on chain).
+            sql`DELETE FROM multiplier_changes
+                WHERE chain_id = ${chainId} AND token_key = ${key(c.token)} AND effective_at = ${c.effectiveAt}
+                  AND status = 'active' AND new_multiplier = old_multiplier`
+          ), { discard: true })
         yield* insertChunks(batch.gaps ?? [], (chunk) =>
           sql`INSERT INTO coverage_gaps ${
             sql.insert(chunk.map((g) => ({
