@@ -4,7 +4,7 @@ import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { usdCrossRate } from "@scaledger/domain/fx/CrossRate"
 import { FxStore, type FxStoreShape } from "@scaledger/domain/fx/FxStore"
-import { staleness } from "@scaledger/domain/fx/Quote"
+import { publicationDueDay, staleness } from "@scaledger/domain/fx/Quote"
 import { FxStoreError } from "@scaledger/domain/fx/QuoteErrors"
 import { type DayRates, type FxSource, StoredDay } from "@scaledger/domain/fx/Schemas"
 import type { RateProvenance } from "@scaledger/domain/FxApi"
@@ -202,13 +202,14 @@ export class FxRates extends Effect.Service<FxRates>()("@scaledger/db/FxRates", 
     /** Newest day, staleness against today's UTC date (from `Clock`), and the last load and refresh outcomes. */
     const status = Effect.fn("FxRates.status")((): Effect.Effect<FxStatus, SqlError> =>
       Effect.gen(function*() {
-        const today = utcDateOf(yield* Clock.currentTimeMillis)
+        const now = yield* Clock.currentTimeMillis
+        const today = utcDateOf(now)
         const [row] = yield* sql<StatusDbRow>`
           SELECT (SELECT max(day) FROM fx_rates) AS newest_day, (SELECT count(*) FROM fx_rates) AS stored_days,
                  history_loaded_at, history_days, refresh_attempted_at, refresh_succeeded_at, refresh_source, refresh_error
           FROM fx_status`
         const newest = Option.fromNullable(row?.newest_day ?? null)
-        const judged = staleness(newest, today)
+        const judged = staleness(newest, publicationDueDay(now))
         return {
           today,
           newestDay: Option.getOrNull(newest),

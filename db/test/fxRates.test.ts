@@ -178,7 +178,10 @@ for (const [name, database] of backends) {
             businessDaysBehind: 2,
             storedDays: 6747
           })
-          yield* TestClock.setTime(Date.parse("2025-05-14T00:30:00Z"))
+          // Wednesday: Wednesday's publication is due from 16:15 Berlin time (14:15 UTC in summer), not at midnight.
+          yield* TestClock.setTime(Date.parse("2025-05-14T14:14:00Z"))
+          expect(yield* rates.status()).toMatchObject({ stale: false, businessDaysBehind: 2 })
+          yield* TestClock.setTime(Date.parse("2025-05-14T14:15:00Z"))
           expect(yield* rates.status()).toMatchObject({ stale: true, businessDaysBehind: 3 })
           const at = new Date("2025-05-14T00:30:00Z")
           yield* rates.recordHistoryLoad(at, 6747)

@@ -1,6 +1,6 @@
 import { utcDateOf } from "@scaledger/domain/CalendarDates"
 import { InvalidDate, NotFound, ServiceUnavailable, UnsupportedCurrency } from "@scaledger/domain/Errors"
-import { quoteFromDay, staleness, validateQuoteRequest } from "@scaledger/domain/fx/Quote"
+import { publicationDueDay, quoteFromDay, staleness, validateQuoteRequest } from "@scaledger/domain/fx/Quote"
 import type { FxRequestError } from "@scaledger/domain/fx/QuoteErrors"
 import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"
 import type { ExchangeRateQuote } from "@scaledger/domain/FxApi"
@@ -41,7 +41,8 @@ export class FxReads extends Effect.Service<FxReads>()("@scaledger/db/FxReads", 
     const rates = yield* FxRates
 
     const quote = Effect.fn("FxReads.quote")(function*(currency: string, date: string) {
-      const today = utcDateOf(yield* Clock.currentTimeMillis)
+      const now = yield* Clock.currentTimeMillis
+      const today = utcDateOf(now)
       const valid = yield* Either.mapLeft(validateQuoteRequest({ currency, date, today }), requestError)
       const day = yield* rates.latestWith(valid.quote, valid.date)
       const found = quoteFromDay(valid, day)
@@ -58,7 +59,7 @@ export class FxReads extends Effect.Service<FxReads>()("@scaledger/db/FxReads", 
       }
       const newest = yield* rates.newestDay()
       // Stale only when a TARGET business day the store lacks lies between the newest stored day and the date.
-      const stale = staleness(newest, today).stale &&
+      const stale = staleness(newest, publicationDueDay(now)).stale &&
         Option.match(newest, { onNone: () => true, onSome: (day) => businessDaysBetween(day, valid.date) > 0 })
       const answer: ExchangeRateQuote = { ...found.right, stale }
       return answer

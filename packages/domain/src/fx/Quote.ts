@@ -157,10 +157,35 @@ export interface Staleness {
   readonly businessDaysBehind: number
 }
 
+const berlinClock = new Intl.DateTimeFormat("en-CA", {
+  timeZone: "Europe/Berlin",
+  year: "numeric",
+  month: "2-digit",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  hourCycle: "h23"
+})
+
+/**
+ * The last day whose ECB publication is due at `nowMs`: today in Berlin from 16:15 Berlin time (the ECB publishes
+ * around 16:00), the day before until then. Staleness is counted up to it.
+ */
+export const publicationDueDay = (nowMs: number): string => {
+  const parts = Object.fromEntries(berlinClock.formatToParts(new Date(nowMs)).map((p) => [p.type, p.value]))
+  const berlinDate = `${parts.year}-${parts.month}-${parts.day}`
+  const minutes = Number(parts.hour) * 60 + Number(parts.minute)
+  if (minutes >= 16 * 60 + 15) return berlinDate
+  const before = new Date(`${berlinDate}T00:00:00Z`)
+  before.setUTCDate(before.getUTCDate() - 1)
+  return before.toISOString().slice(0, 10)
+}
+
 /**
  * Whether the newest stored day is older than expected: more than 2 TARGET business days lie after it, up to and
- * including `today`. Today's rates may not be published yet and one missed publication is tolerated, so on a
- * Wednesday a newest day of Monday is fresh and one of the Friday before is stale. An empty store is stale.
+ * including `today` (pass `publicationDueDay(now)`: a day counts from 16:15 Berlin time on). One missed
+ * publication is tolerated, so on a Wednesday after 16:15 a newest day of Monday is fresh and one of the Friday
+ * before is stale (before 16:15 that Friday is still fresh). An empty store is stale.
  */
 export const staleness = (newestStoredDay: Option.Option<string>, today: string): Staleness =>
   Option.match(newestStoredDay, {

@@ -7,6 +7,7 @@ import {
   FxQuote,
   FxStore,
   MalformedDate,
+  publicationDueDay,
   quoteFromDays,
   quoteWith,
   RateUnavailable,
@@ -183,5 +184,20 @@ describe("staleness", () => {
     expect(staleness(Option.some("2025-04-17"), "2025-04-23")).toMatchObject({ stale: false, businessDaysBehind: 2 })
     expect(staleness(Option.some("2025-04-17"), "2025-04-24").stale).toBe(true)
     expect(staleness(Option.none(), "2025-04-24").stale).toBe(true)
+  })
+
+  it("counts a day from 16:15 Berlin time, when its publication is due", () => {
+    // Wednesday 2 December 2026 (CET, UTC+1): 16:14 Berlin is 15:14 UTC.
+    expect(publicationDueDay(Date.parse("2026-12-02T15:14:00Z"))).toBe("2026-12-01")
+    expect(publicationDueDay(Date.parse("2026-12-02T15:15:00Z"))).toBe("2026-12-02")
+    // Just after midnight in Berlin, still the evening before in UTC: the Berlin day before is due.
+    expect(publicationDueDay(Date.parse("2026-12-01T23:30:00Z"))).toBe("2026-12-01")
+    // Summer time (CEST, UTC+2): 16:15 Berlin is 14:15 UTC.
+    expect(publicationDueDay(Date.parse("2026-07-01T14:14:00Z"))).toBe("2026-06-30")
+    expect(publicationDueDay(Date.parse("2026-07-01T14:15:00Z"))).toBe("2026-07-01")
+    // Newest Friday 27 November: on Wednesday morning two publications are due (fresh), after 16:15 three (stale).
+    const friday = Option.some("2026-11-27")
+    expect(staleness(friday, publicationDueDay(Date.parse("2026-12-02T00:00:00Z"))).stale).toBe(false)
+    expect(staleness(friday, publicationDueDay(Date.parse("2026-12-02T15:20:00Z"))).stale).toBe(true)
   })
 })
