@@ -116,6 +116,31 @@ for (const [name, database] of backends) {
           expect(inSingapore).toMatchObject({ relationship: "counterparty", taxable: false })
         }))
 
+      it.effect("a new label of a counterparty is followed by the movements an earlier label settled", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const review = yield* Review
+          const { account } = yield* (yield* AccountsRepo).findOrCreate("review-relabel")
+          const party = counterparty(31)
+          const ids = [`${hash(31)}:0`, `${hash(32)}:0`]
+          yield* storeEvents(account.id, ids.map((id) => ({ ...movement(id, "2024-03-01", 31), type: "transfer.out" })))
+          for (const tx of [hash(31), hash(32)]) {
+            yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time,
+                                                    token_key, from_key, to_key, from_address, to_address, raw)
+                       VALUES (${CHAIN}, ${tx}, 0, 1, ${hash(9)}, '2024-03-01T00:00:00Z', ${counterparty(999)},
+                               ${WALLET}, ${party}, ${WALLET}, ${party}, 1)`
+            // Settled by an earlier label of the counterparty (as a person).
+            yield* sql`INSERT INTO transfer_classifications (account_id, chain_id, tx_hash, log_index, status, type,
+                                                              relationship, classified_by, confirmed, counterparty_key)
+                       VALUES (${account.id}, ${CHAIN}, ${tx}, 0, 'done', 'transfer.out', 'counterparty', 'user', true,
+                               ${party})`
+          }
+          yield* review.resolve(account.id, CHAIN, ids[0]!, { relationship: "exchange" })
+          const rows = yield* sql<{ relationship: string }>`
+            SELECT relationship FROM transfer_classifications WHERE account_id = ${account.id} ORDER BY tx_hash`
+          expect(rows.map((row) => row.relationship)).toEqual(["exchange", "exchange"])
+        }))
+
       it.effect("a mint, burn or own-to-own movement is not reviewable; counts leave out what a pending label settles", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient

@@ -119,8 +119,9 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
               note = coalesce(EXCLUDED.note, counterparty_labels.note),
               classified_by = 'user', confirmed = true, updated_at = now()`
           // What awaited review becomes the user's: a movement between own addresses for `self`, otherwise a
-          // disposal or acquisition by direction. Confirmed rule classifications (a swap, collateral) keep their
-          // type; the label gives them the relationship.
+          // disposal or acquisition by direction; so does what an earlier label of the counterparty settled (one
+          // label per address: a new one is followed by all its movements). Confirmed rule classifications (a swap,
+          // collateral) keep their type; the label gives them the relationship.
           const [transferHash, transferLog] = eventId.split(":")
           const changed = yield* sql<{ tx_hash: string; log_index: number; type: string }>`
             UPDATE transfer_classifications c SET
@@ -135,6 +136,7 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
               AND t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
               AND (t.from_key = ${key} OR t.to_key = ${key})
               AND (NOT c.confirmed OR c.type IS NULL OR c.type = 'unknown' OR c.status = 'pending'
+                OR c.classified_by = 'user'
                 OR (c.tx_hash = ${transferHash ?? ""} AND c.log_index::text = ${transferLog ?? ""}))
             RETURNING c.tx_hash, c.log_index, c.type`
           yield* requestReplay(accountId)
