@@ -100,11 +100,19 @@ export class MarketReads extends Effect.Service<MarketReads>()("@scaledger/db/Ma
             SELECT paused, block, block_time, false, 1, 0 FROM token_pause_reads
             WHERE chain_id = ${chainId} AND token_key = ${key(token)} AND block_time <= ${at}
           ) f
-          ORDER BY block DESC, src DESC, log_index DESC LIMIT 1`,
+          ORDER BY block, src, log_index`,
         (rows): PauseState => {
-          const row = rows[0]
-          if (row === undefined) return { paused: false, since: null, block: null, provisional: false }
-          return { paused: row.paused, since: row.block_time, block: Number(row.block), provisional: row.provisional }
+          // The state of the last fact; a pause since its first paused fact after the last unpaused one (as the
+          // `token-paused` alert and the positions count it), however many events and reads confirm it.
+          let state: PauseState = { paused: false, since: null, block: null, provisional: false }
+          for (const row of rows) {
+            if (!row.paused) {
+              state = { paused: false, since: row.block_time, block: Number(row.block), provisional: row.provisional }
+            } else if (!state.paused) {
+              state = { paused: true, since: row.block_time, block: Number(row.block), provisional: row.provisional }
+            }
+          }
+          return state
         }
       )
 
