@@ -196,6 +196,16 @@ describe("a rate carried forward more than 7 days is not used", () => {
     expect(report.positions[0]!.nullReasons).toContainEqual({ reason: "stale_rate", eventId: "buy" })
   })
 
+  const dividendStep = multiplier({
+    id: "m1",
+    token: "AAPL",
+    from: "1",
+    to: "1.01",
+    time: "2026-01-20T14:00:00Z",
+    block: 2,
+    stepKind: "dividend"
+  })
+
   it("says why a disposal's and an income's converted figures are null: stale_rate with the event it comes from", () => {
     // The only rate is of 2026-01-05: the buy uses it; the dividend step (01-20) and the sale (01-21) are 15 and 16
     // days after it, too late to carry it forward.
@@ -204,15 +214,7 @@ describe("a rate carried forward more than 7 days is not used", () => {
       { wallets, country: "US", prices, rates },
       [
         buy("2026-01-05T15:00:00Z"),
-        multiplier({
-          id: "m1",
-          token: "AAPL",
-          from: "1",
-          to: "1.01",
-          time: "2026-01-20T14:00:00Z",
-          block: 2,
-          stepKind: "dividend"
-        }),
+        dividendStep,
         transfer({
           id: "sell",
           token: "AAPL",
@@ -249,15 +251,7 @@ describe("a rate carried forward more than 7 days is not used", () => {
       { wallets, country: "US", prices, rates },
       [
         buy("2026-01-05T15:00:00Z"),
-        multiplier({
-          id: "m1",
-          token: "AAPL",
-          from: "1",
-          to: "1.01",
-          time: "2026-01-20T14:00:00Z",
-          block: 2,
-          stepKind: "dividend"
-        })
+        dividendStep
       ],
       "2026-01-21T16:00:00Z"
     )
