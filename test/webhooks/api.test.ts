@@ -78,6 +78,11 @@ for (const [name, database] of backends) {
               .status
           ).toBe(404)
           expect((yield* call("DELETE", `/v1/webhooks/${created.body.id}`, { key: other })).status).toBe(404)
+          // Not found comes first, whatever the change asks: another account learns nothing from a 400.
+          for (const body of [{ url: "http://example.com/" }, { kinds: ["no-such-kind"] }]) {
+            const foreign = yield* call("PATCH", `/v1/webhooks/${created.body.id}`, { key: other, body })
+            expect([foreign.status, foreign.body.error.code]).toEqual([404, "not_found"])
+          }
 
           expect((yield* call("DELETE", `/v1/webhooks/${created.body.id}`, { key })).status).toBe(204)
           const gone = yield* call("DELETE", `/v1/webhooks/${created.body.id}`, { key })

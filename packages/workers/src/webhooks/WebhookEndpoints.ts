@@ -98,6 +98,8 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("@scale
       readonly enabled?: boolean | undefined
     }) =>
       Effect.gen(function*() {
+        // An endpoint that is not there is not found, whatever the change asked of it.
+        if (Option.isNone(yield* repo.find(accountId, id))) return yield* notFound(id)
         const kinds = yield* validKinds(patch.kinds)
         if (patch.url !== undefined) yield* validUrl(patch.url)
         const row = yield* repo.update(accountId, id, { ...patch, kinds })
