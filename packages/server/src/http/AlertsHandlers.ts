@@ -6,9 +6,9 @@ import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { InvalidRequest, UnknownAlertKind } from "@scaledger/domain/Errors"
-import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
 import { WebhookEndpoints } from "@scaledger/workers/webhooks/WebhookEndpoints"
 import { Effect } from "effect"
+import { PageCursorSeal } from "./PageCursorSeal.js"
 import { orUnavailable } from "./Unavailable.js"
 
 const isSeverity = (value: string): value is AlertSeverity =>
@@ -17,6 +17,7 @@ const isSeverity = (value: string): value is AlertSeverity =>
 export const AlertsHandlers = HttpApiBuilder.group(ScaledgerApi, "alerts", (handlers) =>
   Effect.gen(function*() {
     const store = yield* AlertsStore
+    const cursors = yield* PageCursorSeal
     return handlers.handle("list", ({ urlParams }) =>
       Effect.gen(function*() {
         const account = yield* CurrentAccount
@@ -33,7 +34,7 @@ export const AlertsHandlers = HttpApiBuilder.group(ScaledgerApi, "alerts", (hand
             details: { unknown: [kind], supported: ALERT_KINDS }
           })
         }
-        const beforeSeq = yield* decodeCursor("alerts", urlParams.cursor)
+        const beforeSeq = yield* cursors.open(account.id, "alerts", urlParams.cursor)
         const limit = urlParams.limit ?? DEFAULT_PAGE_LIMIT
         const page = yield* store.list(account.id, {
           severity,
@@ -43,7 +44,7 @@ export const AlertsHandlers = HttpApiBuilder.group(ScaledgerApi, "alerts", (hand
         const last = page.alerts[page.alerts.length - 1]
         return {
           alerts: page.alerts.map(alertView),
-          nextCursor: page.hasMore && last !== undefined ? encodeCursor("alerts", last.seq) : null
+          nextCursor: page.hasMore && last !== undefined ? cursors.seal(account.id, "alerts", last.seq) : null
         }
       }).pipe(orUnavailable))
   })).pipe()
@@ -51,15 +52,16 @@ export const AlertsHandlers = HttpApiBuilder.group(ScaledgerApi, "alerts", (hand
 export const WebhooksHandlers = HttpApiBuilder.group(ScaledgerApi, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const endpoints = yield* WebhookEndpoints
+    const cursors = yield* PageCursorSeal
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const afterSeq = yield* decodeCursor("webhooks", urlParams.cursor)
+          const afterSeq = yield* cursors.open(account.id, "webhooks", urlParams.cursor)
           const page = yield* endpoints.list(account.id, { afterSeq, limit: urlParams.limit ?? DEFAULT_PAGE_LIMIT })
           return {
             webhooks: page.webhooks,
-            nextCursor: page.hasMore && page.last !== undefined ? encodeCursor("webhooks", page.last) : null
+            nextCursor: page.hasMore && page.last !== undefined ? cursors.seal(account.id, "webhooks", page.last) : null
           }
         }).pipe(orUnavailable))
       .handle("create", ({ payload }) =>

@@ -11,8 +11,8 @@ import { validDateRange } from "@scaledger/domain/DateInputs"
 import { InvalidAddress, NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
 import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
 import type { ExportView } from "@scaledger/domain/ExportsApi"
-import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
 import { Effect, Either, Option } from "effect"
+import { PageCursorSeal } from "./PageCursorSeal.js"
 import { orUnavailable } from "./Unavailable.js"
 
 const CSV = "text/csv; charset=utf-8"
@@ -42,6 +42,7 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
   Effect.gen(function*() {
     const store = yield* ExportStore
     const wallets = yield* WalletsRepo
+    const cursors = yield* PageCursorSeal
 
     return handlers
       .handle("create", ({ payload: body }) =>
@@ -83,7 +84,7 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const after = yield* decodeCursor("exports", urlParams.cursor)
+          const after = yield* cursors.open(account.id, "exports", urlParams.cursor)
           const page = yield* store.list(account.id, {
             afterSeq: after === undefined ? undefined : Number(after),
             limit: urlParams.limit ?? DEFAULT_PAGE_LIMIT
@@ -91,7 +92,9 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
           const last = page.exports[page.exports.length - 1]
           return {
             exports: page.exports.map(view),
-            nextCursor: page.hasMore && last !== undefined ? encodeCursor("exports", String(last.seq)) : null
+            nextCursor: page.hasMore && last !== undefined
+              ? cursors.seal(account.id, "exports", String(last.seq))
+              : null
           }
         }).pipe(orUnavailable))
       .handle("get", ({ path }) =>

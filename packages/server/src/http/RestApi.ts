@@ -23,6 +23,7 @@ import { HealthRoutes } from "./HealthRoutes.js"
 import { LedgerHandlers } from "./LedgerHandlers.js"
 import { MarketHandlers } from "./MarketHandlers.js"
 import { MultiplierHandlers } from "./MultiplierHandlers.js"
+import { PageCursorSeal } from "./PageCursorSeal.js"
 import { RequestEnvelope } from "./RequestEnvelope.js"
 import { ReviewHandlers } from "./ReviewHandlers.js"
 import { SettingsHandlers } from "./SettingsHandlers.js"
@@ -45,6 +46,7 @@ export const RestRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, Re
     ChainStore.Default,
     LedgerStore.Default,
     ApiKeys.Default,
+    PageCursorSeal.Default,
     FxRates.Default,
     FxReads.Default,
     MultiplierReads.Default,

@@ -9,10 +9,10 @@ import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { InvalidAddress, NotFound } from "@scaledger/domain/Errors"
-import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
 import { Wallet } from "@scaledger/domain/Wallet"
 import { Effect, Either, Option, Schema } from "effect"
 import { ChainId } from "../Config.js"
+import { PageCursorSeal } from "./PageCursorSeal.js"
 import { orUnavailable } from "./Unavailable.js"
 import { walletView } from "./WalletView.js"
 
@@ -52,6 +52,7 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
   Effect.gen(function*() {
     const wallets = yield* WalletsRepo
     const chain = yield* ChainStore
+    const cursors = yield* PageCursorSeal
     const chainId = yield* ChainId
     const sql = yield* SqlClient.SqlClient
     const view = (row: WalletRow) => Effect.map(chain.gapsOfWallet(row.id), (gaps) => walletView(row, gaps))
@@ -72,13 +73,13 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const afterId = yield* decodeCursor("wallets", urlParams.cursor)
+          const afterId = yield* cursors.open(account.id, "wallets", urlParams.cursor)
           const limit = urlParams.limit ?? DEFAULT_PAGE_LIMIT
           const page = yield* wallets.list(account.id, { afterId, limit })
           const last = page.wallets[page.wallets.length - 1]
           return {
             wallets: yield* Effect.forEach(page.wallets, view),
-            nextCursor: page.hasMore && last !== undefined ? encodeCursor("wallets", last.id) : null
+            nextCursor: page.hasMore && last !== undefined ? cursors.seal(account.id, "wallets", last.id) : null
           }
         }).pipe(orUnavailable))
       .handle("create", ({ payload }) =>
