@@ -71,7 +71,9 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
     it.effect("GET /v1/wallets takes only a cursor it issued to the same account: any other is 400 invalid_request", () =>
       Effect.gen(function*() {
         const { key } = yield* newKey("cursor-sealed")
-        for (const address of ["0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2"]) {
+        for (
+          const address of ["0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2"]
+        ) {
           expect((yield* call("POST", "/v1/wallets", { key, body: { address } })).status).toBe(201)
         }
         const first = yield* call("GET", "/v1/wallets?limit=1", { key })
