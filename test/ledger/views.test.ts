@@ -180,6 +180,8 @@ describe("an income event's rate in a USD account", () => {
     expect(priced).toMatchObject({ rate: "1", rateDate: "2026-03-02", source: "identity", carriedForward: false })
     expect(priced.usd).not.toBeNull()
     expect(incomeOf(true).unknownBecause).toEqual([])
+    // The change's id, which evidence and reasons cite; the event's own id adds the address.
+    expect(incomeOf(true)).toMatchObject({ eventId: "m1", id: expect.stringContaining("m1") })
     expect(incomeOf(false).unknownBecause).toEqual([{ reason: "missing_price", eventId: "m1" }])
     const unpriced = incomeOf(false).income
     expect(unpriced).toEqual({

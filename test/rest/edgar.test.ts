@@ -281,6 +281,8 @@ layer(
       const { date: _, eventId: __, from: ___, to: ____, wallet: _____, ...figures } = dividends.body.withholding[0]
       expect(events.body.events).toHaveLength(1)
       expect(events.body.events[0].withholding).toEqual(figures)
+      // The change the estimate cites is the income event's eventId.
+      expect(events.body.events[0].eventId).toBe(dividends.body.withholding[0].eventId)
       expect(events.body.events[0].withholding).toMatchObject({
         paidPerShare: "0.1805",
         declaredPerShare: "0.25",

@@ -232,6 +232,10 @@ export const EventView = Schema.Struct({
   from: Schema.optional(DecimalString).annotations({ description: "Multiplier before (multiplier events)." }),
   to: Schema.optional(DecimalString).annotations({ description: "Multiplier after (multiplier events)." }),
   income: Schema.optional(Schema.NullOr(IncomeView)),
+  eventId: Schema.optional(Schema.String).annotations({
+    description: "Income and split events: the multiplier change's id, the same for every holder it reached (as " +
+      "evidence, `unknownBecause` and `GET /v1/dividends` cite it); `id` adds the address."
+  }),
   unknownBecause: Schema.optional(Schema.Array(UnknownBecause)).annotations({
     description: "Income events only: why an amount in `income` is null (e.g. `missing_price`, `stale_rate`)."
   }),
