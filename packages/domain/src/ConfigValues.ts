@@ -1,4 +1,4 @@
-import { Config, ConfigError, Duration, Either, Option } from "effect"
+import { Config, ConfigError, Duration, Either, Option, Redacted } from "effect"
 
 /**
  * The checks every package's settings share, so that each variable is validated once and a bad value stops the
@@ -68,3 +68,7 @@ export const optionalHttpUrl = (name: string): Config.Config<Option.Option<strin
       Config.validate({ message: `${name} must be an http(s) URL`, validation: isHttpUrl })
     )
   )
+
+/** A secret that may be left unset: set but empty (`VAR=` in a shell or compose file) counts as unset, never as "". */
+export const optionalSecret = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value).trim() !== "")))

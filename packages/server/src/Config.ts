@@ -1,4 +1,5 @@
 import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
+import { optionalSecret } from "@scaledger/domain/ConfigValues"
 import { Config, LogLevel } from "effect"
 
 /** Settings of the HTTP side. Database settings live with the database (`@scaledger/db` DatabaseConfig). */
@@ -16,7 +17,7 @@ export const HttpConfig = Config.all({
 export const RateLimitConfig = Config.all({
   perMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
     Config.withDefault(600),
-    Config.validate({ message: "Expected an integer ≥ 0", validation: (n) => n >= 0 })
+    Config.validate({ message: "RATE_LIMIT_PER_MINUTE must be zero or more", validation: (n) => n >= 0 })
   )
 })
 
@@ -38,7 +39,7 @@ export const LogConfig = Config.all({
   level: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     Config.validate({
-      message: `Expected one of ${Object.keys(logLevels).join(", ")}`,
+      message: `LOG_LEVEL must be one of ${Object.keys(logLevels).join(", ")}`,
       validation: (name) => logLevels[name.toLowerCase()] !== undefined
     }),
     Config.map((name) => logLevels[name.toLowerCase()]!)
@@ -48,7 +49,7 @@ export const LogConfig = Config.all({
 
 export { DataDir } from "@scaledger/domain/ConfigValues"
 
-export const KeyHashSecretConfig = Config.option(Config.redacted("KEY_HASH_SECRET"))
+export const KeyHashSecretConfig = optionalSecret("KEY_HASH_SECRET")
 
 /** The chain whose record the REST side reads (the workers' `CHAIN_ID`). */
 export const ChainId = Config.integer("CHAIN_ID").pipe(Config.withDefault(ROBINHOOD_CHAIN_ID))

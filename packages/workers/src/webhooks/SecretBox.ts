@@ -1,6 +1,6 @@
 import { randomBase62 } from "@scaledger/db/Ids"
-import { DataDir } from "@scaledger/domain/ConfigValues"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { DataDir, optionalSecret } from "@scaledger/domain/ConfigValues"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -44,7 +44,7 @@ export class WebhookSecretBox extends Context.Tag("@scaledger/workers/WebhookSec
   static readonly Live = Layer.effect(
     WebhookSecretBox,
     Effect.gen(function*() {
-      const configured = yield* Config.option(Config.redacted("WEBHOOK_SECRET_KEY"))
+      const configured = yield* optionalSecret("WEBHOOK_SECRET_KEY")
       if (Option.isSome(configured)) return makeBox(configured.value)
       const dataDir = Path.resolve(yield* DataDir)
       const file = Path.join(dataDir, "webhook-secret-key")

@@ -1,0 +1,42 @@
+import { KeyHashSecret, KeyHashSecretLive } from "@scaledger/server/auth/KeyHashSecret"
+import { LogConfig, RateLimitConfig } from "@scaledger/server/Config"
+import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
+import { ConfigProvider, Effect, Either, Layer, Redacted } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+
+const dirs: Array<string> = []
+afterAll(() => {
+  for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
+})
+const withEnv = (env: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+describe("secrets set but empty", () => {
+  it("count as unset: a secret is generated into the data folder, never the empty string", async () => {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-secrets-"))
+    dirs.push(dataDir)
+    const env = withEnv({ KEY_HASH_SECRET: "", WEBHOOK_SECRET_KEY: "  ", SCALEDGER_DATA_DIR: dataDir })
+    const secret = await Effect.runPromise(
+      Effect.provide(KeyHashSecret, KeyHashSecretLive.pipe(Layer.provide(env)))
+    )
+    expect(Redacted.value(secret)).toBe(Fs.readFileSync(Path.join(dataDir, "key-hash-secret"), "utf8").trim())
+    expect(Redacted.value(secret)).toMatch(/^[0-9a-f]{64}$/)
+    const box = await Effect.runPromise(
+      Effect.provide(WebhookSecretBox, WebhookSecretBox.Live.pipe(Layer.provide(env)))
+    )
+    expect(box).toBeDefined()
+    expect(Fs.readFileSync(Path.join(dataDir, "webhook-secret-key"), "utf8").trim()).toMatch(/^[0-9a-f]{64}$/)
+  })
+})
+
+describe("a bad setting", () => {
+  it("is refused with a message naming its variable", async () => {
+    const failed = async (config: Effect.Effect<unknown, unknown>, env: Record<string, string>) =>
+      Either.getLeft(await Effect.runPromise(Effect.either(Effect.provide(config, withEnv(env)))))
+    expect(String(await failed(RateLimitConfig, { RATE_LIMIT_PER_MINUTE: "-5" }))).toContain("RATE_LIMIT_PER_MINUTE")
+    expect(String(await failed(LogConfig, { LOG_LEVEL: "verbose" }))).toContain("LOG_LEVEL")
+  })
+})
