@@ -1,5 +1,5 @@
-import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { optionalSecret } from "@scaledger/domain/ConfigValues"
+import { ROBINHOOD_CHAIN_ID } from "@scaledger/workers/chain/ChainConfig"
 import { Config, LogLevel } from "effect"
 
 /** Settings of the HTTP side. Database settings live with the database (`@scaledger/db` DatabaseConfig). */
