@@ -1,4 +1,16 @@
-import { Config } from "effect"
+import { Config, ConfigError, Either } from "effect"
+
+/** The origin an entry names (scheme, host and port, as a browser's `Origin` header has it), if it is one. */
+const originOf = (entry: string): string | undefined => {
+  try {
+    const url = new URL(entry)
+    const bare = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" &&
+      url.password === ""
+    return bare && (url.protocol === "http:" || url.protocol === "https:") ? url.origin : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** The MCP server's settings, read once by the composition root and handed to its layers. */
 export interface McpSettings {
@@ -18,11 +30,25 @@ export interface McpSettings {
 export const McpConfig = (defaultChainId: number): Config.Config<McpSettings> =>
   Config.all({
     allowedOrigins: Config.option(Config.string("MCP_ALLOWED_ORIGINS")).pipe(
-      Config.map((value) =>
-        value._tag === "None"
-          ? undefined
-          : value.value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0)
-      )
+      Config.mapOrFail((value) => {
+        if (value._tag === "None") return Either.right(undefined)
+        const entries = value.value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0)
+        // Each entry as the origin a browser sends (`https://app.example.com/` is `https://app.example.com`).
+        const origins: Array<string> = []
+        for (const entry of entries) {
+          const origin = originOf(entry)
+          if (origin === undefined) {
+            return Either.left(
+              ConfigError.InvalidData(
+                [],
+                `MCP_ALLOWED_ORIGINS must list origins such as https://app.example.com, not ${JSON.stringify(entry)}`
+              )
+            )
+          }
+          origins.push(origin)
+        }
+        return Either.right(origins)
+      })
     ),
     chainId: Config.integer("CHAIN_ID").pipe(Config.withDefault(defaultChainId)),
     publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")).pipe(
