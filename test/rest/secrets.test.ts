@@ -1,6 +1,7 @@
 import { KeyHashSecret, KeyHashSecretLive } from "@scaledger/server/auth/KeyHashSecret"
 import { LogConfig, RateLimitConfig } from "@scaledger/server/Config"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
+import { WebhookConfigFromEnv } from "@scaledger/workers/webhooks/WebhookConfig"
 import { ConfigProvider, Effect, Either, Layer, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -38,5 +39,16 @@ describe("a bad setting", () => {
       Either.getLeft(await Effect.runPromise(Effect.either(Effect.provide(config, withEnv(env)))))
     expect(String(await failed(RateLimitConfig, { RATE_LIMIT_PER_MINUTE: "-5" }))).toContain("RATE_LIMIT_PER_MINUTE")
     expect(String(await failed(LogConfig, { LOG_LEVEL: "verbose" }))).toContain("LOG_LEVEL")
+  })
+})
+
+describe("the webhook lease", () => {
+  it("must outlast an attempt's time-out, or the start is refused", async () => {
+    const read = (env: Record<string, string>) =>
+      Effect.runPromise(Effect.either(Effect.provide(WebhookConfigFromEnv, withEnv(env))))
+    const short = await read({ WEBHOOK_LEASE_SECONDS: "10", WEBHOOK_TIMEOUT_MS: "15000" })
+    expect(String(Either.getLeft(short))).toContain("WEBHOOK_LEASE_SECONDS")
+    expect(Either.isRight(await read({ WEBHOOK_LEASE_SECONDS: "20", WEBHOOK_TIMEOUT_MS: "15000" }))).toBe(true)
+    expect(Either.isRight(await read({}))).toBe(true)
   })
 })

@@ -69,7 +69,14 @@ export const WebhookConfigFromEnv = Config.all({
   monitorSafetyPollMs: positiveInteger("ALERT_SAFETY_POLL_MS", 30_000),
   incomeOpenDays: nonNegativeInteger("ALERT_INCOME_OPEN_DAYS", 7),
   oracleStaleMinutes: positiveInteger("ORACLE_STALE_MINUTES", 60)
-})
+}).pipe(
+  // A lease that ran out while its attempt was still waiting for the receiver would let another worker (or this
+  // one) send the same delivery again: the lease must outlast an attempt's whole time-out.
+  Config.validate({
+    message: "WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT_MS (an attempt's time-out) plus 5 seconds",
+    validation: (config) => config.leaseSeconds * 1000 >= config.totalTimeoutMs + 5_000
+  })
+)
 
 export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig")<
   WebhookConfig,
