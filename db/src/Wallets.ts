@@ -147,17 +147,19 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
 
     /**
      * An address that stops being own (deleted, or marked not own): the transfers between it and the account's other
-     * addresses were self-transfers by rule because both ends were own, so they are classified again (to a plain
-     * address such a transfer is a disposal, needing review, unless the address is labelled `self`). A user's own
-     * decision stays.
+     * addresses are classified again, from the side of the address that stays own (to a plain address such a transfer
+     * is a disposal, from one an acquisition, needing review, unless the address is labelled `self`). What was decided
+     * of them before was from either end while both were own (the both-own rule, or a classification made from the
+     * address that goes). A user's decision about the address itself stays.
      */
     const reclassifyBothOwn = (accountId: string, addressKey: string) =>
       sql`
         UPDATE transfer_classifications c
         SET status = 'pending', attempts = 0, lease_owner = NULL, lease_until = NULL, updated_at = now()
         FROM token_transfers t
-        WHERE c.account_id = ${accountId} AND c.status = 'done' AND c.rule = 'both_own'
-          AND c.classified_by = 'rule' AND t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash
+        WHERE c.account_id = ${accountId} AND c.status = 'done'
+          AND (c.classified_by <> 'user' OR c.counterparty_key IS DISTINCT FROM ${addressKey})
+          AND t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash
           AND t.log_index = c.log_index AND (t.from_key = ${addressKey} OR t.to_key = ${addressKey})`
 
     const update = Effect.fn("WalletsRepo.update")((
@@ -193,9 +195,15 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
           WHERE (t.from_key = ${addressKey} OR t.to_key = ${addressKey})
             AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.address_key IN (t.from_key, t.to_key))
           RETURNING t.chain_id, t.tx_hash`
-        for (const { chain_id, tx_hash } of orphaned) {
-          yield* sql`DELETE FROM tx_receipts r WHERE r.chain_id = ${chain_id} AND r.tx_hash = ${tx_hash}
-                     AND NOT EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = r.chain_id AND t.tx_hash = r.tx_hash)`
+        // Their transactions' receipts that no remaining transfer needs, in one statement (the wallet-set lock holds
+        // up recording meanwhile: one statement per transfer took tens of seconds for a large wallet).
+        const transactions = [...new Map(orphaned.map((o) => [`${o.chain_id}:${o.tx_hash}`, o])).values()]
+        if (transactions.length > 0) {
+          yield* sql`
+            DELETE FROM tx_receipts r
+            USING json_to_recordset(${JSON.stringify(transactions)}) AS o(chain_id integer, tx_hash text)
+            WHERE r.chain_id = o.chain_id AND r.tx_hash = o.tx_hash
+              AND NOT EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = r.chain_id AND t.tx_hash = r.tx_hash)`
         }
         // The account's classifications of transfers none of its remaining addresses is a party to.
         yield* sql`
