@@ -319,3 +319,40 @@ describe("a dividend step recorded after its alert window (PGlite)", () => {
       }))
   })
 })
+
+describe("a pause whose Paused event is recorded after the read that first showed it (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("is one alert, kept open, not resolved and raised again", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const chain = 4444
+        const token = "0x00000000000000000000000000000000000bee03"
+        const zero = "0x0000000000000000000000000000000000000000"
+        const watching = yield* accountWatching("pause-late-event", "0x00000000000000000000000000000000000000d3", chain)
+        const pauseAlerts = Effect.map(
+          Effect.flatMap(AlertsStore, (store) =>
+            store.list(watching.id, { kind: "token-paused" }, { beforeSeq: undefined, limit: 10 })),
+          (page) =>
+            page.alerts.map((a) => [a.id, a.resolvedAt === null ? "open" : "resolved"])
+        )
+        yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
+                   VALUES (${chain}, ${token}, ${token}, 'AAPL', true, true)`
+        yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                                from_key, to_key, from_address, to_address, raw)
+                   VALUES (${chain}, '0xe1', 0, 5, '0xb', '2026-11-02T00:00:00Z', ${token}, ${zero},
+                           ${watching.address}, ${zero}, ${watching.address}, ${String(WAD)})`
+        yield* TestClock.setTime(Date.parse("2026-11-20T15:30:00Z"))
+        // The recorder's paused() read at block 941 shows a pause no recorded event explains.
+        yield* sql`INSERT INTO token_pause_reads (chain_id, token_key, block, block_time, paused)
+                   VALUES (${chain}, ${token}, 941, '2026-11-20T15:00:00Z', true)`
+        yield* monitorPass
+        const first = yield* pauseAlerts
+        expect(first.map(([, state]) => state)).toEqual(["open"])
+        // The backfill then records the Paused event of block 287 that started it.
+        yield* sql`INSERT INTO token_pause_events (chain_id, tx_hash, log_index, block, block_time, token_key, kind)
+                   VALUES (${chain}, '0xpause287', 0, 287, '2026-11-10T00:00:00Z', ${token}, 'Paused')`
+        yield* monitorPass
+        expect(yield* pauseAlerts).toEqual(first)
+      }))
+  })
+})

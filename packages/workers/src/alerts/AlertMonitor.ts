@@ -131,15 +131,19 @@ export const causesOf = (
       })
     }
 
-    // One pause, one cause: named by its first fact, a Paused event or (no event shows it) a `paused()` read.
+    // One pause, one cause: named by its first fact, a Paused event or (no event shows it) a `paused()` read. A pause
+    // already alerted keeps its alert when an earlier fact of it is recorded later (a backfill finding the Paused
+    // event before the read that first showed it): the same pause is not raised twice.
     for (const pause of shared.pausedTokens) {
       if (!heldKeys.has(`${pause.chainId}:${pause.tokenKey}`)) continue
       const symbol = symbolOf(pause)
       const fromEvent = pause.txHash !== null
+      const prefix = `token-paused:${pause.chainId}:${pause.tokenKey}:`
+      const alerted = facts.open.find((alert) => alert.causeKey.startsWith(prefix))?.causeKey
       causes.push({
-        key: fromEvent
-          ? `token-paused:${pause.chainId}:${pause.tokenKey}:${pause.txHash}:${pause.logIndex}`
-          : `token-paused:${pause.chainId}:${pause.tokenKey}:read:${pause.block}`,
+        key: alerted ?? (fromEvent
+          ? `${prefix}${pause.txHash}:${pause.logIndex}`
+          : `${prefix}read:${pause.block}`),
         kind: "token-paused",
         severity: SEVERITY_OF["token-paused"],
         title: `${symbol}: token paused`,
