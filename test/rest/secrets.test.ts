@@ -48,7 +48,7 @@ describe("the webhook lease", () => {
       Effect.runPromise(Effect.either(Effect.provide(WebhookConfigFromEnv, withEnv(env))))
     const short = await read({ WEBHOOK_LEASE_SECONDS: "10", WEBHOOK_TIMEOUT_MS: "15000" })
     expect(String(Either.getLeft(short))).toContain("WEBHOOK_LEASE_SECONDS")
-    expect(Either.isRight(await read({ WEBHOOK_LEASE_SECONDS: "20", WEBHOOK_TIMEOUT_MS: "15000" }))).toBe(true)
+    expect(Either.isRight(await read({ WEBHOOK_LEASE_SECONDS: "16", WEBHOOK_TIMEOUT_MS: "15000" }))).toBe(true)
     expect(Either.isRight(await read({}))).toBe(true)
   })
 })

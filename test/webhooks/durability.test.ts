@@ -119,6 +119,9 @@ describe("webhook delivery durability", () => {
         WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
         WEBHOOK_RETRY_DELAYS: "500ms,1s",
         WEBHOOK_LEASE_SECONDS: "2",
+        // The lease must outlast an attempt's time-out.
+        WEBHOOK_TIMEOUT_MS: "1000",
+        WEBHOOK_CONNECT_TIMEOUT_MS: "500",
         WEBHOOK_POLL_MS: "50",
         WEBHOOK_CONCURRENCY: "8",
         NODE_EXTRA_CA_CERTS: TEST_CA_PATH

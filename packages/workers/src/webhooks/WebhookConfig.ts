@@ -73,8 +73,8 @@ export const WebhookConfigFromEnv = Config.all({
   // A lease that ran out while its attempt was still waiting for the receiver would let another worker (or this
   // one) send the same delivery again: the lease must outlast an attempt's whole time-out.
   Config.validate({
-    message: "WEBHOOK_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT_MS (an attempt's time-out) plus 5 seconds",
-    validation: (config) => config.leaseSeconds * 1000 >= config.totalTimeoutMs + 5_000
+    message: "WEBHOOK_LEASE_SECONDS must exceed WEBHOOK_TIMEOUT_MS (an attempt's time-out) by a second or more",
+    validation: (config) => config.leaseSeconds * 1000 >= config.totalTimeoutMs + 1_000
   })
 )
 
