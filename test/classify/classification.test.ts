@@ -445,9 +445,20 @@ describe("classification and review on the local chain", () => {
         const fromPlain = after.find((e) =>
           e.walletTransaction?.txHash?.toLowerCase() === story.tx.fromPlain!.toLowerCase()
         )
-        const own = yield* call("PATCH", `/v1/events/${fromPlain.id}`, { key, body: { relationship: "self" } })
+        const own = yield* call("PATCH", `/v1/events/${fromPlain.id}`, {
+          key,
+          body: { relationship: "self", label: "cold wallet", note: "my hardware wallet, not watched" }
+        })
         expect(own.body).toMatchObject({ alsoSettled: 0, stillNeedingReview: 0, taxable: false })
         yield* settled(accountId, story.wallet)
+        // What the account wrote of the counterparty is on its events.
+        const labelled = (yield* call("GET", "/v1/events?limit=500", { key })).body.events.find((e: any) =>
+          e.id === fromPlain.id
+        )
+        expect(labelled).toMatchObject({
+          counterpartyLabel: "cold wallet",
+          counterpartyNote: "my hardware wallet, not watched"
+        })
         const ownBasis = yield* until("basis", call("GET", "/v1/basis?token=AAPL", { key }), (r) => r.status === 200)
         const carried = plainLot(ownBasis.body)
         expect(carried).toMatchObject({ basisUsd: null, basis: null })

@@ -2,6 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /** How a stored classification explains itself on an event (`classification { by, rule, model, ... }`). */
+/** What a person wrote of a counterparty in review. */
+export interface CounterpartyLabel {
+  readonly label: string | null
+  readonly note: string | null
+}
+
 export interface ClassificationDetail {
   readonly rule: string | null
   readonly model: string | null
@@ -49,7 +55,19 @@ export class EventClassifications extends Effect.Service<EventClassifications>()
             }])
           )
         })
-      return { details } as const
+      /** The label and note the account gave each of `addresses` in review (`PATCH /v1/events`), by lowercase address. */
+      const counterpartyLabels = (accountId: string, addresses: ReadonlyArray<string>) =>
+        addresses.length === 0
+          ? Effect.succeed(new Map<string, CounterpartyLabel>())
+          : Effect.map(
+            sql<{ address_key: string; label: string | null; note: string | null }>`
+              SELECT address_key, label, note FROM counterparty_labels
+              WHERE account_id = ${accountId} AND address_key IN ${
+              sql.in([...new Set(addresses.map((a) => a.toLowerCase()))])
+            } AND (label IS NOT NULL OR note IS NOT NULL)`,
+            (rows) => new Map(rows.map((row) => [row.address_key, { label: row.label, note: row.note }]))
+          )
+      return { details, counterpartyLabels } as const
     })
   }
 ) {}

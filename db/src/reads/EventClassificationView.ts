@@ -1,18 +1,20 @@
 import { BOTH_OWN_RATIONALE } from "@scaledger/domain/classification/Rules"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import type { EventView } from "@scaledger/domain/LedgerApi"
-import type { ClassificationDetail } from "../classification/EventClassifications.js"
+import type { ClassificationDetail, CounterpartyLabel } from "../classification/EventClassifications.js"
 
 const BOTH_OWN_VIEW = { by: "rule", rule: "both_own", model: null, confidence: null, rationale: BOTH_OWN_RATIONALE }
 
 /**
- * Adds to an event's view who classified it (`classification { by, rule, model, confidence, rationale }`) and, for an
+ * Adds to an event's view who classified it (`classification { by, rule, model, confidence, rationale }`), what the
+ * account wrote of its counterparty in review (`counterpartyLabel`, `counterpartyNote`) and, for an
  * arrival taken at market value (not from an own address), `basisSource: "market_value_at_arrival"`.
  */
 export const withClassification = (
   view: EventView,
   row: Movement | IncomeEvent | SplitEvent,
-  detail: ClassificationDetail | undefined
+  detail: ClassificationDetail | undefined,
+  labels: ReadonlyMap<string, CounterpartyLabel> = new Map()
 ): EventView => {
   if (row.type === "income.multiplier_increase" || row.type === "split") return view
   const movement = row as Movement
@@ -28,5 +30,12 @@ export const withClassification = (
   }
   const atMarket = movement.treatment === "acquisition" && movement.relationship !== "self" &&
     (movement.type === "transfer.in" || movement.type === "unknown")
-  return { ...view, classification, ...(atMarket ? { basisSource: "market_value_at_arrival" as const } : {}) }
+  const written = labels.get(movement.counterparty.toLowerCase())
+  return {
+    ...view,
+    classification,
+    counterpartyLabel: written?.label ?? null,
+    counterpartyNote: written?.note ?? null,
+    ...(atMarket ? { basisSource: "market_value_at_arrival" as const } : {})
+  }
 }

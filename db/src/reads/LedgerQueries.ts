@@ -176,9 +176,13 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       Effect.gen(function*() {
         const declared = new Map<string, ReadonlyArray<DeclaredDividend> | null>()
         const details = yield* classifications.details(accountId, rows.map((row) => row.id))
+        const labels = yield* classifications.counterpartyLabels(
+          accountId,
+          rows.flatMap((row) => "counterparty" in row && typeof row.counterparty === "string" ? [row.counterparty] : [])
+        )
         const views: Array<EventView> = []
         for (const row of rows) {
-          const view = withClassification(eventView(row), row, details.get(row.id))
+          const view = withClassification(eventView(row), row, details.get(row.id), labels)
           if (row.type !== "income.multiplier_increase") {
             views.push(view)
             continue

@@ -262,6 +262,12 @@ export const EventView = Schema.Struct({
       description: "Who classified the movement: the rule that fired, or the model with its confidence and rationale."
     })
   ),
+  counterpartyLabel: Schema.optional(Schema.NullOr(Schema.String)).annotations({
+    description: "Movements: the label the account gave the counterparty in review (PATCH /v1/events/{id}), if any."
+  }),
+  counterpartyNote: Schema.optional(Schema.NullOr(Schema.String)).annotations({
+    description: "Movements: the note the account wrote of the counterparty in review, if any."
+  }),
   basisSource: Schema.optional(
     Schema.Literal("market_value_at_arrival").annotations({
       description: "An arrival from an address of unknown relationship: its lot's basis is the market value then."
