@@ -355,7 +355,18 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           const history = tools.find((t: { name: string }) => t.name === "get_multiplier_history")
           expect(history.inputSchema.required).toEqual(["symbol"])
           expect(Object.keys(history.inputSchema.properties).sort()).toEqual(["from", "symbol"])
-          expect(history.inputSchema.properties.symbol).toMatchObject({ type: "string", maxLength: 64 })
+          // The argument's own description, not one generated from its bounds.
+          expect(history.inputSchema.properties.symbol).toEqual({
+            type: "string",
+            minLength: 1,
+            maxLength: 64,
+            description: "Token symbol (any case), e.g. AAPL, or the token's address."
+          })
+          for (const t of tools) {
+            for (const property of Object.values(t.inputSchema.properties) as Array<any>) {
+              expect(String(property.title ?? "")).not.toMatch(/Length\(/)
+            }
+          }
           // Only the tools that read SEC EDGAR reach outside the service's own record.
           expect(tools.filter((t: any) => t.annotations.openWorldHint).map((t: any) => t.name).sort()).toEqual([
             "get_dividend_history",

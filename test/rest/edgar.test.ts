@@ -397,6 +397,10 @@ layer(
       const limit = yield* call("GET", "/v1/filings?limit=0", { key })
       expect(limit.status).toBe(400)
       expect(limit.body.error.code).toBe("invalid_request")
+      // The bounds, not the parameter's description taken for a type name.
+      expect(limit.body.error.details.issues).toEqual([
+        { path: ["limit"], message: "Expected a number between 1 and 100, actual 0" }
+      ])
       const noKey = yield* call("GET", "/v1/filings")
       expect(noKey.status).toBe(401)
     }))

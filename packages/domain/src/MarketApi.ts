@@ -129,8 +129,14 @@ export class MarketGroup extends HttpApiGroup.make("market")
         ),
         limit: Schema.optional(
           IntegerFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
-            description: "How many filings, 1 to 100 (default 20).",
-            jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: 20 }
+            // In the document only: as a `description` of the schema it would name the type in error messages.
+            jsonSchema: {
+              type: "integer",
+              minimum: 1,
+              maximum: 100,
+              default: 20,
+              description: "How many filings, 1 to 100 (default 20)."
+            }
           })
         )
       }))

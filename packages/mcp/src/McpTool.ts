@@ -66,8 +66,14 @@ export const TEXT_MAX = { symbol: 64, address: 64, currency: 16, date: 32, decim
  * A text argument of at most `max` characters: what is longer names nothing (`invalid_request` by field, as an
  * argument of the wrong type), and no answer repeats it.
  */
-export const textArgument = (max: number, description: string) =>
-  Schema.String.pipe(Schema.maxLength(max)).annotations({ description })
+export const textArgument = (max: number, description: string, options: { readonly nonEmpty?: boolean } = {}) =>
+  (options.nonEmpty === true ? Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max)) : Schema.String.pipe(
+    Schema.maxLength(max)
+  )).annotations({
+    description,
+    // What agents read: the description and the bounds, not the refinements' generated titles.
+    jsonSchema: { type: "string", ...(options.nonEmpty === true ? { minLength: 1 } : {}), maxLength: max, description }
+  })
 
 /** An optional `limit` argument: an integer from 1 to `max`, `fallback` when absent, with its bounds advertised. */
 export const limitArgument = (max: number, fallback: number, description: string) =>

@@ -4,9 +4,9 @@ import { TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
 const Input = Schema.Struct({
   // Not empty, as the REST twin's `token`.
-  symbol: textArgument(TEXT_MAX.symbol, "Token symbol (any case), e.g. AAPL, or the token's address.").pipe(
-    Schema.minLength(1)
-  ),
+  symbol: textArgument(TEXT_MAX.symbol, "Token symbol (any case), e.g. AAPL, or the token's address.", {
+    nonEmpty: true
+  }),
   from: Schema.optional(textArgument(TEXT_MAX.date, "List changes from this date on, YYYY-MM-DD."))
 })
 

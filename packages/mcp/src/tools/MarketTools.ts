@@ -7,7 +7,10 @@ import { limitArgument, TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
 const Symbol = textArgument(TEXT_MAX.symbol, "Token symbol, e.g. AAPL (any case).")
 const Decimal = (description: string) =>
-  Schema.String.pipe(Schema.maxLength(TEXT_MAX.decimal), Schema.pattern(/^\d+(\.\d+)?$/)).annotations({ description })
+  Schema.String.pipe(Schema.maxLength(TEXT_MAX.decimal), Schema.pattern(/^\d+(\.\d+)?$/)).annotations({
+    description,
+    jsonSchema: { type: "string", maxLength: TEXT_MAX.decimal, pattern: "^\\d+(\\.\\d+)?$", description }
+  })
 const Day = (description: string) => textArgument(TEXT_MAX.date, `${description}, YYYY-MM-DD.`)
 
 /** `get_portfolio_summary`: the REST twin is `GET /v1/portfolio/summary`. */
