@@ -330,6 +330,14 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expect(expectError(del, 405, "method_not_allowed").details.allowed).toEqual(["GET", "HEAD", "PUT"])
         const health = yield* call("POST", "/healthz")
         expect(health.headers["allow"]).toBe("GET, HEAD")
+        // The deliveries list is a resource of its own, not a webhook whose id is "deliveries".
+        for (const method of ["PATCH", "DELETE"] as const) {
+          const deliveries = yield* call(method, "/v1/webhooks/deliveries", { key, body: {} })
+          expect(expectError(deliveries, 405, "method_not_allowed").details.allowed).toEqual(["GET", "HEAD"])
+          expect(deliveries.headers["allow"]).toBe("GET, HEAD")
+        }
+        expect((yield* call("GET", "/v1/webhooks/deliveries", { key })).status).toBe(200)
+        expectError(yield* call("DELETE", "/v1/webhooks/wh_missing", { key }), 404, "not_found")
         expectError(yield* call("GET", "/v1/nothing-here", { key }), 404, "not_found")
         // A path the router does not take with a method the route has (an empty parameter between two others):
         // 404, not a 405 that allows the very method it refuses.

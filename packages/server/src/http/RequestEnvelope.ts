@@ -89,6 +89,14 @@ export const restOrigin = (
 // The middleware
 // ---------------------------------------------------------------------------------------------------------------
 
+const methodNotAllowed = (method: string, path: string, allowed: ReadonlyArray<string>) =>
+  errorResponse(
+    "method_not_allowed",
+    `${method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`,
+    { allowed },
+    { allow: allowed.join(", ") }
+  )
+
 const isRequestError = (error: unknown): error is HttpServerError.RequestError =>
   HttpServerError.isServerError(error) && error._tag === "RequestError"
 
@@ -116,12 +124,7 @@ const fromCause = (
     // A path the router did not take although the table allows its method (a spelling the router does not
     // normalise) is not found, not a wrong method.
     return allowed.length > 0 && !allowed.includes(request.method)
-      ? errorResponse(
-        "method_not_allowed",
-        `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`,
-        { allowed },
-        { allow: allowed.join(", ") }
-      )
+      ? methodNotAllowed(request.method, path, allowed)
       : errorResponse("not_found", `No route for ${request.method} ${path}.`)
   }
   // Already logged once where it happened (a database error, with its SQLSTATE): not again, and not its statement.
@@ -232,6 +235,8 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           const path = request.url.split("?")[0] ?? "/"
           const routed = routes.onlyWithEmptyParameter(path)
             ? errorResponse("not_found", `No route for ${request.method} ${path}.`)
+            : routes.shadowedMethod(path, request.method)
+            ? methodNotAllowed(request.method, path, routes.allowed(path))
             : httpEffect
           const admitted = needsNoChecks(request) ? routed : admitBody(request, acceptsBodies).pipe(
             Effect.flatMap((checked) => Effect.provideService(routed, HttpServerRequest.HttpServerRequest, checked))

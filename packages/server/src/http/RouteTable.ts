@@ -18,6 +18,12 @@ export interface RouteTable {
    * no resource and is answered 404 before any handler reads the empty parameter.
    */
   readonly onlyWithEmptyParameter: (path: string) => boolean
+  /**
+   * A path a route without parameters names (`/v1/webhooks/deliveries`), asked with a method only a parameter
+   * route has (`PATCH /v1/webhooks/:id`): the router would take it as that route's id, but the path is the static
+   * resource, so the method is not allowed there.
+   */
+  readonly shadowedMethod: (path: string, method: string) => boolean
 }
 
 /** A route's path as a pattern; a parameter matches `[^/]+`, or with `emptyParameters` `[^/]*` as the router does. */
@@ -34,18 +40,24 @@ const toRegExp = (pattern: string, emptyParameters: boolean): RegExp =>
 export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => {
   const compiled = routes.map((route) => ({
     method: route.method,
+    isStatic: !route.path.split("/").some((segment) => segment.startsWith(":")),
     pattern: toRegExp(route.path, false),
     lenient: toRegExp(route.path, true)
   }))
+  /** A path a static route names is that route's resource: only static routes' methods are served there. */
+  const matching = (path: string) => {
+    const matched = compiled.filter((route) => route.pattern.test(path))
+    return matched.some((route) => route.isStatic) ? matched.filter((route) => route.isStatic) : matched
+  }
+  const allowed = (path: string) => {
+    const methods = new Set<string>(matching(path).map((route) => route.method))
+    if (methods.has("GET")) methods.add("HEAD")
+    return [...methods].sort()
+  }
   return {
-    allowed: (path) => {
-      const methods = new Set<string>()
-      for (const route of compiled) {
-        if (route.pattern.test(path)) methods.add(route.method)
-      }
-      if (methods.has("GET")) methods.add("HEAD")
-      return [...methods].sort()
-    },
+    allowed,
+    shadowedMethod: (path, method) =>
+      compiled.some((route) => route.isStatic && route.pattern.test(path)) && !allowed(path).includes(method),
     onlyWithEmptyParameter: (path) =>
       compiled.some((route) => route.lenient.test(path)) && !compiled.some((route) => route.pattern.test(path))
   }
