@@ -151,6 +151,10 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
         }
         const badPrice = yield* get(`symbol=AAPL&shares=1&price=0&wallet=${ALICE}`)
         expect(badPrice.body.error).toMatchObject({ code: "invalid_request", details: { field: "price" } })
+        // Amounts are kept to 18 decimals: a price with more is refused, not a failure of the service.
+        const finePrice = yield* get(`symbol=AAPL&shares=1&price=1.0000000000000000001&wallet=${ALICE}`)
+        expect(finePrice.status).toBe(400)
+        expect(finePrice.body.error).toMatchObject({ code: "invalid_request", details: { field: "price" } })
         const badDate = yield* get(`symbol=AAPL&shares=1&date=2025-02-30&wallet=${ALICE}`)
         expect(badDate.status).toBe(400)
         expect(badDate.body.error.code).toBe("invalid_date")

@@ -2,7 +2,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { docOrigin, restOrigin } from "@scaledger/server/http/RequestEnvelope"
 import { Ajv2020 } from "ajv/dist/2020.js"
-import { Effect, Option, Stream } from "effect"
+import { Effect, Option, Stream, TestClock } from "effect"
 import { edgeServer, rawRequest, serverPort } from "../support/EdgeHarness.js"
 import { call, newKey, type Reply } from "../support/RestHarness.js"
 
@@ -417,6 +417,74 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expect(Object.keys(doc.paths["/v1/wallets"].post.responses)).toEqual(expect.arrayContaining(["200", "201"]))
         expect(doc.paths["/v1/events"].get.responses["409"]).toBeDefined()
         for (const tag of doc.tags) expect(typeof tag.description, tag.name).toBe("string")
+      }))
+
+    it.effect("a parameter value the document allows is taken, one it refuses is 400 (as a fuzzer reads it)", () =>
+      Effect.gen(function*() {
+        // "Today" for the dates that must not be in the future.
+        yield* TestClock.setTime(Date.parse("2025-05-12T10:00:00Z"))
+        const { key } = yield* newKey("documented-forms")
+        const doc = (yield* call("GET", "/v1/openapi.json")).body
+        const ajv = new Ajv2020({ strict: false })
+        ajv.addSchema(doc, "openapi.json")
+        const lower = "0x00000000000000000000000000000000000000c3"
+        const cases: ReadonlyArray<readonly [path: string, name: string, value: string, allowed: boolean]> = [
+          ["/v1/alerts", "severity", "warning", true],
+          ["/v1/alerts", "severity", "WARNING", false],
+          ["/v1/alerts", "kind", "token-paused", true],
+          ["/v1/alerts", "kind", "unlabeled_transfers", false],
+          ["/v1/events", "type", "income.multiplier_increase", true],
+          ["/v1/events", "type", "foo", false],
+          ["/v1/events", "from", "2026-01-05", true],
+          ["/v1/events", "from", "2026-1-5", false],
+          ["/v1/positions", "wallet", lower, true],
+          ["/v1/positions", "wallet", "0x12", false],
+          ["/v1/estimates/sale", "shares", "0.5", true],
+          ["/v1/estimates/sale", "shares", "0", false],
+          ["/v1/estimates/sale", "price", "1.000000000000000001", true],
+          ["/v1/estimates/sale", "price", "1.0000000000000000001", false],
+          ["/v1/fx/{currency}/{date}", "currency", "gBp", true],
+          ["/v1/fx/{currency}/{date}", "currency", "HUF", false]
+        ]
+        for (const [path, name, value, allowed] of cases) {
+          const parameters: ReadonlyArray<any> = doc.paths[path].get.parameters
+          const index = parameters.findIndex((p) => p.name === name)
+          const where = `${path} ${name}=${value}`
+          expect(
+            ajv.validate(
+              { $ref: `openapi.json#/paths/${path.replace(/\//g, "~1")}/get/parameters/${index}/schema` },
+              value
+            ),
+            where
+          )
+            .toBe(allowed)
+          const url = path === "/v1/fx/{currency}/{date}"
+            ? `/v1/fx/${value}/2025-05-09`
+            : path === "/v1/estimates/sale"
+            ? `${path}?symbol=AAPL${name === "shares" ? "" : "&shares=1"}&${name}=${encodeURIComponent(value)}`
+            : `${path}?${name}=${encodeURIComponent(value)}`
+          const status = (yield* call("GET", url, { key })).status
+          if (allowed) expect(status, where).not.toBe(400)
+          else expect(status, where).toBe(400)
+        }
+        // Lengths are counted in characters (code points), as JSON Schema counts them: 200 emoji are a valid label.
+        const label = doc.components.schemas.CreateWallet.properties.label
+        expect(label.maxLength).toBe(200)
+        const emoji = "\u{1F4A5}"
+        const created = yield* call("POST", "/v1/wallets", { key, body: { address: lower, label: emoji.repeat(200) } })
+        expect(created.status).toBe(201)
+        expectError(
+          yield* call("PATCH", `/v1/wallets/${lower}`, { key, body: { label: emoji.repeat(201) } }),
+          400,
+          "invalid_request"
+        )
+        // No body is the defaults; the export's headers are documented.
+        const exportOp = doc.paths["/v1/exports"].post
+        expect(exportOp.requestBody.required).toBe(false)
+        expect(Object.keys(exportOp.responses["200"].headers)).toEqual(
+          expect.arrayContaining(["Content-Disposition", "Scaledger-Export-Id", "Cache-Control"])
+        )
+        expect(Object.keys(doc.paths["/v1/exports/{id}"].get.responses["304"].headers)).toContain("ETag")
       }))
   })
 

@@ -5,7 +5,7 @@ import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
 import { Effect, Layer, TestClock } from "effect"
-import { newKey, restServer } from "../support/RestHarness.js"
+import { call, newKey, restServer } from "../support/RestHarness.js"
 
 const withHistory = Layer.effectDiscard(ensureBundledHistory()).pipe(
   Layer.provide(FxRates.Default),
@@ -45,5 +45,21 @@ layer(restServer(withHistory), { timeout: 60_000 })("a client derived from Scale
         Effect.catchTag("InvalidDate", (error) => Effect.succeed(`caught: ${error.message}`))
       )
       expect(caught).toMatch(/^caught: /)
+    }))
+
+  it.effect("reads the 200 of a wallet already watched, and the edge's own errors as tagged errors", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("typed-client-edge")
+      const client = yield* typedClient(key)
+      const address = "0x00000000000000000000000000000000000000b2"
+      const created = yield* client.wallets.create({ payload: { address, label: "cold" } })
+      // Watching it again answers 200 with the wallet the account already has.
+      const again = yield* client.wallets.create({ payload: { address, label: "other" } })
+      expect(again).toEqual(created)
+      const raw = yield* call("POST", "/v1/wallets", { key, body: { address } })
+      expect(raw.status).toBe(200)
+      // A body over 1 MiB is refused by the edge before any handler: still the contract's error.
+      const tooLarge = yield* Effect.flip(client.exports.create({ payload: { format: "x".repeat(1_100_000) } }))
+      expect(tooLarge._tag).toBe("PayloadTooLarge")
     }))
 })

@@ -20,7 +20,8 @@ export interface SaleParams {
   readonly wallet?: string | undefined
 }
 
-const decimalPattern = /^\d+(\.\d+)?$/
+/** Share counts and prices are kept to 18 decimals, as amounts are. */
+const amountPattern = /^\d+(\.\d{1,18})?$/
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
 
@@ -79,15 +80,16 @@ export const makeSaleEstimator = Effect.gen(function*() {
 
   const estimate = Effect.fn("SaleEstimator.estimate")((accountId: string, params: SaleParams) =>
     Effect.gen(function*() {
-      if (!decimalPattern.test(params.shares)) {
+      // Checked before the position is looked up: a bad count is 400 whatever the symbol.
+      if (!amountPattern.test(params.shares) || new BigNumber(params.shares).lte(0)) {
         return yield* new InvalidRequest({
-          message: `shares must be a positive decimal: ${params.shares}`,
+          message: `shares must be a positive decimal of at most 18 decimals: ${params.shares}`,
           details: { field: "shares" }
         })
       }
-      if (params.price !== undefined && (!decimalPattern.test(params.price) || new BigNumber(params.price).lte(0))) {
+      if (params.price !== undefined && (!amountPattern.test(params.price) || new BigNumber(params.price).lte(0))) {
         return yield* new InvalidRequest({
-          message: `price must be a positive decimal (USD per share): ${params.price}`,
+          message: `price must be a positive decimal of at most 18 decimals (USD per share): ${params.price}`,
           details: { field: "price" }
         })
       }

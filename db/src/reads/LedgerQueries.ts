@@ -3,9 +3,8 @@ import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { formatMoney, type ReportingCurrency } from "@scaledger/domain/Currency"
 import { validDateRange } from "@scaledger/domain/DateInputs"
 import { InvalidAddress, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
-import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
-import type { EventView, PortfolioNotice, PositionView } from "@scaledger/domain/LedgerApi"
+import { EVENT_TYPES, type EventView, type PortfolioNotice, type PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
 import { rowTag } from "@scaledger/domain/PageCursors"
 import { Clock, Effect, Either, Option } from "effect"
@@ -30,7 +29,7 @@ import {
 } from "./LedgerViews.js"
 import { checkSettled } from "./SettledBuild.js"
 
-export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
+export { EVENT_TYPES }
 
 type EventRow = Movement | IncomeEvent | SplitEvent
 

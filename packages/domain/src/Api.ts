@@ -4,7 +4,16 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema, SchemaAST } from "effect"
 import { AlertsGroup, WebhooksGroup } from "./alerts/AlertsApi.js"
 import { Authentication } from "./Auth.js"
-import { DecodeErrorAsInvalidRequest, InvalidRequestError, ServiceUnavailableError } from "./Errors.js"
+import {
+  DecodeErrorAsInvalidRequest,
+  HeadersTooLargeError,
+  InternalErrorError,
+  InvalidRequestError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  UnsupportedMediaTypeError
+} from "./Errors.js"
 import { ExportsGroup } from "./ExportsApi.js"
 import { FxGroup } from "./FxApi.js"
 import { LedgerGroup } from "./LedgerApi.js"
@@ -53,7 +62,14 @@ export class ScaledgerApi extends withEnvelopeDecodeErrors(
     .add(AlertsGroup)
     .add(WebhooksGroup)
     .add(ReviewGroup)
+    // What the HTTP edge answers to any operation, declared so that a client derived from the contract reads each
+    // as its tagged error (the edge writes them itself: no handler fails with them).
     .addError(InvalidRequestError)
+    .addError(RequestTimeoutError)
+    .addError(PayloadTooLargeError)
+    .addError(UnsupportedMediaTypeError)
+    .addError(HeadersTooLargeError)
+    .addError(InternalErrorError)
     .addError(ServiceUnavailableError)
     .middleware(Authentication)
     .prefix("/v1")

@@ -1,4 +1,5 @@
 import { Either, Schema } from "effect"
+import { decodeBase64Url, encodeBase64Url } from "./Base64Url.js"
 import { isCalendarDate } from "./CalendarDates.js"
 
 /**
@@ -35,10 +36,34 @@ export const SafeText = Schema.String.pipe(
   })
 )
 
+/**
+ * At most `max` characters, counted as JSON Schema's `maxLength` and PostgreSQL's `char_length` count them: Unicode
+ * code points, not UTF-16 units (an emoji is one character, not two).
+ */
+export const maxCharacters = (max: number) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
+  self.pipe(
+    Schema.filter((text) => codePoints(text) <= max || `must be at most ${max} characters`, {
+      jsonSchema: { maxLength: max }
+    })
+  )
+
+const codePoints = (text: string): number => {
+  let count = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i++
+    }
+    count++
+  }
+  return count
+}
+
 /** `SafeText` of at most `max` characters (labels, notes, descriptions). */
 export const SafeTextMax = (max: number) =>
   SafeText.pipe(
-    Schema.maxLength(max),
+    maxCharacters(max),
     Schema.annotations({ description: `Text without control characters, at most ${max} characters.` })
   )
 
@@ -56,7 +81,7 @@ export const FreeTextMax = (max: number) =>
       "must not contain control characters other than tab, line feed and carriage return"
     ),
     Schema.filter(wellFormed),
-    Schema.maxLength(max),
+    maxCharacters(max),
     Schema.annotations({
       description: `Text of at most ${max} characters; tab, LF and CR allowed, no other control characters.`,
       jsonSchema: {
@@ -148,8 +173,7 @@ export const PageCursor = Schema.String.pipe(
 )
 
 /** Opaque page cursors: base64url of `<kind>:<position>`, so a cursor of one list is refused by another. */
-export const encodePageCursor = (kind: string, position: string): string =>
-  Buffer.from(`${kind}:${position}`, "utf8").toString("base64url")
+export const encodePageCursor = (kind: string, position: string): string => encodeBase64Url(`${kind}:${position}`)
 
 /**
  * The position inside a cursor of list `kind`: a decimal integer from 0 to `MAX_CURSOR_POSITION` with no leading
@@ -157,7 +181,7 @@ export const encodePageCursor = (kind: string, position: string): string =>
  */
 export const decodePageCursor = (kind: string, cursor: string): Either.Either<string, string> => {
   if (!/^[A-Za-z0-9_-]{1,200}={0,2}$/.test(cursor)) return Either.left("not base64url")
-  const decoded = Buffer.from(cursor, "base64url").toString("utf8")
+  const decoded = decodeBase64Url(cursor)
   const prefix = `${kind}:`
   if (!decoded.startsWith(prefix)) {
     return Either.left(/^[a-z_]+:/.test(decoded) ? "issued by another list" : "not a cursor this service issued")
@@ -190,3 +214,41 @@ export const PageLimitParam = IntegerFromString.pipe(
     jsonSchema: { type: "integer", minimum: 1, maximum: 500, default: 50 }
   })
 )
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parameters and fields decoded as plain text, whose handlers check them and answer their own error codes
+// (`invalid_address`, `invalid_date`, `unsupported_currency`, …). The OpenAPI document still states the form they
+// accept, so a client generated from it, or a fuzzer driven by it, sends what the service takes.
+
+/** Plain text, documented with the form its handler accepts (`jsonSchema` with `type: "string"` added). */
+export const TextAccepted = (description: string, jsonSchema: Record<string, unknown>) =>
+  Schema.String.annotations({ description, jsonSchema: { type: "string", description, ...jsonSchema } })
+
+/** Single-line text without control characters (what the edge lets through). */
+export const SAFE_TEXT_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+
+/** A calendar date as sent: `YYYY-MM-DD`. */
+export const DATE_FORM = { format: "date", pattern: "^\\d{4}-\\d{2}-\\d{2}$" } as const
+
+/** A public address: 20 bytes of hex; mixed case only as a valid EIP-55 checksum, which no pattern can state. */
+export const ADDRESS_FORM = { pattern: "^0x[0-9a-fA-F]{40}$" } as const
+
+/** One of `values`, any letter case (`usd`, `Usd`): a pattern, as JSON Schema has no case-insensitive enum. */
+export const anyCaseOf = (values: ReadonlyArray<string>) => ({
+  pattern: `^(${
+    values.map((value) =>
+      [...value].map((c) => c.toLowerCase() === c.toUpperCase() ? c : `[${c.toUpperCase()}${c.toLowerCase()}]`)
+        .join("")
+    ).join("|")
+  })$`
+})
+
+/**
+ * A decimal greater than zero with at most `places` decimals, as a pattern without lookahead: a non-zero whole
+ * part, or a zero whole part and a fraction whose first non-zero digit is within `places`.
+ */
+export const positiveDecimalForm = (places: number) => ({
+  pattern: `^([0-9]*[1-9][0-9]*(\\.[0-9]{1,${places}})?|[0-9]+\\.(${
+    Array.from({ length: places }, (_, zeros) => `0{${zeros}}[1-9][0-9]{0,${places - 1 - zeros}}`).join("|")
+  }))$`
+})

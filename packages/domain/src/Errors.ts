@@ -175,6 +175,8 @@ export class UnsupportedMediaType
   extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", errorFields)
 {}
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", errorFields) {}
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", errorFields) {}
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", errorFields) {}
 
 /**
  * The wire form of an error class: encodes the tagged error into the `{ error: { code, message, docUrl,
@@ -219,6 +221,8 @@ export const RateLimitedError = wire(RateLimited, "RateLimited", "rate_limited")
 export const PayloadTooLargeError = wire(PayloadTooLarge, "PayloadTooLarge", "payload_too_large")
 export const UnsupportedMediaTypeError = wire(UnsupportedMediaType, "UnsupportedMediaType", "unsupported_media_type")
 export const InternalErrorError = wire(InternalError, "InternalError", "internal_error")
+export const RequestTimeoutError = wire(RequestTimeout, "RequestTimeout", "request_timeout")
+export const HeadersTooLargeError = wire(HeadersTooLarge, "HeadersTooLarge", "headers_too_large")
 
 /** Longest message of one refused field (`details.issues`). */
 const MAX_ISSUE_MESSAGE = 200

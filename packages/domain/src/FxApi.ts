@@ -2,7 +2,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IsoDate, PositiveDecimal } from "./Basic.js"
+import { anyCaseOf, DATE_FORM, IsoDate, PositiveDecimal, TextAccepted } from "./Basic.js"
+import { ReportingCurrencies } from "./Currency.js"
 import { InvalidDateError, NotFoundError, UnsupportedCurrencyError } from "./Errors.js"
 import { FxQuote, FxSource } from "./fx/Schemas.js"
 
@@ -38,8 +39,11 @@ export const RateProvenance = Schema.Struct({
 export type RateProvenance = typeof RateProvenance.Type
 
 export const FxQuotePath = Schema.Struct({
-  currency: Schema.String.annotations({ description: "USD or one of the 20 reference currencies, any letter case." }),
-  date: Schema.String.annotations({ description: "A calendar date YYYY-MM-DD, from 1999-01-04 to today (UTC)." })
+  currency: TextAccepted(
+    "USD or one of the 20 reference currencies, any letter case.",
+    anyCaseOf(ReportingCurrencies)
+  ),
+  date: TextAccepted("A calendar date YYYY-MM-DD, from 1999-01-04 to today (UTC).", DATE_FORM)
 })
 
 export class FxGroup extends HttpApiGroup.make("fx")

@@ -3,9 +3,19 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { Alert } from "./alerts/Alert.js"
-import { DecimalString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
+import {
+  ADDRESS_FORM,
+  DATE_FORM,
+  DecimalString,
+  IsoDate,
+  IsoDateTime,
+  NullableDecimal,
+  SAFE_TEXT_PATTERN,
+  TextAccepted
+} from "./Basic.js"
 import { PageParams } from "./Common.js"
 import { InvalidAddressError, InvalidDateError, NotFoundError, ReplayInProgressError } from "./Errors.js"
+import { MovementType } from "./ledger/LedgerInput.js"
 import { RateInUse } from "./MarketApi.js"
 
 /** Why a figure is null: unknown, never zero. */
@@ -335,18 +345,23 @@ export const Portfolio = Schema.Struct({
   recentActivity: Schema.Array(EventView)
 }).annotations({ identifier: "Portfolio" })
 
+/** The `type` of every event `GET /v1/events` lists: the movement types, income from multiplier growth, splits. */
+export const EVENT_TYPES: ReadonlyArray<string> = [...MovementType.literals, "income.multiplier_increase", "split"]
+
 const optionalBoolean = Schema.optional(Schema.Literal("true", "false"))
 
 export class LedgerGroup extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.get("positions", "/positions")
       .setUrlParams(Schema.Struct({
-        wallet: Schema.optional(Schema.String),
-        currency: Schema.optional(
-          Schema.String.annotations({
-            description: "Accepted by name, not acted on yet: figures follow the account's reporting currency."
-          })
-        )
+        wallet: Schema.optional(TextAccepted(
+          "Only this watched address's positions. Mixed case only as a valid EIP-55 checksum.",
+          ADDRESS_FORM
+        )),
+        currency: Schema.optional(TextAccepted(
+          "Accepted by name, not acted on yet: figures follow the account's reporting currency.",
+          { pattern: SAFE_TEXT_PATTERN }
+        ))
       }))
       .addSuccess(PositionList)
       .addError(InvalidAddressError)
@@ -358,12 +373,11 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.get("basis", "/basis")
       .setUrlParams(Schema.Struct({
-        token: Schema.optional(Schema.String),
-        lotMatching: Schema.optional(
-          Schema.String.annotations({
-            description: "Accepted, not honoured yet: the answer states the rule used (`fifo`)."
-          })
-        )
+        token: Schema.optional(TextAccepted("Only this token (symbol, any case).", { pattern: SAFE_TEXT_PATTERN })),
+        lotMatching: Schema.optional(TextAccepted(
+          "Accepted, not honoured yet: the answer states the rule used (`fifo`).",
+          { pattern: SAFE_TEXT_PATTERN }
+        ))
       }))
       .addSuccess(Schema.Union(BasisRecord, BasisRecords))
       .addError(NotFoundError)
@@ -379,10 +393,10 @@ export class LedgerGroup extends HttpApiGroup.make("ledger")
   .add(
     HttpApiEndpoint.get("events", "/events")
       .setUrlParams(Schema.Struct({
-        token: Schema.optional(Schema.String.annotations({ description: "Only this token (symbol, any case)." })),
-        type: Schema.optional(Schema.String),
-        from: Schema.optional(Schema.String),
-        to: Schema.optional(Schema.String),
+        token: Schema.optional(TextAccepted("Only this token (symbol, any case).", { pattern: SAFE_TEXT_PATTERN })),
+        type: Schema.optional(TextAccepted("Only events of this type.", { enum: EVENT_TYPES })),
+        from: Schema.optional(TextAccepted("First day included, YYYY-MM-DD.", DATE_FORM)),
+        to: Schema.optional(TextAccepted("Last day included, YYYY-MM-DD.", DATE_FORM)),
         needsReview: optionalBoolean,
         ...PageParams
       }))

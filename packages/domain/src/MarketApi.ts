@@ -2,7 +2,18 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { DecimalString, IntegerFromString, IsoDate, IsoDateTime, NullableDecimal } from "./Basic.js"
+import {
+  ADDRESS_FORM,
+  DATE_FORM,
+  DecimalString,
+  IntegerFromString,
+  IsoDate,
+  IsoDateTime,
+  NullableDecimal,
+  positiveDecimalForm,
+  SAFE_TEXT_PATTERN,
+  TextAccepted
+} from "./Basic.js"
 import {
   InvalidAddressError,
   InvalidDateError,
@@ -125,7 +136,7 @@ export class MarketGroup extends HttpApiGroup.make("market")
     HttpApiEndpoint.get("filings", "/filings")
       .setUrlParams(Schema.Struct({
         symbol: Schema.optional(
-          Schema.String.annotations({ description: "A token symbol; default: every held token." })
+          TextAccepted("A token symbol; default: every held token.", { pattern: SAFE_TEXT_PATTERN })
         ),
         limit: Schema.optional(
           IntegerFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
@@ -150,7 +161,7 @@ export class MarketGroup extends HttpApiGroup.make("market")
   )
   .add(
     HttpApiEndpoint.get("dividends", "/dividends")
-      .setUrlParams(Schema.Struct({ symbol: Schema.String.annotations({ description: "A token symbol." }) }))
+      .setUrlParams(Schema.Struct({ symbol: TextAccepted("A token symbol.", { pattern: SAFE_TEXT_PATTERN }) }))
       .addSuccess(Dividends)
       .addError(ReplayInProgressError)
       .annotate(
@@ -183,7 +194,9 @@ export const SaleLotView = Schema.Struct({
   wallet: Schema.NullOr(Schema.String),
   raw: Schema.String,
   shares: DecimalString,
-  holdingPeriod: Schema.Literal("short", "long"),
+  holdingPeriod: Schema.NullOr(Schema.Literal("short", "long")).annotations({
+    description: "Null when the lot's acquisition date is unknown (then `shortTerm` and `longTerm` figures are null)."
+  }),
   proceeds: NullableDecimal,
   basis: NullableDecimal,
   gain: NullableDecimal,
@@ -243,17 +256,21 @@ export class EstimatesGroup extends HttpApiGroup.make("estimates")
   .add(
     HttpApiEndpoint.get("sale", "/estimates/sale")
       .setUrlParams(Schema.Struct({
-        symbol: Schema.String.annotations({ description: "Token symbol." }),
-        shares: Schema.String.annotations({ description: "Share units to sell (raw × multiplier), a decimal." }),
-        price: Schema.optional(Schema.String.annotations({
-          description: "USD per share; default the latest feed price of the position."
-        })),
-        date: Schema.optional(
-          Schema.String.annotations({ description: "Sale date, YYYY-MM-DD; default today (UTC)." })
+        symbol: TextAccepted("Token symbol.", { pattern: SAFE_TEXT_PATTERN }),
+        shares: TextAccepted(
+          "Share units to sell (raw × multiplier), a decimal greater than zero, at most 18 decimals.",
+          positiveDecimalForm(18)
         ),
-        wallet: Schema.optional(Schema.String.annotations({
-          description: "The address selling (wallet lot scope); needed when several wallets hold the token."
-        }))
+        price: Schema.optional(TextAccepted(
+          "USD per share, greater than zero, at most 18 decimals; default the latest feed price of the position.",
+          positiveDecimalForm(18)
+        )),
+        date: Schema.optional(TextAccepted("Sale date, YYYY-MM-DD; default today (UTC).", DATE_FORM)),
+        wallet: Schema.optional(TextAccepted(
+          "The address selling (wallet lot scope); needed when several wallets hold the token. Mixed case only as " +
+            "a valid EIP-55 checksum.",
+          ADDRESS_FORM
+        ))
       }))
       .addSuccess(SaleEstimateView)
       .addError(InvalidRequestError)
@@ -333,7 +350,11 @@ export type WeekendExposure = typeof WeekendExposure.Type
 export class ExposureGroup extends HttpApiGroup.make("exposure")
   .add(
     HttpApiEndpoint.get("weekend", "/exposure/weekend")
-      .setUrlParams(Schema.Struct({ symbol: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({
+        symbol: Schema.optional(
+          TextAccepted("A token symbol; default: every held token.", { pattern: SAFE_TEXT_PATTERN })
+        )
+      }))
       .addSuccess(WeekendExposure)
       .addError(NotFoundError)
       .addError(ReplayInProgressError)

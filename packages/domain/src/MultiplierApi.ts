@@ -2,7 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { DecimalString, IsoDate, IsoDateTime } from "./Basic.js"
+import { DATE_FORM, DecimalString, IsoDate, IsoDateTime, SAFE_TEXT_PATTERN, TextAccepted } from "./Basic.js"
 import { InvalidDateError, NotFoundError } from "./Errors.js"
 import { CoverageGap } from "./Wallet.js"
 
@@ -60,12 +60,16 @@ export class MultiplierGroup extends HttpApiGroup.make("multiplier")
     HttpApiEndpoint.get("history", "/multiplier")
       .setUrlParams(Schema.Struct({
         token: Schema.String.pipe(Schema.minLength(1)).annotations({
-          description: "Token symbol (case-insensitive) or address."
+          description: "Token symbol (case-insensitive) or address.",
+          jsonSchema: {
+            type: "string",
+            description: "Token symbol (case-insensitive) or address.",
+            minLength: 1,
+            pattern: SAFE_TEXT_PATTERN
+          }
         }),
-        at: Schema.optional(
-          Schema.String.annotations({ description: "A date: also answer the value in force on it." })
-        ),
-        from: Schema.optional(Schema.String.annotations({ description: "A date: list changes from it on." }))
+        at: Schema.optional(TextAccepted("A date, YYYY-MM-DD: also answer the value in force on it.", DATE_FORM)),
+        from: Schema.optional(TextAccepted("A date, YYYY-MM-DD: list changes from it on.", DATE_FORM))
       }))
       .addSuccess(MultiplierHistory)
       .addError(NotFoundError)

@@ -45,6 +45,8 @@ export const documentCommonResponses = (document: Record<string, any>): Record<s
       add(408, "RequestTimeout")
       add(413, "PayloadTooLarge")
       if (op.requestBody !== undefined || method === "delete") add(415, "UnsupportedMediaType")
+      // Declared API-wide (so a derived client reads it), but only a body or a DELETE can be refused for its type.
+      else delete responses["415"]
       if (secured) add(429, "RateLimited")
       add(431, "HeadersTooLarge")
       add(500, "InternalError")
@@ -61,6 +63,9 @@ export const documentCommonResponses = (document: Record<string, any>): Record<s
   const used = JSON.stringify(spec.paths)
   for (const name of Object.keys(components.responses)) {
     if (!used.includes(`"#/components/responses/${name}"`)) delete components.responses[name]
+  }
+  if (!JSON.stringify(components.responses).includes(`"#/components/schemas/ErrorEnvelope"`)) {
+    delete components.schemas["ErrorEnvelope"]
   }
   if (spec.servers === undefined || spec.servers.length === 0) {
     spec.servers = [{ url: "/", description: "This service (its paths start with /v1)." }]

@@ -1,4 +1,5 @@
 import { Effect, Either } from "effect"
+import { decodeBase64Url, encodeBase64Url } from "./Base64Url.js"
 import { decodePageCursor, encodePageCursor } from "./Basic.js"
 import { InvalidRequest } from "./Errors.js"
 
@@ -35,7 +36,7 @@ export const rowTag = (id: string): string => {
 
 /** A cursor after the row at `ord` whose id is `id`: `<kind>:<ord>.<tag>`. */
 export const encodeRowCursor = (kind: string, ord: number, id: string): string =>
-  Buffer.from(`${kind}:${ord}.${rowTag(id)}`, "utf8").toString("base64url")
+  encodeBase64Url(`${kind}:${ord}.${rowTag(id)}`)
 
 /**
  * A row cursor's position and tag (a cursor of just a position, as issued before tags, has none); anything else is
@@ -46,7 +47,7 @@ export const decodeRowCursor = (
   cursor: string | undefined
 ): Effect.Effect<{ readonly ord: number; readonly tag: string | undefined } | undefined, InvalidRequest> => {
   if (cursor === undefined) return Effect.succeed(undefined)
-  const decoded = /^[A-Za-z0-9_-]{1,200}={0,2}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : ""
+  const decoded = /^[A-Za-z0-9_-]{1,200}={0,2}$/.test(cursor) ? decodeBase64Url(cursor) : ""
   const tagged = new RegExp(`^${kind}:(0|[1-9]\\d{0,14})\\.([0-9a-f]{8})$`).exec(decoded)
   if (tagged !== null) return Effect.succeed({ ord: Number(tagged[1]), tag: tagged[2] })
   return Effect.map(decodeCursor(kind, cursor), (position) => ({ ord: Number(position), tag: undefined }))

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
+import { anyCaseOf, TextAccepted } from "./Basic.js"
 import { strict } from "./Common.js"
-import { ReportingCurrency } from "./Currency.js"
+import { ReportingCurrencies, ReportingCurrency } from "./Currency.js"
 import { countryRule, LedgerCountry, LotScope } from "./ledger/CountryRule.js"
 
 export const Countries = LedgerCountry.literals
@@ -25,6 +26,9 @@ export type Settings = typeof Settings.Type
 
 /** Fields left out keep their current value. Currency codes are matched case-insensitively. */
 export const UpdateSettings = Schema.Struct({
-  country: Schema.optional(Schema.String),
-  reportingCurrency: Schema.optional(Schema.String)
+  country: Schema.optional(TextAccepted("`US`, `SG` or `DE`, any letter case.", anyCaseOf(LedgerCountry.literals))),
+  reportingCurrency: Schema.optional(TextAccepted(
+    "USD or one of the 20 ECB reference currencies, any letter case.",
+    anyCaseOf(ReportingCurrencies)
+  ))
 }).annotations({ identifier: "UpdateSettings", ...strict })

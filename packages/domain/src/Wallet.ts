@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { FreeTextMax, IsoDate, IsoDateTime } from "./Basic.js"
+import { ADDRESS_FORM, FreeTextMax, IsoDate, IsoDateTime, TextAccepted } from "./Basic.js"
 import { PageParams, strict } from "./Common.js"
 
 export const CoverageGapReason = Schema.Literal("archive_unavailable", "rpc_error", "before_watch")
@@ -41,7 +41,10 @@ export const Wallet = Schema.Struct({
 export type Wallet = typeof Wallet.Type
 
 export const CreateWallet = Schema.Struct({
-  address: Schema.String.annotations({ description: "Public address (0x + 40 hex digits)." }),
+  address: TextAccepted(
+    "Public address (0x + 40 hex digits); mixed case only as a valid EIP-55 checksum.",
+    ADDRESS_FORM
+  ),
   label: Schema.optional(FreeTextMax(200)),
   self: Schema.optional(Schema.Boolean).annotations({ description: "Default true." })
 }).annotations({ identifier: "CreateWallet", ...strict })
@@ -58,4 +61,6 @@ export const WalletList = Schema.Struct({
 
 export const WalletListParams = Schema.Struct(PageParams)
 
-export const WalletPath = Schema.Struct({ address: Schema.String })
+export const WalletPath = Schema.Struct({
+  address: TextAccepted("A watched address; mixed case only as a valid EIP-55 checksum.", ADDRESS_FORM)
+})

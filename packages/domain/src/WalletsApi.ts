@@ -20,14 +20,16 @@ export class WalletsGroup extends HttpApiGroup.make("wallets")
     HttpApiEndpoint.post("create", "/wallets")
       .setPayload(CreateWallet)
       .addSuccess(Wallet, { status: 201 })
+      // The handler answers 200 (not 201) with the existing wallet when the address is already watched; declared
+      // so that a client made from this contract reads that answer too. A value the handler returns is encoded as
+      // the first success, 201.
+      .addSuccess(Wallet, { status: 200 })
       .addError(InvalidAddressError)
       .annotate(OpenApi.Summary, "Watch a wallet")
-      // The handler answers 200 (not 201) with the existing wallet when the address is already watched.
       .annotate(OpenApi.Transform, (op) => {
-        const responses = op.responses as Record<string, { description: string; content?: unknown }>
-        const created = responses["201"]
-        if (created !== undefined) {
-          responses["200"] = { ...created, description: "The address was already watched: the existing wallet." }
+        const responses = op.responses as Record<string, { description: string }>
+        if (responses["200"] !== undefined) {
+          responses["200"].description = "The address was already watched: the existing wallet."
         }
         return op
       })

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { TextAccepted } from "../Basic.js"
 import { PageParams } from "../Common.js"
 
 /** The seven alert kinds: one vocabulary for the portfolio, `GET /v1/alerts`, webhooks and MCP. */
@@ -58,8 +59,8 @@ export const AlertList = Schema.Struct({
 }).annotations({ identifier: "AlertList" })
 
 export const AlertListParams = Schema.Struct({
-  severity: Schema.optional(Schema.String.annotations({ description: "`info`, `warning` or `critical`." })),
-  kind: Schema.optional(Schema.String.annotations({ description: "One of the seven alert kinds." })),
+  severity: Schema.optional(TextAccepted("`info`, `warning` or `critical`.", { enum: ALERT_SEVERITIES })),
+  kind: Schema.optional(TextAccepted("One of the seven alert kinds.", { enum: ALERT_KINDS })),
   open: Schema.optional(
     Schema.Literal("true", "false").annotations({
       description: "`true`: only open alerts; `false`: only resolved ones; absent: both."

@@ -1,8 +1,9 @@
 import { Schema } from "effect"
-import { IsoDateTime } from "../Basic.js"
+import { IsoDateTime, maxCharacters, SAFE_TEXT_PATTERN, TextAccepted } from "../Basic.js"
 import { PageParams, strict } from "../Common.js"
+import { ALERT_KINDS } from "./Alert.js"
 
-const Kinds = Schema.Array(Schema.String).annotations({
+const Kinds = Schema.Array(TextAccepted("An alert kind.", { enum: ALERT_KINDS })).annotations({
   description: "Alert kinds to deliver; empty means all kinds. An unknown kind is `400 unknown_alert_kind`."
 })
 
@@ -27,13 +28,13 @@ export const CreatedWebhookEndpoint = Schema.Struct({
 
 export const CreateWebhook = Schema.Struct({
   url: Schema.String.pipe(Schema.maxLength(2048)).annotations({ description: "An `https` URL (required)." }),
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  description: Schema.optional(Schema.String.pipe(maxCharacters(500))),
   kinds: Schema.optional(Kinds)
 }).annotations({ identifier: "CreateWebhook", ...strict })
 
 export const UpdateWebhook = Schema.Struct({
   url: Schema.optional(Schema.String.pipe(Schema.maxLength(2048))),
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  description: Schema.optional(Schema.String.pipe(maxCharacters(500))),
   kinds: Schema.optional(Kinds),
   enabled: Schema.optional(Schema.Boolean).annotations({
     description: "`false` disables the endpoint; `true` enables it again and resets its failure count."
@@ -47,7 +48,7 @@ export const WebhookList = Schema.Struct({
 
 export const WebhookListParams = Schema.Struct(PageParams)
 
-export const WebhookPath = Schema.Struct({ id: Schema.String })
+export const WebhookPath = Schema.Struct({ id: TextAccepted("The endpoint's id.", { pattern: SAFE_TEXT_PATTERN }) })
 
 export const WebhookDeliveryAttempt = Schema.Struct({
   id: Schema.String,

@@ -14,7 +14,9 @@ export const RawInteger = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotation
   description: "A non-negative integer as a decimal string (e.g. raw token amount with 18 implied decimals)."
 })
 
-const UnixSeconds = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+/** Unix seconds up to 9999-12-31T23:59:59Z: dates are written `YYYY-MM-DD`, so a later year has no date. */
+export const MAX_UNIX_SECONDS = 253_402_300_799
+const UnixSeconds = Schema.Number.pipe(Schema.int(), Schema.between(0, MAX_UNIX_SECONDS))
 const Block = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 
 export const Wallet = Schema.Struct({

@@ -121,6 +121,12 @@ export const reduceHolding = (holder: Holder, raw: bigint): void => {
   if (holder.encumbered > holder.raw) holder.encumbered = holder.raw
 }
 
+/** The id suffix of a lot made up for tokens no recorded lot covers: its acquisition date is unknown. */
+const UNMATCHED_LOT = "#unmatched"
+
+/** Whether a lot (by its id) was made up for tokens no recorded lot covers, so its acquisition date is unknown. */
+export const isAcquisitionDateUnknown = (lotId: string): boolean => lotId.endsWith(UNMATCHED_LOT)
+
 export const newLot = (
   work: Work,
   book: TokenBook,
@@ -154,7 +160,7 @@ export const unknownLot = (
   raw: bigint,
   reason: NullReasonCode
 ): LotRecord =>
-  newLot(work, book, `${event.id}#unmatched`, event, raw, null, null, [{ reason, eventId: event.id }], true)
+  newLot(work, book, `${event.id}${UNMATCHED_LOT}`, event, raw, null, null, [{ reason, eventId: event.id }], true)
 
 export const incompleteHistory = (holder: Holder, event: TransferEvent, missing: bigint, recorded: bigint): void => {
   holder.issues.push({

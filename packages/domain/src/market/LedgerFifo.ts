@@ -12,6 +12,7 @@ import type { LedgerReport } from "../ledger/LedgerReport.js"
 export { applyRate, rateOn, type RateQuote } from "../ledger/Convert.js"
 export { divRound, formatFixed, parseFixed, WAD } from "../ledger/Fixed.js"
 export { holdingPeriod, oneYearHeldOn } from "../ledger/HoldingPeriod.js"
+export { isAcquisitionDateUnknown } from "../ledger/LedgerWork.js"
 import type { LotRecord } from "../ledger/LedgerState.js"
 import { insertLot, newQueue, sliceAcquisition, takeFifo } from "../ledger/Lots.js"
 

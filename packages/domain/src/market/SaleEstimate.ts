@@ -12,6 +12,7 @@ import {
   fifoSlices,
   formatFixed,
   holdingPeriod,
+  isAcquisitionDateUnknown,
   type Lot,
   oneYearHeldOn,
   parseFixed,
@@ -48,7 +49,8 @@ export interface SaleLot {
   readonly wallet: string | null
   readonly raw: string
   readonly shares: string
-  readonly holdingPeriod: "short" | "long"
+  /** Null when the lot's acquisition date is unknown (made up for tokens no recorded lot covers). */
+  readonly holdingPeriod: "short" | "long" | null
   readonly proceeds: string | null
   readonly basis: string | null
   readonly gain: string | null
@@ -64,6 +66,10 @@ export interface SaleLot {
   readonly eventIds: ReadonlyArray<string>
 }
 
+/**
+ * The slices of one holding period. When a slice's holding period is unknown, both terms' figures are null (its
+ * shares are in neither), as `realisedGains` is for a disposal of such a lot.
+ */
 export interface TermTotals {
   readonly shares: string
   readonly proceeds: string | null
@@ -132,22 +138,33 @@ export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { err
     short: { shares: 0n, proceeds: 0n as bigint | null, basis: 0n as bigint | null },
     long: { shares: 0n, proceeds: 0n as bigint | null, basis: 0n as bigint | null }
   }
+  /** The slices whose holding period is unknown: in the sale's totals, in neither term's. */
+  const unknownTotals = { proceeds: 0n as bigint | null, basis: 0n as bigint | null }
   let proceedsUsdTotal: bigint | null = 0n
   let basisUsdTotal: bigint | null = 0n
   let waitUntil: string | null = null
   let becomingLong: bigint | null = 0n
+  let termUnknown = false
+  let sharesTotal = 0n
   const lots: Array<SaleLot> = fifoSlices(request.lots, raw, wholeLot).map((slice) => {
     const shares = divRound(slice.raw * multiplier, WAD)
     const proceedsUsd = price === null ? null : divRound(shares * price, WAD)
     const proceeds = convert(proceedsUsd)
     const basis = slice.basisConverted
     const gain = sub(proceeds, basis)
-    const term = holdingPeriod(slice.lot.acquired, request.date)
+    sharesTotal += shares
+    const term = isAcquisitionDateUnknown(slice.lot.id) ? null : holdingPeriod(slice.lot.acquired, request.date)
     const longTermOn = term === "short" ? addDays(oneYearHeldOn(slice.lot.acquired), 1) : null
-    const bucket = term === "short" ? totals.short : totals.long
-    bucket.shares += shares
-    bucket.proceeds = add(bucket.proceeds, proceeds)
-    bucket.basis = add(bucket.basis, basis)
+    if (term === null) {
+      termUnknown = true
+      unknownTotals.proceeds = add(unknownTotals.proceeds, proceeds)
+      unknownTotals.basis = add(unknownTotals.basis, basis)
+    } else {
+      const bucket = term === "short" ? totals.short : totals.long
+      bucket.shares += shares
+      bucket.proceeds = add(bucket.proceeds, proceeds)
+      bucket.basis = add(bucket.basis, basis)
+    }
     proceedsUsdTotal = add(proceedsUsdTotal, proceedsUsd)
     basisUsdTotal = add(basisUsdTotal, slice.basisUsd)
     if (longTermOn !== null) {
@@ -176,15 +193,15 @@ export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { err
   })
   const term = (t: typeof totals.short): TermTotals => ({
     shares: formatFixed(t.shares, 18),
-    proceeds: fmt(t.proceeds),
-    basis: fmt(t.basis),
-    gain: fmt(sub(t.proceeds, t.basis))
+    proceeds: termUnknown ? null : fmt(t.proceeds),
+    basis: termUnknown ? null : fmt(t.basis),
+    gain: termUnknown ? null : fmt(sub(t.proceeds, t.basis))
   })
-  const proceeds = add(totals.short.proceeds, totals.long.proceeds)
-  const basis = add(totals.short.basis, totals.long.basis)
+  const proceeds = add(add(totals.short.proceeds, totals.long.proceeds), unknownTotals.proceeds)
+  const basis = add(add(totals.short.basis, totals.long.basis), unknownTotals.basis)
   return {
     ok: {
-      shares: formatFixed(totals.short.shares + totals.long.shares, 18),
+      shares: formatFixed(sharesTotal, 18),
       raw: raw.toString(),
       proceeds: fmt(proceeds),
       basis: fmt(basis),

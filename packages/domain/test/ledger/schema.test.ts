@@ -68,6 +68,11 @@ describe("schemas and the public surface", () => {
     const bad = { ...json, events: [{ ...json.events[0], raw: "1.5" }] }
     expect(Either.isLeft(Schema.decodeUnknownEither(LedgerInput)(bad))).toBe(true)
     expect(Either.isLeft(Schema.decodeUnknownEither(LedgerInput)({ ...json, country: "FR" }))).toBe(true)
+    // A time after 9999-12-31 has no YYYY-MM-DD date: refused here, not thrown by the ledger later.
+    const last = { ...json.events[0], timestamp: 253_402_300_799 }
+    expect(Either.isRight(Schema.decodeUnknownEither(LedgerInput)({ ...json, events: [last] }))).toBe(true)
+    const after = { ...json.events[0], timestamp: 253_402_300_800 + 86_400 }
+    expect(Either.isLeft(Schema.decodeUnknownEither(LedgerInput)({ ...json, events: [after] }))).toBe(true)
   })
 
   it("can leave the per-event lists out and stream them instead", () => {

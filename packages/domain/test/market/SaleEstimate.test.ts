@@ -204,3 +204,41 @@ describe("estimate_sale over lots made whole on demand", () => {
     expect(lazy.made).toEqual([])
   })
 })
+
+describe("estimate_sale of a lot whose acquisition date is unknown", () => {
+  // 10 bought on 29 February 2024; on 15 June 2024, 5 arrive from another own address that no recorded lot covers
+  // (a lot made up for them, `incomplete_history`: FIFO keeps its arrival time, its acquisition date is unknown).
+  const OTHER = addr(2)
+  const arrival = {
+    ...buy(2, "2024-06-15T15:00:00Z", 5),
+    id: "arrival-2",
+    from: OTHER,
+    classification: { type: "transfer.self", relationship: "self", classifiedBy: "user", confirmed: true } as const
+  }
+  const report = Either.getOrThrow(Ledger.run(input({
+    wallets: [{ address: WALLET, self: true }, { address: OTHER, self: true }],
+    events: [buy(1, "2024-02-29T15:00:00Z", 10), arrival],
+    asOf: unix("2025-06-02T12:00:00Z")
+  })))
+  const lots = report.lots.filter((lot) => lot.wallet === WALLET)
+
+  it("has no holding period, and neither term has figures; the sale's totals do", () => {
+    expect(lots.map((lot) => [lot.id, lot.nullReasons.map((r) => r.reason)])).toEqual([
+      ["buy-1", []],
+      ["arrival-2#unmatched", ["incomplete_history"]]
+    ])
+    const estimate = ok(request({ lots, shares: "12", date: "2025-06-02", rate: rateOn("2025-06-02", undefined) }))
+    expect(estimate.lots.map((lot) => [lot.lotId, lot.holdingPeriod, lot.longTermOn, lot.daysToLongTerm])).toEqual([
+      ["buy-1", "long", null, null],
+      ["arrival-2#unmatched", null, null, null]
+    ])
+    expect(estimate).toMatchObject({
+      shares: "12",
+      proceeds: "1800",
+      basis: null,
+      shortTerm: { shares: "0", proceeds: null, basis: null, gain: null },
+      longTerm: { shares: "10", proceeds: null, basis: null, gain: null },
+      ifWaited: null
+    })
+  })
+})
