@@ -39,6 +39,7 @@ const toRegExp = (pattern: string, emptyParameters: boolean): RegExp =>
 /** A table of routes, used to answer 405 with `Allow` where a path exists but the method does not. */
 export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => {
   const compiled = routes.map((route) => ({
+    path: route.path,
     method: route.method,
     isStatic: !route.path.split("/").some((segment) => segment.startsWith(":")),
     pattern: toRegExp(route.path, false),
@@ -54,10 +55,17 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => 
     if (methods.has("GET")) methods.add("HEAD")
     return [...methods].sort()
   }
+  /** The methods of each path a static route names (a static route's pattern matches its own path only). */
+  const staticMethods = new Map<string, ReadonlyArray<string>>()
+  for (const route of compiled) {
+    if (route.isStatic) staticMethods.set(route.path, allowed(route.path))
+  }
   return {
     allowed,
-    shadowedMethod: (path, method) =>
-      compiled.some((route) => route.isStatic && route.pattern.test(path)) && !allowed(path).includes(method),
+    shadowedMethod: (path, method) => {
+      const methods = staticMethods.get(path)
+      return methods !== undefined && !methods.includes(method)
+    },
     onlyWithEmptyParameter: (path) =>
       compiled.some((route) => route.lenient.test(path)) && !compiled.some((route) => route.pattern.test(path))
   }
