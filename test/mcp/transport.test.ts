@@ -154,6 +154,11 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(evil.body.error.code).toBe(-32600)
           const local = yield* post(url, rpc(1, "ping"), { origin: "http://localhost:6274" })
           expect(local.status).toBe(200)
+          // Whatever the method: the origin is checked first.
+          for (const method of ["GET", "DELETE"] as const) {
+            expect((yield* post(url, undefined, { origin: "http://evil.example.com" }, method)).status).toBe(403)
+            expect((yield* post(url, undefined, { origin: "http://localhost:6274" }, method)).status).toBe(405)
+          }
         }))
 
       it.effect("an unsupported MCP-Protocol-Version header answers 400", () =>

@@ -3,6 +3,7 @@ import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMa
 import type { PortfolioSummary } from "@scaledger/domain/MarketApi"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { LedgerStore } from "../ledger/LedgerStore.js"
+import { changeIdOfIncome } from "../reads/LedgerEvidence.js"
 import { totalView } from "../reads/LedgerViews.js"
 import { positionsOf, settledLedger } from "./AccountLedger.js"
 import { MarketReads } from "./MarketReads.js"
@@ -88,7 +89,7 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
                 ) => (p.value.price === null ? [] : [`${p.value.price.feed}:${p.value.price.roundId}`]))
               )
             ],
-            incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds))]
+            incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds.map(changeIdOfIncome)))]
           }
         }
         return answer

@@ -46,6 +46,16 @@ const roundOf = (token: string, price: PriceProvenance | null): ReadonlyArray<Fe
     answer: price.answer
   }]
 
+/**
+ * The multiplier change an income record comes from: a holder's income id is the change's id and its address
+ * (`multiplier:<token>:<unix seconds>:<address>`); evidence cites the change once, by its own id (DECISIONS.md).
+ */
+export const changeIdOfIncome = (incomeId: string): string => incomeId.replace(/:0x[0-9a-fA-F]{40}$/, "")
+
+/** The id a row is cited by: a movement's own, an income or split row's multiplier change. */
+const citedId = (row: Movement | IncomeEvent | SplitEvent): string =>
+  row.type === "income.multiplier_increase" || row.type === "split" ? row.eventId : row.id
+
 const rateKey = (r: RateEvidence) => `${r.currency}/${r.rateDate}/${r.rate}`
 const roundKey = (r: FeedRoundEvidence) => `${r.feed}/${r.roundId}`
 
@@ -58,7 +68,7 @@ export const ledgerEvidence = {
   ) => ({
     eventIds: [
       ...new Set(rows.flatMap((p) => [
-        ...p.unreportedIncomeEventIds,
+        ...p.unreportedIncomeEventIds.map(changeIdOfIncome),
         ...p.nullReasons.map((r) => r.eventId),
         ...p.issues.map((i) => i.eventId)
       ]))
@@ -72,7 +82,7 @@ export const ledgerEvidence = {
     })
   }),
   events: (rows: ReadonlyArray<Movement | IncomeEvent | SplitEvent>, views: ReadonlyArray<EventView>) => ({
-    eventIds: rows.map((row) => row.id),
+    eventIds: [...new Set(rows.map(citedId))],
     transactions: rows.flatMap((row) =>
       row.walletTransaction === null ? [] : [{ eventId: row.id, txHash: row.walletTransaction.txHash }]
     ),

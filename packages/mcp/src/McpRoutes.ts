@@ -143,18 +143,26 @@ export const McpRoutes = (settings: McpSettings) =>
     Effect.gen(function*() {
       const server = yield* makeMcpServer(settings)
 
+      /** A request from an origin not allowed is refused whatever its method (the transport spec: every request). */
+      const originRefused = (request: HttpServerRequest.HttpServerRequest) =>
+        server.originAllowed(request.headers["origin"]) ? undefined : answer(
+          403,
+          JsonRpc.error(
+            null,
+            JsonRpc.ErrorCodes.InvalidRequest,
+            `Origin ${request.headers["origin"]} is not allowed.`
+          )
+        )
+
+      const otherMethod = Effect.flatMap(
+        HttpServerRequest.HttpServerRequest,
+        (request) => originRefused(request) ?? methodNotAllowed
+      )
+
       const post = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        if (!server.originAllowed(request.headers["origin"])) {
-          return yield* answer(
-            403,
-            JsonRpc.error(
-              null,
-              JsonRpc.ErrorCodes.InvalidRequest,
-              `Origin ${request.headers["origin"]} is not allowed.`
-            )
-          )
-        }
+        const refused = originRefused(request)
+        if (refused !== undefined) return yield* refused
         const version = protocolVersionOf(request.headers["mcp-protocol-version"])
         if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
           return yield* answer(
@@ -217,7 +225,7 @@ export const McpRoutes = (settings: McpSettings) =>
 
       for (const path of PATHS) {
         yield* router.add("POST", path, post)
-        for (const method of OTHER_METHODS) yield* router.add(method, path, methodNotAllowed)
+        for (const method of OTHER_METHODS) yield* router.add(method, path, otherMethod)
       }
     })
   )
