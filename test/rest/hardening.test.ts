@@ -336,6 +336,10 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
           expect(expectError(deliveries, 405, "method_not_allowed").details.allowed).toEqual(["GET", "HEAD"])
           expect(deliveries.headers["allow"]).toBe("GET, HEAD")
         }
+        for (const spelling of ["/V1/webhooks/deliveries", "/v1//webhooks/deliveries", "/v1/webhooks/%64eliveries"]) {
+          expect((yield* call("GET", spelling, { key })).status, spelling).toBe(200)
+          expectError(yield* call("DELETE", spelling, { key }), 405, "method_not_allowed")
+        }
         expect((yield* call("GET", "/v1/webhooks/deliveries", { key })).status).toBe(200)
         expectError(yield* call("DELETE", "/v1/webhooks/wh_missing", { key }), 404, "not_found")
         expectError(yield* call("GET", "/v1/nothing-here", { key }), 404, "not_found")
@@ -437,6 +441,7 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
           ["/v1/events", "type", "foo", false],
           ["/v1/events", "from", "2026-01-05", true],
           ["/v1/events", "from", "2026-1-5", false],
+          ["/v1/events", "from", "0000-01-01", false],
           ["/v1/positions", "wallet", lower, true],
           ["/v1/positions", "wallet", "0x12", false],
           ["/v1/estimates/sale", "shares", "0.5", true],
@@ -478,6 +483,10 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
           400,
           "invalid_request"
         )
+        // A webhook URL too: 1,038 characters (2,064 UTF-16 units) are within its 2,048, so the unknown id decides.
+        const url = `https://hooks.example.com/${emoji.repeat(1_012)}`
+        expect(ajv.validate(doc.components.schemas.UpdateWebhook.properties.url, url)).toBe(true)
+        expectError(yield* call("PATCH", "/v1/webhooks/wh_unknown", { key, body: { url } }), 404, "not_found")
         // No body is the defaults; the export's headers are documented.
         const exportOp = doc.paths["/v1/exports"].post
         expect(exportOp.requestBody.required).toBe(false)

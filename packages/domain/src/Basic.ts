@@ -98,6 +98,12 @@ export const Word = Schema.String.pipe(
   Schema.annotations({ identifier: "Word", description: "Printable ASCII without spaces, 1 to 100 characters." })
 )
 
+/** A calendar date as sent: `YYYY-MM-DD`, year 0001 to 9999 (as `CalendarDate`). */
+export const DATE_FORM = {
+  format: "date",
+  pattern: "^(000[1-9]|00[1-9]\\d|0[1-9]\\d{2}|[1-9]\\d{3})-\\d{2}-\\d{2}$"
+} as const
+
 /** A calendar date `YYYY-MM-DD` within 0001-01-01 to 9999-12-31. */
 export const CalendarDate = Schema.String.pipe(
   Schema.filter((input) =>
@@ -107,7 +113,7 @@ export const CalendarDate = Schema.String.pipe(
     identifier: "CalendarDate",
     description: "A calendar date, YYYY-MM-DD, between 0001-01-01 and 9999-12-31.",
     examples: ["2026-08-14"],
-    jsonSchema: { type: "string", format: "date", pattern: "^\\d{4}-\\d{2}-\\d{2}$" }
+    jsonSchema: { type: "string", ...DATE_FORM }
   })
 )
 
@@ -226,9 +232,6 @@ export const TextAccepted = (description: string, jsonSchema: Record<string, unk
 
 /** Single-line text without control characters (what the edge lets through). */
 export const SAFE_TEXT_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
-
-/** A calendar date as sent: `YYYY-MM-DD`. */
-export const DATE_FORM = { format: "date", pattern: "^\\d{4}-\\d{2}-\\d{2}$" } as const
 
 /** A public address: 20 bytes of hex; mixed case only as a valid EIP-55 checksum, which no pattern can state. */
 export const ADDRESS_FORM = { pattern: "^0x[0-9a-fA-F]{40}$" } as const

@@ -2,13 +2,22 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { FreeTextMax, maxCharacters, PageCursor, PageLimitParam } from "./Basic.js"
+import { FreeTextMax, maxCharacters, PageCursor, PageLimitParam, SAFE_TEXT_PATTERN } from "./Basic.js"
 import { strict } from "./Common.js"
 import { NotFoundError, NotReviewableError, ReplayInProgressError } from "./Errors.js"
 import { Relationship } from "./ledger/LedgerInput.js"
 
 export const EventPath = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1), maxCharacters(200))
+  id: Schema.String.pipe(Schema.minLength(1), maxCharacters(200)).annotations({
+    description: "The event's id.",
+    jsonSchema: {
+      type: "string",
+      description: "The event's id.",
+      minLength: 1,
+      maxLength: 200,
+      pattern: SAFE_TEXT_PATTERN
+    }
+  })
 })
 
 /** PATCH /v1/events/{id}: the relationship the person confirms for the event's counterparty. */

@@ -42,7 +42,7 @@ export type Wallet = typeof Wallet.Type
 
 export const CreateWallet = Schema.Struct({
   address: TextAccepted(
-    "Public address (0x + 40 hex digits); mixed case only as a valid EIP-55 checksum.",
+    "Public address (0x + 40 hex digits), not the zero address; mixed case only as a valid EIP-55 checksum.",
     ADDRESS_FORM
   ),
   label: Schema.optional(FreeTextMax(200)),

@@ -26,15 +26,32 @@ export const CreatedWebhookEndpoint = Schema.Struct({
   secret: Schema.String.annotations({ description: "`whsec_` + 32 base62 characters. Shown only in this answer." })
 }).annotations({ identifier: "CreatedWebhookEndpoint" })
 
+const URL_DESCRIPTION = "An `https` URL of a public host (loopback, private and link-local addresses are refused)."
+/** A webhook's URL: `https`, at most 2,048 characters; where it points is checked by the egress guard. */
+const WebhookUrl = Schema.String.pipe(maxCharacters(2048)).annotations({
+  description: URL_DESCRIPTION,
+  jsonSchema: {
+    type: "string",
+    description: URL_DESCRIPTION,
+    maxLength: 2048,
+    format: "uri",
+    pattern: "^[Hh][Tt][Tt][Pp][Ss]://[^\\u0000/?#]+([/?#][^\\u0000]*)?$"
+  }
+})
+/** A webhook's description: at most 500 characters, no NUL (refused in any body). */
+const WebhookDescription = Schema.String.pipe(maxCharacters(500)).annotations({
+  jsonSchema: { type: "string", maxLength: 500, pattern: "^[^\\u0000]*$" }
+})
+
 export const CreateWebhook = Schema.Struct({
-  url: Schema.String.pipe(Schema.maxLength(2048)).annotations({ description: "An `https` URL (required)." }),
-  description: Schema.optional(Schema.String.pipe(maxCharacters(500))),
+  url: WebhookUrl,
+  description: Schema.optional(WebhookDescription),
   kinds: Schema.optional(Kinds)
 }).annotations({ identifier: "CreateWebhook", ...strict })
 
 export const UpdateWebhook = Schema.Struct({
-  url: Schema.optional(Schema.String.pipe(Schema.maxLength(2048))),
-  description: Schema.optional(Schema.String.pipe(maxCharacters(500))),
+  url: Schema.optional(WebhookUrl),
+  description: Schema.optional(WebhookDescription),
   kinds: Schema.optional(Kinds),
   enabled: Schema.optional(Schema.Boolean).annotations({
     description: "`false` disables the endpoint; `true` enables it again and resets its failure count."

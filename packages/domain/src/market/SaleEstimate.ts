@@ -120,8 +120,18 @@ export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { err
   }
   const multiplier = parseFixed(request.multiplier, 18)
   const raw = divRound(sharesWad * WAD, multiplier)
+  if (raw === 0n) {
+    return {
+      error: {
+        _tag: "InvalidShares",
+        message: `shares ${request.shares} is less than half a raw token unit at the multiplier in force (${
+          formatFixed(multiplier, 18)
+        }): nothing to sell`
+      }
+    }
+  }
   const held = request.lots.reduce((total, lot) => total + BigInt(lot.raw), 0n)
-  if (raw > held || raw === 0n) {
+  if (raw > held) {
     return {
       error: {
         _tag: "InsufficientShares",

@@ -155,6 +155,11 @@ describe("estimate_sale across the one-year line", () => {
       error: { _tag: "InsufficientShares", held: "15", requested: "15.000000000000000001" }
     })
     expect(ok(request({ shares: "15" })).basis).toBe("1600")
+    // At a multiplier of 4, 1e-18 shares is a quarter of a raw unit: nothing to sell, not more than is held.
+    expect(estimateSale(request({ shares: "0.000000000000000001", multiplier: "4" }))).toMatchObject({
+      error: { _tag: "InvalidShares" }
+    })
+    expect(ok(request({ shares: "0.000000000000000004", multiplier: "4" })).raw).toBe("1")
   })
 })
 

@@ -36,6 +36,20 @@ const toRegExp = (pattern: string, emptyParameters: boolean): RegExp =>
     ).join("/") + "$"
   )
 
+/**
+ * A path as the router reads it: percent-escapes decoded, repeated slashes as one, any letter case (`/V1//webhooks/
+ * %64eliveries` is the deliveries list).
+ */
+const spelling = (path: string): string => {
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    // A malformed escape: the path as sent.
+  }
+  return decoded.replace(/\/{2,}/g, "/").toLowerCase()
+}
+
 /** A table of routes, used to answer 405 with `Allow` where a path exists but the method does not. */
 export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => {
   const compiled = routes.map((route) => ({
@@ -58,12 +72,12 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => 
   /** The methods of each path a static route names (a static route's pattern matches its own path only). */
   const staticMethods = new Map<string, ReadonlyArray<string>>()
   for (const route of compiled) {
-    if (route.isStatic) staticMethods.set(route.path, allowed(route.path))
+    if (route.isStatic) staticMethods.set(spelling(route.path), allowed(route.path))
   }
   return {
     allowed,
     shadowedMethod: (path, method) => {
-      const methods = staticMethods.get(path)
+      const methods = staticMethods.get(spelling(path))
       return methods !== undefined && !methods.includes(method)
     },
     onlyWithEmptyParameter: (path) =>
