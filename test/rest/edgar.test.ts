@@ -334,6 +334,10 @@ layer(
       expect(down.body.filings).toBeNull()
       expect(down.body.issuers[0]).toMatchObject({ symbol: "BRK.B", cik: 1067983, status: "edgar_unavailable" })
       expect(edgar.requests.length - start).toBe(5) // the first attempt and 4 retries
+      // Asked again during the outage: answered at once, EDGAR not asked again for a minute.
+      const again = yield* call("GET", "/v1/filings?symbol=BRK.B", { key })
+      expect(again.body.status).toBe("edgar_unavailable")
+      expect(edgar.requests.length - start).toBe(5)
     }))
 })
 

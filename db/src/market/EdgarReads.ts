@@ -63,11 +63,22 @@ export class EdgarReads extends Context.Tag("@scaledger/db/market/EdgarReads")<E
     )
 }
 
+/** How long a document EDGAR failed to give is not asked for again. */
+const RETRY_AFTER_FAILURE_MS = 60_000
+/** The most failed documents remembered (one per issuer and kind; cleared past it). */
+const MAX_FAILURES_KEPT = 10_000
+
 export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Duration.DurationInput) =>
   Effect.gen(function*() {
     const cache = yield* EdgarCache
     const store = yield* LedgerStore
     const maxAgeMs = Duration.toMillis(refreshInterval)
+
+    /**
+     * Documents EDGAR failed to give, until when they are not asked for again: a read during an outage answers at
+     * once (the stale copy, or `edgar_unavailable`) instead of waiting out the retries of every request.
+     */
+    const failedUntil = new Map<string, { readonly until: number; readonly error: EdgarError }>()
 
     /** A cached document, fetched (and stored) when missing or due; the stale copy when EDGAR fails. */
     const document = <A>(
@@ -87,6 +98,11 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
         if (Option.isSome(cached) && now - cached.value.fetchedAt.getTime() < maxAgeMs) {
           return Either.right(asCached(cached.value, false))
         }
+        const key = `${kind}/${cik}`
+        const failed = failedUntil.get(key)
+        if (failed !== undefined && now < failed.until) {
+          return Option.isSome(cached) ? Either.right(asCached(cached.value, true)) : Either.left(failed.error)
+        }
         const fetched = yield* fetch.pipe(
           Effect.flatMap((json) =>
             Effect.try({
@@ -99,8 +115,14 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
         )
         if (Either.isLeft(fetched)) {
           yield* Effect.logWarning(`EDGAR ${kind} ${cik}: ${fetched.left.detail}`)
+          if (failedUntil.size >= MAX_FAILURES_KEPT) failedUntil.clear()
+          failedUntil.set(key, {
+            until: (yield* Clock.currentTimeMillis) + RETRY_AFTER_FAILURE_MS,
+            error: fetched.left
+          })
           return Option.isSome(cached) ? Either.right(asCached(cached.value, true)) : Either.left(fetched.left)
         }
+        failedUntil.delete(key)
         const doc: EdgarDocument = { kind, cik, ...fetched.right, fetchedAt: new Date(now) }
         yield* Effect.ignoreLogged(cache.put(doc))
         return Either.right(asCached(doc, false))
