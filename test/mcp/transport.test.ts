@@ -439,6 +439,19 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             ["symbol"]
           ])
           expect(long.text.length).toBeLessThan(4_000)
+          // The message says what is expected, not the argument's description.
+          expect(long.body.result.structuredContent.details.issues[0].message).toMatch(
+            /^expected text of at most 64 characters/
+          )
+          const negative = yield* post(
+            url,
+            rpc(8, "tools/call", { name: "estimate_sale", arguments: { symbol: "AAPL", shares: "-1" } }),
+            auth
+          )
+          expect(negative.body.result.structuredContent.details.issues[0]).toMatchObject({
+            path: ["shares"],
+            message: expect.stringMatching(/^expected an unsigned decimal string such as "10\.5"/)
+          })
           // An optional argument given wrong: its one issue, not also the absent alternative's "Expected undefined".
           const zero = yield* post(
             url,

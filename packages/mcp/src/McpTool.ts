@@ -71,6 +71,8 @@ export const textArgument = (max: number, description: string, options: { readon
     Schema.maxLength(max)
   )).annotations({
     description,
+    // What a refused value is told (else the description reads as the expected type).
+    message: () => `expected text of at most ${max} characters`,
     // What agents read: the description and the bounds, not the refinements' generated titles.
     jsonSchema: { type: "string", ...(options.nonEmpty === true ? { minLength: 1 } : {}), maxLength: max, description }
   })

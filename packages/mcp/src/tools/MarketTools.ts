@@ -9,6 +9,7 @@ const Symbol = textArgument(TEXT_MAX.symbol, "Token symbol, e.g. AAPL (any case)
 const Decimal = (description: string) =>
   Schema.String.pipe(Schema.maxLength(TEXT_MAX.decimal), Schema.pattern(/^\d+(\.\d+)?$/)).annotations({
     description,
+    message: () => `expected an unsigned decimal string such as "10.5" (digits, then an optional fraction)`,
     jsonSchema: { type: "string", maxLength: TEXT_MAX.decimal, pattern: "^\\d+(\\.\\d+)?$", description }
   })
 const Day = (description: string) => textArgument(TEXT_MAX.date, `${description}, YYYY-MM-DD.`)
