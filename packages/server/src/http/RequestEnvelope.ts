@@ -233,10 +233,11 @@ export const edgeMiddleware = (options: EdgeOptions) =>
           // An empty path parameter (`/v1/wallets/`, `/v1/fx/SGD/`) names no resource: not found, as
           // `/v1/settings/` is, rather than the route's answer for an empty id.
           const path = request.url.split("?")[0] ?? "/"
+          const shadowed = routes.shadowedMethod(path, request.method)
           const routed = routes.onlyWithEmptyParameter(path)
             ? errorResponse("not_found", `No route for ${request.method} ${path}.`)
-            : routes.shadowedMethod(path, request.method)
-            ? methodNotAllowed(request.method, path, routes.allowed(path))
+            : shadowed !== undefined
+            ? methodNotAllowed(request.method, path, shadowed)
             : httpEffect
           const admitted = needsNoChecks(request) ? routed : admitBody(request, acceptsBodies).pipe(
             Effect.flatMap((checked) => Effect.provideService(routed, HttpServerRequest.HttpServerRequest, checked))

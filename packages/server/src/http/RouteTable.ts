@@ -19,11 +19,11 @@ export interface RouteTable {
    */
   readonly onlyWithEmptyParameter: (path: string) => boolean
   /**
-   * A path a route without parameters names (`/v1/webhooks/deliveries`), asked with a method only a parameter
-   * route has (`PATCH /v1/webhooks/:id`): the router would take it as that route's id, but the path is the static
-   * resource, so the method is not allowed there.
+   * A path a route without parameters names (`/v1/webhooks/deliveries`, in any spelling the router takes), asked
+   * with a method only a parameter route has (`PATCH /v1/webhooks/:id`): the methods the path allows, else
+   * undefined. The router would take it as that route's id, but the path is the static resource.
    */
-  readonly shadowedMethod: (path: string, method: string) => boolean
+  readonly shadowedMethod: (path: string, method: string) => ReadonlyArray<string> | undefined
 }
 
 /** A route's path as a pattern; a parameter matches `[^/]+`, or with `emptyParameters` `[^/]*` as the router does. */
@@ -78,7 +78,7 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteSpec>): RouteTable => 
     allowed,
     shadowedMethod: (path, method) => {
       const methods = staticMethods.get(spelling(path))
-      return methods !== undefined && !methods.includes(method)
+      return methods !== undefined && !methods.includes(method) ? methods : undefined
     },
     onlyWithEmptyParameter: (path) =>
       compiled.some((route) => route.lenient.test(path)) && !compiled.some((route) => route.pattern.test(path))
