@@ -106,7 +106,9 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
     /** The job is done: `complete` without coverage gaps, `partial` with some. */
     const finish = (walletId: string) =>
       Effect.gen(function*() {
-        yield* sql`UPDATE wallet_backfills SET phase = 'done', lease_owner = NULL, lease_until = NULL, updated_at = now()
+        // Done: an attempt that failed before the one that finished leaves no error behind.
+        yield* sql`UPDATE wallet_backfills SET phase = 'done', attempts = 0, last_error = NULL, lease_owner = NULL,
+                     lease_until = NULL, updated_at = now()
                    WHERE wallet_id = ${walletId}`
         yield* sql`UPDATE wallets SET
                      backfill_status = CASE WHEN EXISTS (SELECT 1 FROM coverage_gaps g WHERE g.wallet_id = wallets.id)
