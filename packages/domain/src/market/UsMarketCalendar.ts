@@ -19,7 +19,7 @@
  * 1987–2006 from the first Sunday of April to the last Sunday of October), switching at 02:00 local time. Sessions
  * never touch 02:00, so a session's offset is the offset of its date.
  */
-import { addDays, dayOfWeek, fromEpochDay, toEpochDay } from "../CalendarDates.js"
+import { addDays, dayOfWeek, fromEpochDay, isCalendarDate, toEpochDay } from "../CalendarDates.js"
 import { easterSunday } from "../fx/TargetCalendar.js"
 
 const MINUTE_MS = 60_000
@@ -104,7 +104,9 @@ export const holidayOn = (date: string): string | undefined => {
   return holidaysOf(Number(date.slice(0, 4))).get(date) ?? unscheduledClosures.get(date)
 }
 
+/** True when the market opens on `date`; false for a text that is no calendar date (`2026-13-01`, `2026-02-30`). */
 export const isTradingDay = (date: string): boolean => {
+  if (!isCalendarDate(date)) return false
   const dow = dayOfWeek(date)
   return dow !== 0 && dow !== 6 && holidayOn(date) === undefined
 }

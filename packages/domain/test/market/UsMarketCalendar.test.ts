@@ -68,6 +68,15 @@ describe("NYSE holidays", () => {
     }
   })
 
+  it("have no session on a text that is no calendar date", () => {
+    // 2026-13-01 would roll over to 2027-01-01 (a holiday) and 2026-02-30 to Monday 2026-03-02 (a trading day).
+    for (const text of ["2026-13-01", "2026-02-30", "2026-03-2", "2026-00-10", "not a date", ""]) {
+      expect(isTradingDay(text)).toBe(false)
+      expect(isEarlyClose(text)).toBe(false)
+      expect(sessionOn(text)).toBeUndefined()
+    }
+  })
+
   it("observe fixed-date holidays on the Friday before a Saturday and the Monday after a Sunday", () => {
     // 4 July 2020 was a Saturday: closed Friday 3 July. 4 July 2021 a Sunday: closed Monday 5 July.
     expect(holidayOn("2020-07-03")).toBe("Independence Day")
