@@ -340,6 +340,70 @@ describe("chain ingestion", () => {
     60_000
   )
 
+  it.live(
+    "stages an announced change again when the re-org drops the announcement that had replaced it",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const tsla = token(chain, "TSLA")
+        yield* withIngest(
+          chain,
+          Effect.gen(function*() {
+            yield* recordToHead
+            yield* addAndBackfill(CAROL, node.chainId)
+            const head = yield* Effect.promise(() => node.block("latest"))
+            const first = head.timestamp + 600
+            const announced = yield* Effect.promise(() =>
+              issuerCall(node, tsla, "updateMultiplier", [1000500000000000000n, BigInt(first)], head.timestamp + 10)
+            )
+            yield* recordToHead
+            const fork = yield* Effect.promise(() => node.snapshot())
+            // Announced before the first took effect: on chain it replaces the first; so does the record.
+            yield* Effect.promise(() =>
+              issuerCall(node, tsla, "updateMultiplier", [1000900000000000000n, BigInt(head.timestamp + 900)])
+            )
+            yield* Effect.promise(() => node.mine(1))
+            yield* recordToHead
+            const store = yield* ChainStore
+            expect((yield* store.pendingChanges(node.chainId)).map((c) => c.newMultiplier)).toEqual([
+              1000900000000000000n
+            ])
+
+            // The branch that replaced the first announcement is dropped: the chain stages the first again.
+            yield* Effect.promise(() => node.reorg(fork, { blocks: 3 }))
+            yield* recordToHead
+            expect(yield* store.pendingChanges(node.chainId)).toEqual([
+              expect.objectContaining({
+                token: key(tsla),
+                status: "pending",
+                oldMultiplier: WAD,
+                newMultiplier: 1000500000000000000n,
+                kind: "dividend",
+                effectiveAt: new Date(first * 1000),
+                announcedBlock: announced.block
+              })
+            ])
+            // And it takes effect as announced, read from chain storage.
+            yield* Effect.promise(async () => {
+              await node.setNextBlockTimestamp(first + 5)
+              await node.mine(1)
+            })
+            yield* recordToHead
+            expect(yield* store.changesOf(node.chainId, tsla)).toEqual([
+              expect.objectContaining({
+                status: "active",
+                source: "chain_storage",
+                newMultiplier: 1000500000000000000n,
+                effectiveAt: new Date(first * 1000)
+              })
+            ])
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
   it.live("recognises a token no list names by its ERC-8056 interface", () =>
     Effect.gen(function*() {
       const chain = yield* seededChain

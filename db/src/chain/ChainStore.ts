@@ -1,5 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { multiplierKind } from "@scaledger/domain/chain/MultiplierKind"
 import { Array as Arr, Effect, Option } from "effect"
 import { invalidateLedgers } from "../ledger/LedgerBuilds.js"
 import { lockWalletSetShared } from "../WalletSetLock.js"
@@ -255,6 +256,57 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
       })
 
     /**
+     * After a re-org dropped announcements of `tokens`: a token's latest announcement left, not yet due on the
+     * branch kept (after its newest block's time) and without its change, is staged again. A dropped announcement
+     * had replaced it (an announcement made before the staged change took effect replaces it, as on chain), and the
+     * chain stages it again. One already due is left as recorded: its activation ran on a block the re-org kept.
+     */
+    const restoreStaged = (chainId: number, tokens: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const staged = yield* sql<{
+          token_key: string
+          effective_at: Date
+          old_multiplier: string
+          new_multiplier: string
+          announced_block: string
+          announced_at: Date
+        }>`
+          SELECT a.token_key, a.effective_at, a.old_multiplier::text, a.new_multiplier::text,
+            (SELECT min(e.block) FROM multiplier_announcements e
+             WHERE e.chain_id = a.chain_id AND e.token_key = a.token_key AND e.effective_at = a.effective_at)
+              AS announced_block,
+            (SELECT min(e.block_time) FROM multiplier_announcements e
+             WHERE e.chain_id = a.chain_id AND e.token_key = a.token_key AND e.effective_at = a.effective_at)
+              AS announced_at
+          FROM (
+            SELECT DISTINCT ON (token_key) * FROM multiplier_announcements
+            WHERE chain_id = ${chainId} AND token_key IN ${sql.in(tokens)}
+            ORDER BY token_key, block DESC, log_index DESC
+          ) a
+          WHERE a.effective_at > coalesce((SELECT max(block_time) FROM chain_blocks WHERE chain_id = ${chainId}),
+                                          '-infinity'::timestamptz)
+            AND NOT EXISTS (SELECT 1 FROM multiplier_changes c
+                            WHERE c.chain_id = a.chain_id AND c.token_key = a.token_key AND c.effective_at = a.effective_at)`
+        yield* Effect.forEach(staged, (a) => {
+          const oldMultiplier = BigInt(a.old_multiplier)
+          const newMultiplier = BigInt(a.new_multiplier)
+          return sql`INSERT INTO multiplier_changes ${
+            sql.insert({
+              chain_id: chainId,
+              token_key: a.token_key,
+              effective_at: a.effective_at,
+              old_multiplier: a.old_multiplier,
+              new_multiplier: a.new_multiplier,
+              kind: multiplierKind(oldMultiplier, newMultiplier),
+              status: "pending",
+              announced_block: a.announced_block,
+              announced_at: a.announced_at
+            })
+          }`
+        }, { discard: true })
+      })
+
+    /**
      * Undoes everything recorded above `forkBlock` (a re-org replaced those blocks): events from the dropped blocks
      * go, changes activated in them become pending again, and changes only those blocks announced go. The ledgers
      * that read any of it are asked for new builds: the new branch may hold nothing of theirs to ask for one.
@@ -269,6 +321,8 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
           ) p WHERE EXISTS (SELECT 1 FROM wallets w WHERE w.address_key = p.address_key)`
         const deactivated = yield* sql<{ token_key: string }>`
           SELECT DISTINCT token_key FROM multiplier_changes WHERE chain_id = ${chainId} AND block > ${forkBlock}`
+        const reannounced = yield* sql<{ token_key: string }>`
+          SELECT DISTINCT token_key FROM multiplier_announcements WHERE chain_id = ${chainId} AND block > ${forkBlock}`
         for (
           const table of [
             "token_transfers",
@@ -293,6 +347,7 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
                      announced_at = (SELECT min(a.block_time) FROM multiplier_announcements a
                                      WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key AND a.effective_at = c.effective_at)
                    WHERE c.chain_id = ${chainId} AND c.announced_block > ${forkBlock}`
+        if (reannounced.length > 0) yield* restoreStaged(chainId, reannounced.map((row) => row.token_key))
         yield* invalidateLedgers({
           chainId,
           addresses: parties.map((row) => row.address_key),
