@@ -153,10 +153,17 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
           const rest = yield* call("GET", path, { key })
           if (rest.status === 200) {
             expect(answer.isError, `${name}: ${JSON.stringify(answer.structuredContent)}`).toBeFalsy()
-            // The tool answers the REST payload plus its evidence; the REST page cursor only where the tool pages.
+            // The tool answers the REST payload plus its evidence; the REST page cursor where the tool pages, or
+            // whether a next page exists (`hasMore`) where it answers the first page only.
             const { evidence, ...figures } = answer.structuredContent as Record<string, unknown>
             const { evidence: _, nextCursor, ...restFigures } = rest.body
-            expect(figures, name).toEqual("nextCursor" in figures ? { ...restFigures, nextCursor } : restFigures)
+            expect(figures, name).toEqual(
+              "nextCursor" in figures
+                ? { ...restFigures, nextCursor }
+                : "hasMore" in figures
+                ? { ...restFigures, hasMore: nextCursor !== null }
+                : restFigures
+            )
             expect(evidence, name).toBeDefined()
           } else {
             expect(answer.isError, name).toBe(true)
@@ -167,6 +174,32 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
           client.callTool({ name: "get_dividend_history", arguments: { symbol: "AAPL" } })
         )
         expect((edgar.structuredContent as { status: string }).status).toBe("edgar_not_configured")
+      }))
+
+    it.scoped("get_alerts answers its first 500 open alerts and says whether more are open", () =>
+      Effect.gen(function*() {
+        const url = yield* McpUrl
+        const { key } = yield* newKey("mcp-alerts")
+        const account = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("mcp-alerts")))
+        const sql = yield* SqlClient.SqlClient
+        const raise = (from: number, to: number) =>
+          Effect.orDie(sql`
+            INSERT INTO alerts (id, account_id, cause_key, kind, severity, title, detail, raised_at)
+            SELECT 'alrt_mcp' || n, ${account.id}, 'test:' || n, 'degraded-read', 'warning', 'Reads degraded', '-',
+                   now() FROM generate_series(${from}::int, ${to}::int) AS n`)
+        const client = yield* connect(url, key)
+        const alerts = () =>
+          Effect.map(
+            Effect.promise(() => client.callTool({ name: "get_alerts", arguments: {} })),
+            (answer) => answer.structuredContent as { alerts: Array<{ id: string }>; hasMore: boolean }
+          )
+        yield* raise(1, 500)
+        const full = yield* alerts()
+        expect([full.alerts.length, full.hasMore]).toEqual([500, false])
+        yield* raise(501, 501)
+        const over = yield* alerts()
+        expect([over.alerts.length, over.hasMore]).toEqual([500, true])
+        expect(over.alerts[0]!.id).toBe("alrt_mcp501")
       }))
 
     it.scoped("during a replay get_positions and get_activity are tool errors with replay_in_progress and retryAfter", () =>

@@ -14,7 +14,8 @@ export const GetAlerts = Effect.map(AlertsStore, (store) =>
     description:
       "The account's open alerts, newest first: accrued income from a dividend step, a paused token or oracle, a " +
       "pending multiplier change, transfers awaiting review, stale exchange rates, degraded chain reads. Each has " +
-      "kind, severity, title, detail, symbol and when it was raised.",
+      "kind, severity, title, detail, symbol and when it was raised. At most 500; `hasMore` says more are open " +
+      "(narrow by severity, or page them with GET /v1/alerts).",
     input: Schema.Struct({
       severity: Schema.optional(
         Schema.Literal(...ALERT_SEVERITIES).annotations({
@@ -27,7 +28,7 @@ export const GetAlerts = Effect.map(AlertsStore, (store) =>
         store.list(account.id, { severity, kind: undefined, open: true }, { beforeSeq: undefined, limit: MAX_PAGE }),
         (page) => {
           const alerts = page.alerts.map(alertView)
-          return { alerts, evidence: { alertIds: alerts.map((alert) => alert.id) } }
+          return { alerts, hasMore: page.hasMore, evidence: { alertIds: alerts.map((alert) => alert.id) } }
         }
       )
   }))
