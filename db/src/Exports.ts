@@ -13,7 +13,7 @@ import {
   type Labels,
   multiplierLine,
   positionLine,
-  taxtoolLine
+  TaxtoolRows
 } from "@scaledger/domain/exports/Formats"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { Disposal, Position } from "@scaledger/domain/ledger/LedgerReport"
@@ -283,6 +283,8 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
           case "taxtool": {
             const query = sql`
               SELECT lines FROM ledger_event_pages WHERE account_id = ${accountId} ${pageDays} ORDER BY first_ord`
+            // Koinly's rows: a swap's two sides are one trade row (they may straddle two pages).
+            const taxtool = new TaxtoolRows(currency)
             // A page at a time: a page holds up to PAGE_ROWS rows.
             yield* eachBatch(sql, "export_rows", query, 1, (pages: ReadonlyArray<{ lines: string }>) => {
               let text = ""
@@ -292,17 +294,21 @@ export class ExportStore extends Effect.Service<ExportStore>()("@scaledger/db/Ex
                   if (!inDays(record.day)) continue
                   const parsed = record.row as StoredParties
                   if (key !== undefined && !involves(parsed, record.type, key)) continue
-                  const written = request.format === "activity"
-                    ? activityLine(Ledger.expandActivityRow(parsed) as ActivityRow, labels)
-                    : taxtoolLine(Ledger.expandEventRow(parsed) as EventRow, currency)
-                  if (written !== null) {
-                    text += written
+                  if (request.format === "activity") {
+                    text += activityLine(Ledger.expandActivityRow(parsed) as ActivityRow, labels)
                     count++
+                  } else {
+                    for (const written of taxtool.add(Ledger.expandEventRow(parsed) as EventRow)) {
+                      text += written
+                      count++
+                    }
                   }
                 }
               }
               return emit(text, count)
             })
+            const rest = taxtool.end()
+            yield* emit(rest.join(""), rest.length)
             break
           }
           case "gains": {

@@ -284,14 +284,25 @@ const splitDescription = (row: SplitEvent): string => {
   return ratio === undefined ? `split ${row.to}:${row.from}` : `split ${ratio.numerator}:${ratio.denominator}`
 }
 
+const isZero = (amount: string): boolean => parseFixed(amount.startsWith("-") ? amount.slice(1) : amount, 18) === 0n
+
+/** Whether a movement goes in Koinly's file: it changes ownership, and of a count of shares above 0. */
+const forTaxTool = (row: Movement): boolean => !NOT_FOR_TAX_TOOL.has(row.treatment) && !isZero(row.shares)
+
+/** A movement's Net Worth: unknown for a label only a model suggested (its value is no tax figure until confirmed). */
+const netWorth = (row: Movement): Converted | null =>
+  row.nullReasons.some((r) => r.reason === "unconfirmed_label") ? null : row.value
+
 /**
- * One event in Koinly's universal format, or null when it is left out (self-transfers and other movements
- * between own places). Amounts are shares; the currency is the token's symbol; `currency` is the reporting
- * currency (a split's Net Worth `0`).
+ * One event in Koinly's universal format, or null when it is left out: self-transfers and other movements between
+ * own places, and events of no share at all (a transfer of 0, a dividend step on a balance too small to add a
+ * share unit: Koinly's amounts are positive). Amounts are shares; the currency is the token's symbol; `currency` is
+ * the reporting currency (a split's Net Worth `0`). A swap's two sides are one row when written by `TaxtoolRows`.
  */
 export const taxtoolLine = (row: EventRow, currency: string): string | null => {
   switch (row.type) {
     case "income.multiplier_increase":
+      if (isZero(row.addedShares)) return null
       return line([
         koinlyDate(row.effectiveAt),
         null,
@@ -308,6 +319,7 @@ export const taxtoolLine = (row: EventRow, currency: string): string | null => {
       ])
     case "split": {
       const added = splitShares(row)
+      if (isZero(added)) return null
       const reverse = added.startsWith("-")
       const amount = reverse ? added.slice(1) : added
       return line([
@@ -327,11 +339,9 @@ export const taxtoolLine = (row: EventRow, currency: string): string | null => {
     }
     default: {
       // By what the ledger did with it: a self-transfer only a model suggested is counted as the movement out (in).
-      if (NOT_FOR_TAX_TOOL.has(row.treatment)) return null
+      if (!forTaxTool(row)) return null
       const received = row.direction === "in"
-      // An unconfirmed label is never a tax figure (the ledger's proceeds or basis are null): no Net Worth either.
-      const unconfirmed = row.nullReasons.some((r) => r.reason === "unconfirmed_label")
-      const worth = unconfirmed ? null : row.value?.amount
+      const worth = netWorth(row)
       return line([
         koinlyDate(row.timestamp),
         received ? null : num(row.shares),
@@ -341,12 +351,74 @@ export const taxtoolLine = (row: EventRow, currency: string): string | null => {
         null,
         null,
         null,
-        num(worth),
-        worth === undefined || worth === null ? null : row.value!.currency,
+        num(worth?.amount),
+        worth?.currency ?? null,
         row.needsReview ? "needs review" : row.type,
         row.walletTransaction.txHash
       ])
     }
+  }
+}
+
+/** A swap's two sides as one Koinly trade: Sent and Received both filled, worth what was given (else what came). */
+const tradeLine = (sent: Movement, received: Movement): string => {
+  const worth = netWorth(sent) ?? netWorth(received)
+  return line([
+    koinlyDate(sent.timestamp),
+    num(sent.shares),
+    sent.token,
+    num(received.shares),
+    received.token,
+    null,
+    null,
+    null,
+    num(worth?.amount),
+    worth?.currency ?? null,
+    sent.needsReview || received.needsReview ? "needs review" : "swap",
+    sent.walletTransaction.txHash
+  ])
+}
+
+/**
+ * Koinly's rows of events given in chain order (`add`, then `end`): each event's `taxtoolLine`, except that a swap's
+ * two sides (one token sent and another received by the same address in one transaction) are one trade row, as
+ * Koinly reads a trade (DOMAIN.md: "a trade both"). A transaction's events are consecutive in chain order, so a
+ * swap side waits for its other side only until an event of another transaction, then is written alone.
+ */
+export class TaxtoolRows {
+  private tx: string | null = null
+  private waiting: Array<Movement> = []
+
+  constructor(private readonly currency: string) {}
+
+  /** The lines that `row` completes (none while a swap side waits for its other side). */
+  add(row: EventRow): Array<string> {
+    const tx = row.type === "income.multiplier_increase" || row.type === "split" ? null : row.walletTransaction.txHash
+    const lines = tx === this.tx ? [] : this.end()
+    this.tx = tx
+    if (row.type === "swap" && (row.direction === "in" || row.direction === "out") && forTaxTool(row)) {
+      const other = this.waiting.findIndex((side) =>
+        side.wallet === row.wallet && side.direction !== row.direction && side.tokenAddress !== row.tokenAddress
+      )
+      if (other === -1) {
+        this.waiting.push(row)
+        return lines
+      }
+      const [side] = this.waiting.splice(other, 1)
+      lines.push(row.direction === "out" ? tradeLine(row, side!) : tradeLine(side!, row))
+      return lines
+    }
+    const written = taxtoolLine(row, this.currency)
+    if (written !== null) lines.push(written)
+    return lines
+  }
+
+  /** The swap sides still waiting, each written alone. */
+  end(): Array<string> {
+    const lines = this.waiting.map((side) => taxtoolLine(side, this.currency)!)
+    this.waiting = []
+    this.tx = null
+    return lines
   }
 }
 

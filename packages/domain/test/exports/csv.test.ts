@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { cellText, guardText, line, num } from "@scaledger/domain/exports/Csv"
-import { koinlyDate, taxtoolLine } from "@scaledger/domain/exports/Formats"
+import { koinlyDate, taxtoolLine, TaxtoolRows } from "@scaledger/domain/exports/Formats"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import { parse } from "csv-parse/sync"
 
@@ -224,5 +224,82 @@ describe("the Koinly mapping", () => {
     const odd = parsed(taxtoolLine({ ...split, from: "1", to: "1.05", sharesAfter: "9.45" }, "USD")!)[0]!
     expect(odd[10]).toBe("split 1.05:1")
     expect(koinlyDate(0)).toBe("1970-01-01 00:00:00")
+    // Koinly's amounts are positive: a step that added no share unit, or a split of a zero balance, is left out.
+    expect(taxtoolLine({ ...income, rawBalance: "0", addedShares: "0", income: null, incomeUsd: null }, "USD"))
+      .toBeNull()
+    expect(taxtoolLine({ ...split, rawBalance: "0", sharesBefore: "0", sharesAfter: "0" }, "USD")).toBeNull()
+  })
+
+  it("leaves out a transfer of 0 (anyone can send one to any address)", () => {
+    expect(taxtoolLine(movement({ raw: "0", qty: "0", shares: "0", needsReview: true }), "EUR")).toBeNull()
+    expect(taxtoolLine(movement({ raw: "1", qty: "0.000000000000000001", shares: "0.000000000000000001" }), "EUR"))
+      .not.toBeNull()
+  })
+})
+
+describe("Koinly's rows of a sequence of events (TaxtoolRows)", () => {
+  const swapOut = movement({
+    id: "0xswap:1",
+    type: "swap",
+    treatment: "disposal",
+    direction: "out",
+    walletTransaction: { txHash: "0xswap", block: 11, logIndex: 1 }
+  })
+  const swapIn = movement({
+    id: "0xswap:2",
+    type: "swap",
+    treatment: "acquisition",
+    direction: "in",
+    token: "MU",
+    tokenAddress: "0x000000000000000000000000000000000000aa01",
+    shares: "1.000174823219171086",
+    value: { ...movement({}).value!, amount: "399.5" },
+    walletTransaction: { txHash: "0xswap", block: 11, logIndex: 2 }
+  })
+  const rowsOf = (events: ReadonlyArray<Movement>) => {
+    const rows = new TaxtoolRows("EUR")
+    const lines = events.flatMap((event) => rows.add(event))
+    return [...lines, ...rows.end()].map((text) => parsed(text)[0]!)
+  }
+
+  it("writes a swap's two sides as one trade: Sent and Received both filled, worth what was given", () => {
+    for (const order of [[swapOut, swapIn], [swapIn, swapOut]]) {
+      expect(rowsOf(order)).toEqual([[
+        "2026-09-01 14:00:00",
+        "2.001132160122184872",
+        "AAPL",
+        "1.000174823219171086",
+        "MU",
+        "",
+        "",
+        "",
+        "400",
+        "EUR",
+        "swap",
+        "0xswap"
+      ]])
+    }
+    // Its worth is what came in when what went out has no price.
+    const unpriced = rowsOf([{ ...swapOut, value: null, valueUsd: null }, swapIn])
+    expect(unpriced.map((row) => row.slice(8, 10))).toEqual([["399.5", "EUR"]])
+    // A side marked for review marks the trade.
+    expect(rowsOf([swapOut, { ...swapIn, needsReview: true }])[0]![10]).toBe("needs review")
+  })
+
+  it("writes a swap side alone when the transaction has no other side for the same address", () => {
+    const other = movement({ walletTransaction: { txHash: "0xnext", block: 12, logIndex: 0 } })
+    const lone = rowsOf([swapOut, other])
+    expect(lone.map((row) => [row[1], row[3], row[10], row[11]])).toEqual([
+      ["2.001132160122184872", "", "swap", "0xswap"],
+      ["2.001132160122184872", "", "transfer.out", "0xnext"]
+    ])
+    // Another own address's side is not this one's trade.
+    const elsewhere = rowsOf([swapOut, { ...swapIn, wallet: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" }])
+    expect(elsewhere.map((row) => [row[1], row[3]])).toEqual([
+      ["2.001132160122184872", ""],
+      ["", "1.000174823219171086"]
+    ])
+    // At the end of the file a waiting side is written too.
+    expect(rowsOf([swapIn]).map((row) => row[3])).toEqual(["1.000174823219171086"])
   })
 })
