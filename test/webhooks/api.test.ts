@@ -142,7 +142,13 @@ for (const [name, database] of backends) {
               ["https://0x7f000001/x", "forbidden_address"],
               ["https://10.1.2.3/x", "forbidden_address"],
               ["https://169.254.169.254/latest", "forbidden_address"],
-              ["https://localhost:8443/x", "forbidden_address"]
+              ["https://localhost:8443/x", "forbidden_address"],
+              // A URL parser drops tabs and line breaks; stored as given, they are refused as written.
+              ["https://hooks.example.com/x\t\n", "malformed"],
+              ["https://hooks.example.com/x y", "malformed"],
+              ["https://hooks.example.com/\u007f", "malformed"],
+              ["https://.../x", "malformed"],
+              ["https://hooks..example.com/x", "malformed"]
             ] as const
           ) {
             const refused = yield* call("POST", "/v1/webhooks", { key, body: { url } })
@@ -158,7 +164,19 @@ for (const [name, database] of backends) {
           expect(long.body.error.code).toBe("invalid_request")
           expect(long.body.error.details.issues[0].path).toEqual(["url"])
           expect(long.body.error.details.issues[0].message.length).toBeLessThanOrEqual(210)
-          const created = yield* call("POST", "/v1/webhooks", { key, body: { url: "https://hooks.example.com/x" } })
+          // A description is text a person writes: line breaks and tabs kept, other control characters refused.
+          const bell = yield* call("POST", "/v1/webhooks", {
+            key,
+            body: { url: "https://hooks.example.com/x", description: "ops\u0007" }
+          })
+          expect(bell.status).toBe(400)
+          expect(bell.body.error.details.issues[0].path).toEqual(["description"])
+          const created = yield* call("POST", "/v1/webhooks", {
+            key,
+            body: { url: "https://hooks.example.com/x", description: "ops\n\tpager" }
+          })
+          expect(created.status).toBe(201)
+          expect(created.body.description).toBe("ops\n\tpager")
           expect(created.body.kinds).toEqual([])
           const badPatch = yield* call("PATCH", `/v1/webhooks/${created.body.id}`, {
             key,

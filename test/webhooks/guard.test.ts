@@ -131,7 +131,9 @@ describe("the egress guard", () => {
           "https://user@93.184.216.34/",
           "not a url",
           "https://",
-          "https://93.184.216.34:0/"
+          "https://93.184.216.34:0/",
+          "https://93.184.216.34/\n",
+          "https://a..example/"
         ]
       ) {
         const result = yield* guard(url)
@@ -142,6 +144,8 @@ describe("the egress guard", () => {
         "not_https",
         "credentials",
         "credentials",
+        "malformed",
+        "malformed",
         "malformed",
         "malformed",
         "malformed"

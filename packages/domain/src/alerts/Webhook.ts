@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { IsoDateTime, maxCharacters, SAFE_TEXT_PATTERN, TextAccepted } from "../Basic.js"
+import { FreeTextMax, IsoDateTime, maxCharacters, SAFE_TEXT_PATTERN, TextAccepted } from "../Basic.js"
 import { PageParams, strict } from "../Common.js"
 import { ALERT_KINDS } from "./Alert.js"
 
@@ -35,13 +35,11 @@ const WebhookUrl = Schema.String.pipe(maxCharacters(2048)).annotations({
     description: URL_DESCRIPTION,
     maxLength: 2048,
     format: "uri",
-    pattern: "^[Hh][Tt][Tt][Pp][Ss]://[^\\u0000/?#]+([/?#][^\\u0000]*)?$"
+    pattern: "^[Hh][Tt][Tt][Pp][Ss]://[^\\u0000-\\u0020\\u007f-\\u009f/?#]+([/?#][^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
   }
 })
-/** A webhook's description: at most 500 characters, no NUL (refused in any body). */
-const WebhookDescription = Schema.String.pipe(maxCharacters(500)).annotations({
-  jsonSchema: { type: "string", maxLength: 500, pattern: "^[^\\u0000]*$" }
-})
+/** A webhook's description: text a person writes (tab and line breaks kept, no other control character). */
+const WebhookDescription = FreeTextMax(500)
 
 export const CreateWebhook = Schema.Struct({
   url: WebhookUrl,

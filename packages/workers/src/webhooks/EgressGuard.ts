@@ -57,9 +57,24 @@ export const isPublicAddress = (address: string): boolean => {
 const refuse = (reason: TargetRefusal, message: string, extra: { address?: string; range?: string } = {}) =>
   new TargetRefused({ reason, message, ...extra })
 
-/** Parses and checks the parts of a webhook URL that need no DNS: https, no credentials, a host. */
+// eslint-disable-next-line no-control-regex
+const SPACE_OR_CONTROL = /[\u0000-\u0020\u007f-\u009f]/
+
+/** A host name with an empty label (`...`, `a..b`, `.a`): no DNS name. A last dot (`example.com.`) is allowed. */
+const emptyLabel = (hostname: string): boolean =>
+  !hostname.startsWith("[") && hostname.replace(/\.$/, "").split(".").some((label) => label === "")
+
+/**
+ * Parses and checks the parts of a webhook URL that need no DNS: https, no credentials, a host. A space or a control
+ * character is refused as written (a URL parser would drop tabs and line breaks, and the URL is stored as given).
+ */
 export const parseTargetUrl = (input: string): Effect.Effect<URL, TargetRefused> =>
   Effect.suspend(() => {
+    if (SPACE_OR_CONTROL.test(input)) {
+      return Effect.fail(
+        refuse("malformed", "The URL holds a space or a control character; percent-encode them (RFC 3986).")
+      )
+    }
     let url: URL
     try {
       url = new URL(input)
@@ -71,6 +86,7 @@ export const parseTargetUrl = (input: string): Effect.Effect<URL, TargetRefused>
       return Effect.fail(refuse("credentials", "Webhook URLs must not carry credentials."))
     }
     if (url.hostname === "") return Effect.fail(refuse("malformed", "The URL has no host."))
+    if (emptyLabel(url.hostname)) return Effect.fail(refuse("malformed", "The URL's host has an empty label."))
     // Nothing listens on port 0: a delivery to it could only fail.
     if (url.port === "0") return Effect.fail(refuse("malformed", "The URL's port 0 is not a port a server listens on."))
     return Effect.succeed(url)
