@@ -258,6 +258,18 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
               "invalid_date"
             )
             expectCode(yield* call("POST", "/v1/exports", { key, body: { wallet: "0x1234" } }), 400, "invalid_address")
+            // A long value refused is quoted by its first 64 characters, not sent back whole.
+            for (
+              const [body, code] of [
+                [{ format: "x".repeat(100_000) }, "unsupported_format"],
+                [{ wallet: `0x${"z".repeat(100_000)}` }, "invalid_address"]
+              ] as const
+            ) {
+              const long = yield* call("POST", "/v1/exports", { key, body })
+              expectCode(long, 400, code)
+              expect(JSON.stringify(long.body).length, code).toBeLessThan(1_000)
+              expect(long.body.error.message, code).toContain("…")
+            }
             expectCode(
               yield* call("POST", "/v1/exports", { key, body: { wallet: `0x${"ab".repeat(20)}` } }),
               404,

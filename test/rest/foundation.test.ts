@@ -172,6 +172,13 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
           "invalid_address"
         )
         expect(zero.details.reason).toBe("zero_address")
+        const long = expectError(
+          yield* call("POST", "/v1/wallets", { key, body: { address: `0x${"a".repeat(100_000)}` } }),
+          400,
+          "invalid_address"
+        )
+        expect(long.details.address).toBe(`0x${"a".repeat(62)}…`)
+        expect(long.message.length).toBeLessThan(200)
         expectError(yield* call("GET", "/v1/wallets/not-an-address", { key }), 400, "invalid_address")
         expectError(yield* call("DELETE", "/v1/wallets/0x12", { key }), 400, "invalid_address")
         expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])

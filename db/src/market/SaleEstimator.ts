@@ -1,10 +1,11 @@
 import * as Address from "@scaledger/domain/Address"
 import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
-import { InvalidAddress, InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
+import { InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
 import type { SaleEstimateView } from "@scaledger/domain/MarketApi"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { BigNumber } from "bignumber.js"
 import { Clock, Context, Effect, Either, Layer, Option } from "effect"
 import { FxRates } from "../FxRates.js"
@@ -34,15 +35,14 @@ export const makeSaleEstimator = Effect.gen(function*() {
     Effect.gen(function*() {
       const symbol = params.symbol.toUpperCase()
       const held = positions.filter((p) => p.token.toUpperCase() === symbol && BigInt(p.raw) > 0n)
-      if (held.length === 0) return yield* new NotFound({ message: `The account holds no ${params.symbol}.` })
+      if (held.length === 0) {
+        return yield* new NotFound({ message: `The account holds no ${shownValue(params.symbol)}.` })
+      }
       let wallet: string | undefined
       if (params.wallet !== undefined) {
         const parsed = Address.parseAddress(params.wallet)
         if (Either.isLeft(parsed)) {
-          return yield* new InvalidAddress({
-            message: `${params.wallet} is not a valid address.`,
-            details: { address: params.wallet, reason: parsed.left }
-          })
+          return yield* Address.invalidAddress(params.wallet, parsed.left)
         }
         wallet = parsed.right.toLowerCase()
       }

@@ -2,7 +2,7 @@ import * as Address from "@scaledger/domain/Address"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { formatMoney, type ReportingCurrency } from "@scaledger/domain/Currency"
 import { validDateRange } from "@scaledger/domain/DateInputs"
-import { InvalidAddress, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
+import { InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import type { IncomeEvent, Movement, SplitEvent } from "@scaledger/domain/ledger/LedgerReport"
 import { EVENT_TYPES, type EventView, type PortfolioNotice, type PositionView } from "@scaledger/domain/LedgerApi"
 import { type DeclaredDividend, edgarTicker, withholdingFor } from "@scaledger/domain/market/Edgar"
@@ -115,10 +115,7 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
       if (wallet !== undefined) {
         const parsed = Address.parseAddress(wallet)
         if (Either.isLeft(parsed)) {
-          return yield* new InvalidAddress({
-            message: `${wallet} is not a valid address.`,
-            details: { address: wallet, reason: parsed.left }
-          })
+          return yield* Address.invalidAddress(wallet, parsed.left)
         }
         const address = parsed.right
         if (Option.isNone(yield* wallets.find(accountId, address))) {

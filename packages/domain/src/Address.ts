@@ -1,5 +1,7 @@
 import { keccak_256 } from "@noble/hashes/sha3"
 import { Either } from "effect"
+import { InvalidAddress } from "./Errors.js"
+import { shownValue } from "./ShownValue.js"
 
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const encoder = new TextEncoder()
@@ -37,4 +39,13 @@ export const toChecksumAddress = (input: string): string => {
 }
 
 /** The form addresses are compared and indexed by: lowercase hex. */
+/** `400 invalid_address` for a text `parseAddress` refused, quoting it by its start when it is long. */
+export const invalidAddress = (input: string, problem: AddressProblem): InvalidAddress =>
+  new InvalidAddress({
+    message: problem === "bad_checksum"
+      ? `${shownValue(input)} is mixed-case but its EIP-55 checksum does not match; check for a typo.`
+      : `${shownValue(input)} is not a public address (0x followed by 40 hex digits).`,
+    details: { address: shownValue(input), reason: problem }
+  })
+
 export const addressKey = (address: string): string => address.toLowerCase()

@@ -1,9 +1,7 @@
 import { Effect } from "effect"
 import { isCalendarDate } from "./CalendarDates.js"
 import { InvalidDate } from "./Errors.js"
-
-/** A value as an error message shows it: whole up to 64 characters, else its start. */
-const shown = (value: string): string => (value.length <= 64 ? value : `${value.slice(0, 64)}…`)
+import { shownValue as shown } from "./ShownValue.js"
 
 /** A date a request sent (`YYYY-MM-DD`, or absent), or `400 invalid_date` naming the field. */
 export const validDate = (field: string, value: string | undefined): Effect.Effect<string | undefined, InvalidDate> =>

@@ -8,9 +8,10 @@ import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { validDateRange } from "@scaledger/domain/DateInputs"
-import { InvalidAddress, NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
+import { NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
 import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
 import type { ExportView } from "@scaledger/domain/ExportsApi"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Effect, Either, Option } from "effect"
 import { PageCursorSeal } from "./PageCursorSeal.js"
 import { orUnavailable } from "./Unavailable.js"
@@ -52,8 +53,8 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
           const format = payload.format ?? DEFAULT_EXPORT_FORMAT
           if (!isExportFormat(format)) {
             return yield* new UnsupportedFormat({
-              message: `Unknown export format ${format}; use one of ${EXPORT_FORMATS.join(", ")}.`,
-              details: { format, supported: EXPORT_FORMATS }
+              message: `Unknown export format ${shownValue(format)}; use one of ${EXPORT_FORMATS.join(", ")}.`,
+              details: { format: shownValue(format), supported: EXPORT_FORMATS }
             })
           }
           const { from, to } = yield* validDateRange(payload.from, payload.to)
@@ -61,10 +62,7 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
           if (payload.wallet !== undefined) {
             const parsed = Address.parseAddress(payload.wallet)
             if (Either.isLeft(parsed)) {
-              return yield* new InvalidAddress({
-                message: `${payload.wallet} is not a valid address.`,
-                details: { address: payload.wallet, reason: parsed.left }
-              })
+              return yield* Address.invalidAddress(payload.wallet, parsed.left)
             }
             if (Option.isNone(yield* wallets.find(account.id, parsed.right))) {
               return yield* new NotFound({ message: `No watched wallet ${parsed.right}.` })

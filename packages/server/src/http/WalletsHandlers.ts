@@ -18,15 +18,7 @@ import { walletView } from "./WalletView.js"
 
 const validAddress = (input: string) =>
   Either.match(Address.parseAddress(input), {
-    onLeft: (problem) =>
-      Effect.fail(
-        new InvalidAddress({
-          message: problem === "bad_checksum"
-            ? `${input} is mixed-case but its EIP-55 checksum does not match; check for a typo.`
-            : `${input} is not a public address (0x followed by 40 hex digits).`,
-          details: { address: input, reason: problem }
-        })
-      ),
+    onLeft: (problem) => Effect.fail(Address.invalidAddress(input, problem)),
     onRight: Effect.succeed
   })
 
