@@ -124,9 +124,9 @@ export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { err
     return {
       error: {
         _tag: "InvalidShares",
-        message: `shares ${request.shares} is less than half a raw token unit at the multiplier in force (${
+        message: `shares ${request.shares} rounds to no raw token unit at the multiplier in force (${
           formatFixed(multiplier, 18)
-        }): nothing to sell`
+        }; half a unit rounds to even, so to 0): nothing to sell`
       }
     }
   }

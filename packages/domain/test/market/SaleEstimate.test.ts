@@ -159,6 +159,11 @@ describe("estimate_sale across the one-year line", () => {
     expect(estimateSale(request({ shares: "0.000000000000000001", multiplier: "4" }))).toMatchObject({
       error: { _tag: "InvalidShares" }
     })
+    // Exactly half a raw unit rounds half to even, to 0; a little more is one unit.
+    expect(estimateSale(request({ shares: "0.000000000000000002", multiplier: "4" }))).toMatchObject({
+      error: { _tag: "InvalidShares", message: expect.stringContaining("rounds to no raw token unit") }
+    })
+    expect(ok(request({ shares: "0.000000000000000003", multiplier: "4" })).raw).toBe("1")
     expect(ok(request({ shares: "0.000000000000000004", multiplier: "4" })).raw).toBe("1")
   })
 })
