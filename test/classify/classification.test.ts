@@ -465,6 +465,27 @@ describe("classification and review on the local chain", () => {
         expect(carried.unknownBecause.map((r: any) => r.reason)).toContain("self_transfer_unmatched")
         const reviewLeft = yield* call("GET", "/v1/events?needsReview=true", { key })
         expect(reviewLeft.body.events).toEqual([])
+
+        // A label left out is kept, `null` clears it.
+        const cleared = yield* call("PATCH", `/v1/events/${fromPlain.id}`, {
+          key,
+          body: { relationship: "self", label: null }
+        })
+        expect(cleared.status).toBe(200)
+        yield* settled(accountId, story.wallet)
+        const relabelled = (yield* call("GET", "/v1/events?limit=500", { key })).body.events.find((e: any) =>
+          e.id === fromPlain.id
+        )
+        expect(relabelled).toMatchObject({
+          counterpartyLabel: null,
+          counterpartyNote: "my hardware wallet, not watched"
+        })
+        // Once the address is watched and marked not own, it is the wallet's flag that says so, not a label.
+        const watched = yield* call("POST", "/v1/wallets", { key, body: { address: story.plain, self: false } })
+        expect(watched.status).toBe(201)
+        const notOwn = yield* call("PATCH", `/v1/events/${fromPlain.id}`, { key, body: { relationship: "self" } })
+        expect([notOwn.status, notOwn.body.error.code]).toEqual([400, "not_reviewable"])
+        expect(notOwn.body.error.details.notOwnWallet.toLowerCase()).toBe(story.plain.toLowerCase())
       }).pipe(Effect.provide(Service)),
     { timeout: 180_000 }
   )

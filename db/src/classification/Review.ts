@@ -93,8 +93,17 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
             details: { type: event.type }
           })
         }
-        const [own] = yield* sql<{ address: string }>`
-          SELECT address FROM wallets WHERE account_id = ${accountId} AND address_key = ${key} AND self`
+        const [watched] = yield* sql<{ address: string; self: boolean }>`
+          SELECT address, self FROM wallets WHERE account_id = ${accountId} AND address_key = ${key}`
+        const own = watched?.self === true ? watched : undefined
+        if (watched !== undefined && !watched.self && input.relationship === "self") {
+          return yield* new NotReviewable({
+            message:
+              `Event ${eventId} (${event.type}) goes to or from ${watched.address}, a watched wallet marked not ` +
+              "own: mark it own (PATCH /v1/wallets with self true) instead.",
+            details: { type: event.type, notOwnWallet: watched.address }
+          })
+        }
         if (own !== undefined) {
           return yield* new NotReviewable({
             message: `Event ${eventId} (${event.type}) is between the account's own wallets (${own.address} is ` +
@@ -115,8 +124,12 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
               ${input.note ?? null})
             ON CONFLICT (account_id, address_key) DO UPDATE SET
               address = EXCLUDED.address, relationship = EXCLUDED.relationship,
-              label = coalesce(EXCLUDED.label, counterparty_labels.label),
-              note = coalesce(EXCLUDED.note, counterparty_labels.note),
+              label = CASE WHEN ${
+            input.label !== undefined
+          }::boolean THEN EXCLUDED.label ELSE counterparty_labels.label END,
+              note = CASE WHEN ${
+            input.note !== undefined
+          }::boolean THEN EXCLUDED.note ELSE counterparty_labels.note END,
               classified_by = 'user', confirmed = true, updated_at = now()`
           // What awaited review becomes the user's: a movement between own addresses for `self`, otherwise a
           // disposal or acquisition by direction; so does what an earlier label of the counterparty settled (one

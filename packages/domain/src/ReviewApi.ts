@@ -25,8 +25,12 @@ export const ReviewEvent = Schema.Struct({
   relationship: Relationship.annotations({
     description: "`self` (an own address: a movement, not taxable), `exchange`, `counterparty` or `contract`."
   }),
-  label: Schema.optional(FreeTextMax(200)),
-  note: Schema.optional(FreeTextMax(2000))
+  label: Schema.optional(Schema.NullOr(FreeTextMax(200))).annotations({
+    description: "The counterparty's label. Left out: the label it has is kept; `null`: cleared."
+  }),
+  note: Schema.optional(Schema.NullOr(FreeTextMax(2000))).annotations({
+    description: "A note on the counterparty. Left out: the note it has is kept; `null`: cleared."
+  })
 }).annotations({ identifier: "ReviewEvent", ...strict })
 export type ReviewEvent = typeof ReviewEvent.Type
 
