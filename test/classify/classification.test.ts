@@ -5,13 +5,15 @@ import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import { CounterpartyReads } from "@scaledger/db/reads/CounterpartyReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Classifier, type MovementFeatures } from "@scaledger/domain/classification/ClassifierPort"
+import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
+import { PageCursorSeal, SealedCursorsLive } from "@scaledger/server/http/PageCursorSeal"
 import { ClassificationWorkerLive } from "@scaledger/workers/classify/ClassificationWorker"
 import { ContractListLive } from "@scaledger/workers/classify/ContractListLive"
 import { BackfillRunnerLive } from "@scaledger/workers/ingest/BackfillRunner"
 import { PriceRecorderLive } from "@scaledger/workers/ingest/PriceRecorder"
 import { RecorderLive } from "@scaledger/workers/ingest/Recorder"
 import { LedgerBuilderLive, LedgerPricesLive } from "@scaledger/workers/ledger/LedgerBuilder"
-import { ConfigProvider, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -171,7 +173,15 @@ const Service = Layer.unwrapScoped(Effect.gen(function*() {
   return Layer.mergeAll(
     restServer(Db),
     workers,
-    Layer.mergeAll(LedgerStore.Default, CounterpartyReads.Default).pipe(Layer.provideMerge(Db)),
+    Layer.mergeAll(
+      LedgerStore.Default,
+      // Sealing cursors with the REST harness's secret, as the MCP server sharing it does.
+      CounterpartyReads.Default.pipe(
+        Layer.provide(SealedCursorsLive),
+        Layer.provide(PageCursorSeal.Default),
+        Layer.provide(Layer.succeed(KeyHashSecret, Redacted.make("test-key-hash-secret")))
+      )
+    ).pipe(Layer.provideMerge(Db)),
     Layer.succeed(TestChain, { ...chain, story })
   ).pipe(Layer.provide(config))
 }))
@@ -348,9 +358,28 @@ describe("classification and review on the local chain", () => {
         expect(secondPage.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([
           story.plain.toLowerCase()
         ])
+        // The MCP tool's service takes the REST cursor and answers the same page.
+        const afterUnlisted: string = firstPage.body.nextCursor
+        expect(
+          yield* Effect.orDie((yield* CounterpartyReads).unlabeled(accountId, { limit: 1, cursor: afterUnlisted }))
+        ).toEqual(secondPage.body)
+        // The cursor is sealed to the account and the list: it names neither the address nor a position.
+        expect(Buffer.from(afterUnlisted, "base64url").toString("latin1")).not.toMatch(/counterparties|0x/i)
+        const { key: stranger } = yield* newKey("classify-stranger")
         const eventsCursor = (yield* call("GET", "/v1/events?limit=1", { key })).body.nextCursor
-        for (const query of ["limit=0", "limit=501", "cursor=zzz", `cursor=${eventsCursor}`]) {
-          const refused = yield* call("GET", `/v1/counterparties/unlabeled?${query}`, { key })
+        for (
+          const [query, as] of [
+            ["limit=0", key],
+            ["limit=501", key],
+            ["cursor=zzz", key],
+            [`cursor=${eventsCursor}`, key],
+            // The offset cursors this list issued before.
+            [`cursor=${Buffer.from("counterparties:1").toString("base64url")}`, key],
+            [`cursor=${afterUnlisted.slice(0, -2)}${afterUnlisted.endsWith("AA") ? "AB" : "AA"}`, key],
+            [`cursor=${afterUnlisted}`, stranger]
+          ] as const
+        ) {
+          const refused = yield* call("GET", `/v1/counterparties/unlabeled?${query}`, { key: as })
           expect([refused.status, refused.body.error.code], query).toEqual([400, "invalid_request"])
         }
         // A mint's counterparty is the zero address: nothing to label.
@@ -434,6 +463,15 @@ describe("classification and review on the local chain", () => {
         expect(taught[0]!.features).toMatchObject({ counterpartyIsContract: true, direction: "out" })
         const left = yield* call("GET", "/v1/counterparties/unlabeled", { key })
         expect(left.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([story.plain.toLowerCase()])
+        // Labelling what page 1 showed does not shift page 2: the cursor names the last entry, not a count of rows.
+        const nextAfterLabel = yield* call("GET", `/v1/counterparties/unlabeled?limit=1&cursor=${afterUnlisted}`, {
+          key
+        })
+        expect(nextAfterLabel.status).toBe(200)
+        expect(nextAfterLabel.body.counterparties.map((c: any) => c.address.toLowerCase())).toEqual([
+          story.plain.toLowerCase()
+        ])
+        expect(nextAfterLabel.body.nextCursor).toBeNull()
 
         // The arrival from the plain address was an acquisition at market value; confirmed as an own (unwatched)
         // address, its lot arrives with unknown basis: nothing was recorded there to carry.

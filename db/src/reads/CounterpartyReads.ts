@@ -1,28 +1,47 @@
 import { SqlClient } from "@effect/sql"
 import { ReplayInProgress } from "@scaledger/domain/Errors"
-import { decodeCursor, encodeCursor } from "@scaledger/domain/PageCursors"
+import { invalidCursor, SealedCursors } from "@scaledger/domain/PageCursors"
 import type { UnlabeledCounterparties } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
 
-/** A page of the list: `limit` (default 50) after the position `cursor` names (a cursor this list gave). */
+/** A page of the list: `limit` (default 50) after the entry `cursor` names (a cursor this list gave the account). */
 export interface CounterpartyPage {
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
 }
 
 const DEFAULT_LIMIT = 50
+const KIND = "counterparties"
+
+/** Where a page ends: its last entry's sort key, `<movements>:<lowercase address>`, sealed in the cursor. */
+interface After {
+  readonly movements: number
+  readonly addressKey: string
+}
+
+const positionOf = (after: After) => `${after.movements}:${after.addressKey}`
+
+const afterOf = (position: string) => {
+  const parsed = /^([1-9]\d{0,14}):(.+)$/s.exec(position)
+  return parsed === null
+    ? Effect.fail(invalidCursor("position out of range"))
+    : Effect.succeed<After>({ movements: Number(parsed[1]), addressKey: parsed[2]! })
+}
 
 /**
  * The addresses of unknown relationship that keep the account's movements in review, and how many each keeps:
- * what `GET /v1/counterparties/unlabeled` and the MCP tool `get_unlabeled_counterparties` answer.
+ * what `GET /v1/counterparties/unlabeled` and the MCP tool `get_unlabeled_counterparties` answer. Pages follow the
+ * last entry's sort key, so entries labelled or added before the cursor do not shift the next page (DECISIONS.md).
  */
 export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@scaledger/db/reads/CounterpartyReads", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const cursors = yield* SealedCursors
 
     const unlabeled = (accountId: string, page: CounterpartyPage = {}) =>
       Effect.gen(function*() {
-        const offset = Number((yield* decodeCursor("counterparties", page.cursor)) ?? 0)
+        const position = yield* cursors.open(accountId, KIND, page.cursor)
+        const after = position === undefined ? undefined : yield* afterOf(position)
         const limit = page.limit ?? DEFAULT_LIMIT
         const [build] = yield* sql<{ built_version: string; replay_version: string }>`
           SELECT built_version, replay_version FROM ledger_builds WHERE account_id = ${accountId}`
@@ -49,11 +68,16 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
           FROM ledger_event_pages p, json_array_elements(p.review) r
           WHERE p.account_id = ${accountId} AND p.review_count > 0 AND r->>4 IS NOT NULL
           GROUP BY lower(r->>4)
+          ${
+          after === undefined ? sql`` : sql`HAVING count(*) < ${after.movements}
+            OR (count(*) = ${after.movements} AND lower(r->>4) > ${after.addressKey})`
+        }
           ORDER BY count(*) DESC, lower(r->>4)
-          LIMIT ${limit + 1} OFFSET ${offset}`
+          LIMIT ${limit + 1}`
         const more = found.length > limit
         const rows = more ? found.slice(0, limit) : found
         const keys = rows.map((row) => row.address_key)
+        const last = rows[rows.length - 1]
         const suggestions = keys.length === 0 ? [] : yield* sql<{
           counterparty_key: string
           type: string
@@ -81,7 +105,13 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
                 : { type: s.type, relationship: s.relationship, model: s.model, confidence: Number(s.confidence) }
             }
           }),
-          nextCursor: more ? encodeCursor("counterparties", String(offset + limit)) : null
+          nextCursor: more && last !== undefined
+            ? cursors.seal(
+              accountId,
+              KIND,
+              positionOf({ movements: Number(last.movements), addressKey: last.address_key })
+            )
+            : null
         } satisfies UnlabeledCounterparties
       })
 

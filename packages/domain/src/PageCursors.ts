@@ -1,10 +1,17 @@
-import { Effect, Either } from "effect"
+import { Context, Effect, Either } from "effect"
 import { decodeBase64Url, encodeBase64Url } from "./Base64Url.js"
 import { decodePageCursor, encodePageCursor } from "./Basic.js"
 import { InvalidRequest } from "./Errors.js"
 
 /** Opaque page cursors: base64url of `<kind>:<position>`, so a cursor of one list is refused by another. */
 export const encodeCursor = (kind: string, position: string): string => encodePageCursor(kind, position)
+
+/** The `400 invalid_request` of a cursor the list refuses, with the reason. */
+export const invalidCursor = (reason: string): InvalidRequest =>
+  new InvalidRequest({
+    message: "The cursor is not one this list issued.",
+    details: { field: "cursor", reason, issues: [{ path: ["cursor"], message: reason }] }
+  })
 
 /** The cursor's position, bounded to PostgreSQL's `bigint`; anything else is `400 invalid_request`. */
 export const decodeCursor = (
@@ -14,15 +21,27 @@ export const decodeCursor = (
   if (cursor === undefined) return Effect.succeed(undefined)
   return Either.match(decodePageCursor(kind, cursor), {
     onRight: (position) => Effect.succeed(position),
-    onLeft: (reason) =>
-      Effect.fail(
-        new InvalidRequest({
-          message: "The cursor is not one this list issued.",
-          details: { field: "cursor", reason, issues: [{ path: ["cursor"], message: reason }] }
-        })
-      )
+    onLeft: (reason) => Effect.fail(invalidCursor(reason))
   })
 }
+
+/**
+ * The port of cursors sealed to an account and a list (the server's `PageCursorSeal`), for read services whose
+ * REST and MCP answers share one cursor: `seal` hides `position`, any text; `open` gives back the position of a
+ * cursor this list issued to this account, and anything else is `400 invalid_request`.
+ */
+export interface SealedCursorsShape {
+  readonly seal: (accountId: string, kind: string, position: string) => string
+  readonly open: (
+    accountId: string,
+    kind: string,
+    cursor: string | undefined
+  ) => Effect.Effect<string | undefined, InvalidRequest>
+}
+
+export class SealedCursors
+  extends Context.Tag("@scaledger/domain/PageCursors/SealedCursors")<SealedCursors, SealedCursorsShape>()
+{}
 
 /** A short, stable tag of a row's id (FNV-1a, 32 bits, as 8 hex digits): what a cursor checks its row by. */
 export const rowTag = (id: string): string => {

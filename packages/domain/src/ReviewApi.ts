@@ -98,6 +98,7 @@ export class ReviewGroup extends HttpApiGroup.make("review")
       .annotate(
         OpenApi.Description,
         "Addresses of unknown relationship and how many of the account's movements each keeps in review, most first. " +
+          "The cursor follows the page's last address, so labelling what a page shows does not shift the next one. " +
           "The REST twin of the MCP tool `get_unlabeled_counterparties`."
       )
   )

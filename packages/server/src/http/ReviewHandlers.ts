@@ -5,6 +5,7 @@ import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
 import { Effect, Layer } from "effect"
 import { ChainId } from "../Config.js"
+import { SealedCursorsLive } from "./PageCursorSeal.js"
 import { orUnavailable } from "./Unavailable.js"
 
 /** PATCH /v1/events/{id} and GET /v1/counterparties/unlabeled. */
@@ -24,4 +25,6 @@ export const ReviewHandlers = HttpApiBuilder.group(ScaledgerApi, "review", (hand
           const account = yield* CurrentAccount
           return yield* counterparties.unlabeled(account.id, urlParams)
         }).pipe(orUnavailable))
-  })).pipe(Layer.provide(Layer.mergeAll(Review.Default, CounterpartyReads.Default)))
+  })).pipe(
+    Layer.provide(Layer.mergeAll(Review.Default, CounterpartyReads.Default.pipe(Layer.provide(SealedCursorsLive))))
+  )

@@ -12,6 +12,7 @@ import { Effect, Layer } from "effect"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { makeNodeServer } from "../http/NodeServer.js"
 import { serveWithOwnRouter } from "../http/OwnRouter.js"
+import { PageCursorSeal, SealedCursorsLive } from "../http/PageCursorSeal.js"
 import { limiterKey, optionalRateLimiter } from "../http/RateLimit.js"
 import { MarketReadsLive } from "../MarketReadsLive.js"
 
@@ -51,7 +52,7 @@ export const McpApp = (settings: McpSettings) =>
       MultiplierReads.Default,
       LedgerQueries.Default,
       MarketReadsLive,
-      CounterpartyReads.Default
+      CounterpartyReads.Default.pipe(Layer.provide(SealedCursorsLive), Layer.provide(PageCursorSeal.Default))
     ])
   )
 
