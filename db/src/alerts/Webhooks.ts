@@ -167,11 +167,13 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
 
     /**
      * Cancels an endpoint's pending deliveries. A delivery with an attempt in flight keeps its lease owner, so the
-     * attempt's end is still logged (`recordAttempt`).
+     * attempt's end is still logged (`recordAttempt`). The caller holds the endpoint's row lock already: endpoint
+     * first, then its deliveries (in id order), in every transaction that locks both, or they deadlock.
      */
     const cancelPending = (endpointId: string) =>
       sql`UPDATE webhook_deliveries SET status = 'cancelled', finished_at = now(), last_error = 'endpoint disabled'
-          WHERE endpoint_id = ${endpointId} AND status = 'pending'`
+          WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'
+                       ORDER BY id FOR UPDATE)`
 
     const remove = Effect.fn("WebhooksRepo.remove")((accountId: string, id: string) =>
       Effect.map(
@@ -304,10 +306,15 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
      * failed; and the endpoint's consecutive failures (reset by a delivered one, counted once per failed delivery,
      * disabling the endpoint at 10). Nothing is written when the lease was lost to another worker. An attempt to an
      * endpoint disabled while it was in flight is logged and ends the delivery (delivered, or left cancelled).
+     * Nothing is written either when the endpoint was removed meanwhile.
      */
     const recordAttempt = Effect.fn("WebhooksRepo.recordAttempt")((owner: string, record: AttemptRecord) =>
       sql.withTransaction(Effect.gen(function*() {
         const { delivery, result } = record
+        // The endpoint's row before the delivery's, as PATCH and DELETE take them (see `cancelPending`).
+        const [endpointLocked] = yield* sql`
+          SELECT 1 FROM webhook_endpoints WHERE id = ${delivery.endpointId} FOR NO KEY UPDATE`
+        if (endpointLocked === undefined) return { disabled: false, recorded: false }
         const [mine] = yield* sql<{ status: "pending" | "cancelled" }>`
           SELECT status FROM webhook_deliveries
           WHERE id = ${delivery.id} AND lease_owner = ${owner} AND status IN ('pending', 'cancelled')
@@ -332,7 +339,6 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
             yield* sql`UPDATE webhook_deliveries SET status = 'succeeded', attempts = ${record.attempt},
                               finished_at = ${record.at}, lease_owner = NULL, lease_until = NULL, last_error = NULL
                        WHERE id = ${delivery.id}`
-            // Only a count to reset takes the endpoint's row lock: concurrent successes do not queue on it.
             yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 0
                        WHERE id = ${delivery.endpointId} AND consecutive_failures <> 0`
             break
