@@ -1,4 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
+import { Duration, Effect, Schedule } from "effect"
 
 /** What a database error means for the caller. */
 export type DatabaseFailureKind = "bad_input" | "unavailable" | "internal"
@@ -35,3 +36,17 @@ export const classifySqlError = (
 /** Whether a failure is a database error on a value the caller gave (SQLSTATE class 22): bad input, not an outage. */
 export const isDataException = (error: { readonly _tag: string }): boolean =>
   error._tag === "SqlError" && classifySqlError(error as SqlError).kind === "bad_input"
+
+/** A deadlock (40P01) or serialization failure (40001): the database rolled the transaction back; run again, it goes. */
+export const isTransactionConflict = (error: unknown): boolean => {
+  if (error === null || typeof error !== "object" || (error as { _tag?: unknown })._tag !== "SqlError") return false
+  const sqlstate = sqlstateOf((error as SqlError).cause)
+  return sqlstate === "40P01" || sqlstate === "40001"
+}
+
+/** Runs a transaction again (up to 3 more times, after a short jittered wait) when the database broke it off. */
+export const retryOnConflict = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(transaction, {
+    schedule: Schedule.exponential(Duration.millis(20)).pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3))),
+    while: isTransactionConflict
+  })

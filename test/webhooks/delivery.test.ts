@@ -11,6 +11,7 @@ import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { call, newKey, restServer } from "../support/RestHarness.js"
 import { type Receiver, startReceiver, TEST_CA, verifyWithStripe } from "./Receiver.js"
+import { conflictNext } from "./SqlConflicts.js"
 
 class Receivers extends Context.Tag("Receivers")<Receivers, { readonly main: Receiver; readonly other: Receiver }>() {}
 
@@ -240,6 +241,24 @@ describe("webhook delivery policy", () => {
       expect(log.body.deliveries.map((d: any) => d.attempt)).toEqual([3, 2, 1])
       expect(log.body.deliveries.every((d: any) => d.status === null && /ECONNREFUSED/.test(d.error))).toBe(true)
       expect((yield* call("GET", "/v1/webhooks", { key: refused.key })).body.webhooks[0].consecutiveFailures).toBe(1)
+    }).pipe(Effect.provide(Service), Effect.scoped))
+
+  it.live("an attempt's record broken off by a deadlock is written again: one request, delivered", () =>
+    Effect.gen(function*() {
+      const { main } = yield* Receivers
+      const { accountId } = yield* setup("policy-record-conflict", main.url("/conflict"))
+      main.answer = { status: 200 }
+      yield* conflictNext("webhook_attempts")
+      const { alert } = yield* raise(accountId)
+      const [delivery] = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
+      ).pipe(Effect.orDie)
+      const eventId = delivery!.event_id
+      yield* until("succeeded", Effect.map(deliveryState(eventId), (s) => s?.status === "succeeded" ? s : undefined))
+      // Not sent again when the lease (5 s) ran out, as an attempt whose record was lost would be.
+      expect(forEvent(main, eventId)).toHaveLength(1)
+      expect(yield* deliveryState(eventId)).toEqual({ status: "succeeded", attempts: 1 })
     }).pipe(Effect.provide(Service), Effect.scoped))
 
   it.live("a slow receiver does not hold up deliveries to others", () =>

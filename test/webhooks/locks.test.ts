@@ -5,6 +5,8 @@ import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { type AttemptResult, type ClaimedDelivery, WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Schedule, TestServices } from "effect"
+import { call, newKey, restServer } from "../support/RestHarness.js"
+import { conflictNext } from "./SqlConflicts.js"
 
 /**
  * The lock order of the transactions that touch an endpoint and its deliveries (PATCH, DELETE, an attempt's
@@ -176,5 +178,29 @@ describe("webhook lock order (PostgreSQL)", () => {
           SELECT enabled, consecutive_failures FROM webhook_endpoints WHERE id = ${endpointId}`
         expect(endpoint).toEqual({ enabled: false, consecutive_failures: 10 })
       }).pipe(Effect.orDie))
+  })
+})
+
+describe("PATCH and DELETE of a webhook endpoint broken off by a deadlock (PostgreSQL)", () => {
+  layer(restServer(TestDatabase.postgres), { timeout: 60_000, excludeTestServices: true })((it) => {
+    it.effect("are run again, not answered 503", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("locks-api")
+        const created = yield* call("POST", "/v1/webhooks", { key, body: { url: "https://hooks.example.com/x" } })
+        expect(created.status, created.text).toBe(201)
+        yield* conflictNext("webhook_endpoints")
+        const patched = yield* call("PATCH", `/v1/webhooks/${created.body.id}`, { key, body: { enabled: false } })
+        expect(patched.status, patched.text).toBe(200)
+        expect(patched.body).toMatchObject({ enabled: false })
+        yield* conflictNext("webhook_endpoints")
+        const removed = yield* call("DELETE", `/v1/webhooks/${created.body.id}`, { key })
+        expect(removed.status, removed.text).toBe(204)
+        // Past the retries, the answer says what happened.
+        const again = yield* call("POST", "/v1/webhooks", { key, body: { url: "https://hooks.example.com/y" } })
+        yield* conflictNext("webhook_endpoints", 10)
+        const failed = yield* call("PATCH", `/v1/webhooks/${again.body.id}`, { key, body: { enabled: false } })
+        expect([failed.status, failed.body.error.code]).toEqual([503, "service_unavailable"])
+        expect(failed.body.error.message).not.toMatch(/not reachable/)
+      }))
   })
 })

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { classifySqlError } from "@scaledger/db/SqlErrors"
+import { classifySqlError, isTransactionConflict } from "@scaledger/db/SqlErrors"
 import { type ErrorCode, InvalidRequest, ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Data, Effect } from "effect"
 
@@ -44,7 +44,13 @@ export const mapDatabaseError = (what: string) => (error: SqlError) =>
             new InvalidRequest({ message: "A value in the request is outside what the service can store or compare." })
           )
         case "unavailable":
-          return Effect.fail(new ServiceUnavailable({ message: "The database is not reachable; retry later." }))
+          return Effect.fail(
+            new ServiceUnavailable({
+              message: isTransactionConflict(error)
+                ? "The change collided with another one at the same moment; retry."
+                : "The database is not reachable; retry later."
+            })
+          )
         case "internal":
           return Effect.die(
             new LoggedFailure({ code: "internal_error", message: "The service failed unexpectedly." })

@@ -1,6 +1,7 @@
 import type { AttemptResult, ClaimedDelivery } from "@scaledger/db/alerts/Webhooks"
 import { PER_ENDPOINT_IN_FLIGHT, WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import { newId } from "@scaledger/db/Ids"
+import { retryOnConflict } from "@scaledger/db/SqlErrors"
 import { Clock, Data, Duration, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { checkTarget, TargetRefused } from "./EgressGuard.js"
 import { signatureHeader, WebhookSecretBox } from "./SecretBox.js"
@@ -100,7 +101,7 @@ export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
     }
     const now = yield* Clock.currentTimeMillis
     const result = decide(outcome, attempt, now, config, yield* Random.next)
-    const recorded = yield* repo.recordAttempt(owner, {
+    const recorded = yield* retryOnConflict(repo.recordAttempt(owner, {
       delivery,
       attempt,
       outcome: isSuccess(outcome.status) ? "success" : "failure",
@@ -110,7 +111,7 @@ export const attemptDelivery = (owner: string, delivery: ClaimedDelivery) =>
       durationMs: outcome.durationMs,
       at: new Date(now),
       result
-    })
+    }))
     if (recorded.disabled) {
       yield* Effect.logWarning(
         `webhooks: endpoint ${delivery.endpointId} disabled after ${10} consecutive failed deliveries`

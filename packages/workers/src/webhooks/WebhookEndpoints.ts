@@ -1,5 +1,6 @@
 import { type EndpointRow, WebhooksRepo } from "@scaledger/db/alerts/Webhooks"
 import { newId } from "@scaledger/db/Ids"
+import { retryOnConflict } from "@scaledger/db/SqlErrors"
 import { ALERT_KINDS, isAlertKind } from "@scaledger/domain/alerts/Alert"
 import { InvalidWebhookUrl, NotFound, UnknownAlertKind } from "@scaledger/domain/Errors"
 import { Effect, Option } from "effect"
@@ -102,13 +103,16 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("@scale
         if (Option.isNone(yield* repo.find(accountId, id))) return yield* notFound(id)
         const kinds = yield* validKinds(patch.kinds)
         if (patch.url !== undefined) yield* validUrl(patch.url)
-        const row = yield* repo.update(accountId, id, { ...patch, kinds })
+        const row = yield* retryOnConflict(repo.update(accountId, id, { ...patch, kinds }))
         if (Option.isNone(row)) return yield* notFound(id)
         return endpointView(row.value)
       })
 
     const remove = (accountId: string, id: string) =>
-      Effect.flatMap(repo.remove(accountId, id), (removed) => removed ? Effect.void : Effect.fail(notFound(id)))
+      Effect.flatMap(
+        retryOnConflict(repo.remove(accountId, id)),
+        (removed) => removed ? Effect.void : Effect.fail(notFound(id))
+      )
 
     const deliveries = (accountId: string) =>
       Effect.map(repo.attempts(accountId, 50), (rows) => ({
