@@ -23,6 +23,8 @@ export interface Answer {
   readonly body?: string
   /** Wait this long before answering. */
   readonly delayMs?: number
+  /** Send the status, headers and body, then never end the answer. */
+  readonly neverEnds?: boolean
 }
 
 export interface Receiver {
@@ -66,7 +68,8 @@ export const startReceiver = async (host = "127.0.0.1"): Promise<Receiver> => {
         : spec
       const reply = () => {
         res.writeHead(answer.status, answer.headers ?? {})
-        res.end(answer.body ?? "")
+        if (answer.neverEnds === true) res.write(answer.body ?? "")
+        else res.end(answer.body ?? "")
       }
       if (answer.delayMs === undefined) reply()
       else setTimeout(reply, answer.delayMs)

@@ -261,6 +261,27 @@ describe("webhook delivery policy", () => {
       expect(yield* deliveryState(eventId)).toEqual({ status: "succeeded", attempts: 1 })
     }).pipe(Effect.provide(Service), Effect.scoped))
 
+  it.live("a 200 whose body never ends is a success, not retried", () =>
+    Effect.gen(function*() {
+      const { main } = yield* Receivers
+      const { accountId, key } = yield* setup("policy-body-hangs", main.url("/hang"))
+      main.answer = { status: 200, body: "received", neverEnds: true }
+      const { alert } = yield* raise(accountId)
+      const [delivery] = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
+      ).pipe(Effect.orDie)
+      const eventId = delivery!.event_id
+      yield* until("settled", Effect.map(deliveryState(eventId), (s) => s?.status !== "pending" ? s : undefined))
+      expect(yield* deliveryState(eventId)).toEqual({ status: "succeeded", attempts: 1 })
+      yield* Effect.sleep(Duration.millis(400))
+      expect(forEvent(main, eventId)).toHaveLength(1)
+      const log = yield* call("GET", "/v1/webhooks/deliveries", { key })
+      expect(log.body.deliveries.map((d: any) => [d.attempt, d.outcome, d.status, d.error])).toEqual([
+        [1, "success", 200, null]
+      ])
+    }).pipe(Effect.provide(Service), Effect.scoped))
+
   it.live("a slow receiver does not hold up deliveries to others", () =>
     Effect.gen(function*() {
       const { main, other } = yield* Receivers

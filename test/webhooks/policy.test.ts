@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { decide, guardOutcome } from "@scaledger/workers/webhooks/DeliveryWorker"
 import { TargetRefused } from "@scaledger/workers/webhooks/EgressGuard"
 import { signatureHeader } from "@scaledger/workers/webhooks/SecretBox"
-import { LOGGED_RESPONSE_BYTES, makeSender, parseRetryAfter } from "@scaledger/workers/webhooks/Sender"
+import { BODY_WAIT_MS, LOGGED_RESPONSE_BYTES, makeSender, parseRetryAfter } from "@scaledger/workers/webhooks/Sender"
 import { parseDelays } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect } from "effect"
 import Stripe from "stripe"
@@ -107,5 +107,31 @@ describe("the retry policy", () => {
       })
       expect(pinned.status).toBeNull()
       expect(pinned.error).toMatch(/ECONNREFUSED 127\.0\.0\.1:1/)
+    }).pipe(Effect.scoped))
+
+  it.live("an answer whose body never ends is decided by its status, without waiting out the time-out", () =>
+    Effect.gen(function*() {
+      const receiver = yield* Effect.acquireRelease(
+        Effect.promise(() => startReceiver()),
+        (r) => Effect.promise(r.close)
+      )
+      const sender = makeSender({ ca: TEST_CA })
+      const send = () =>
+        sender.send({
+          target: { url: new URL(receiver.url("/hang")), hostname: "localhost", address: "127.0.0.1", family: 4 },
+          body: "{}",
+          headers: { "content-type": "application/json" },
+          connectTimeoutMs: 5_000,
+          totalTimeoutMs: 10_000
+        })
+      receiver.answer = { status: 200, headers: { "content-length": "1000" }, body: "stored", neverEnds: true }
+      const hanging = yield* send()
+      expect(hanging).toMatchObject({ status: 200, error: null, response: "stored" })
+      expect(hanging.durationMs).toBeLessThan(BODY_WAIT_MS + 2_000)
+      expect(decide(hanging, 1, 0, config, 0.5)._tag).toBe("Delivered")
+      receiver.answer = { status: 503, headers: { "retry-after": "7" }, neverEnds: true }
+      const busy = yield* send()
+      expect(busy).toMatchObject({ status: 503, error: "HTTP 503", response: null, retryAfterMs: 7_000 })
+      expect(busy.durationMs).toBeLessThan(BODY_WAIT_MS + 2_000)
     }).pipe(Effect.scoped))
 })

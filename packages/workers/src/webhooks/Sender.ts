@@ -6,6 +6,11 @@ import type { CheckedTarget } from "./EgressGuard.js"
 export const MAX_RESPONSE_BYTES = 64 * 1024
 /** Keep at most this much of it in the delivery log. */
 export const LOGGED_RESPONSE_BYTES = 2 * 1024
+/**
+ * How long the body is read for once the status has come (within the total time-out): the status decides the
+ * outcome, the body is only logged, so a receiver that never ends its answer does not turn a 2xx into a time-out.
+ */
+export const BODY_WAIT_MS = 1_000
 
 /** What one HTTP attempt came to. `status` null: no answer (connection error, time-out). */
 export interface SendOutcome {
@@ -46,7 +51,8 @@ export interface SenderOptions {
 /**
  * POSTs one delivery over HTTPS with node's client: connects only to the checked address (the `lookup` answers it,
  * the certificate is still verified against the host name), never follows a redirect (node's `https` does not),
- * reads at most 64 KiB of the answer, and gives up after the connect and total time-outs.
+ * reads at most 64 KiB of the answer (for at most `BODY_WAIT_MS` after its status), and gives up after the connect
+ * and total time-outs.
  */
 export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
   const agent = new Https.Agent({
@@ -58,11 +64,13 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
     Effect.async<SendOutcome>((resume) => {
       const started = performance.now()
       let done = false
+      let bodyWait: ReturnType<typeof setTimeout> | undefined
       const finish = (outcome: Omit<SendOutcome, "durationMs">) => {
         if (done) return
         done = true
         clearTimeout(total)
         clearTimeout(connect)
+        clearTimeout(bodyWait)
         resume(Effect.succeed({ ...outcome, durationMs: Math.round(performance.now() - started) }))
       }
       const { target } = request
@@ -108,6 +116,11 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
       req.on("response", (res) => {
         const chunks: Array<Buffer> = []
         let size = 0
+        clearTimeout(total)
+        bodyWait = setTimeout(() => {
+          complete()
+          res.destroy()
+        }, Math.max(0, Math.min(BODY_WAIT_MS, request.totalTimeoutMs - (performance.now() - started))))
         const complete = () => {
           const text = Buffer.concat(chunks).subarray(0, LOGGED_RESPONSE_BYTES).toString("utf8")
           const status = res.statusCode ?? null
@@ -130,12 +143,14 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
         })
         res.on("end", complete)
         res.on("error", complete)
+        res.on("close", complete)
       })
       req.end(request.body)
       return Effect.sync(() => {
         done = true
         clearTimeout(total)
         clearTimeout(connect)
+        clearTimeout(bodyWait)
         req.destroy()
       })
     })
