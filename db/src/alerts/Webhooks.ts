@@ -374,6 +374,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
       }))
     )
 
+    /** Gives back the lease of an attempt cut off before its end (a shutdown): the delivery is due again at once. */
+    const releaseLease = Effect.fn("WebhooksRepo.releaseLease")((owner: string, id: string) =>
+      sql`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL
+          WHERE id = ${id} AND lease_owner = ${owner}`
+    )
+
     /** Deliveries not finished yet (pending), for tests and the benchmark. */
     const pendingCount = Effect.withSpan(
       Effect.map(
@@ -383,6 +389,17 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
       "WebhooksRepo.pendingCount"
     )
 
-    return { create, find, list, update, remove, attempts, claimDue, recordAttempt, pendingCount } as const
+    return {
+      create,
+      find,
+      list,
+      update,
+      remove,
+      attempts,
+      claimDue,
+      recordAttempt,
+      releaseLease,
+      pendingCount
+    } as const
   })
 }) {}

@@ -42,6 +42,11 @@ export interface WebhookConfigShape {
   readonly concurrency: number
   readonly batchSize: number
   /**
+   * `WEBHOOK_SHUTDOWN_GRACE_MS`: at shutdown, how long attempts in flight may take to end and be recorded; those
+   * still waiting for their receiver then are cut off and give back their lease.
+   */
+  readonly shutdownGraceMs: number
+  /**
    * How often the alert monitor reads the record's watermark (two cheap queries); where it moved, a pass runs over
    * the accounts it concerns, so alerts arrive within this plus the recorder's lag.
    */
@@ -65,6 +70,7 @@ export const WebhookConfigFromEnv = Config.all({
   pollMs: positiveInteger("WEBHOOK_POLL_MS", 250),
   concurrency: positiveInteger("WEBHOOK_CONCURRENCY", 16),
   batchSize: positiveInteger("WEBHOOK_BATCH", 64),
+  shutdownGraceMs: nonNegativeInteger("WEBHOOK_SHUTDOWN_GRACE_MS", 5_000),
   monitorPollMs: positiveInteger("ALERT_POLL_MS", 2_000),
   monitorSafetyPollMs: positiveInteger("ALERT_SAFETY_POLL_MS", 30_000),
   incomeOpenDays: nonNegativeInteger("ALERT_INCOME_OPEN_DAYS", 7),
@@ -94,6 +100,7 @@ export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig
     pollMs: 250,
     concurrency: 16,
     batchSize: 64,
+    shutdownGraceMs: 5_000,
     monitorPollMs: 2_000,
     monitorSafetyPollMs: 30_000,
     incomeOpenDays: 7,
