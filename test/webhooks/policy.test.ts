@@ -3,8 +3,8 @@ import { decide, guardOutcome } from "@scaledger/workers/webhooks/DeliveryWorker
 import { TargetRefused } from "@scaledger/workers/webhooks/EgressGuard"
 import { signatureHeader } from "@scaledger/workers/webhooks/SecretBox"
 import { BODY_WAIT_MS, LOGGED_RESPONSE_BYTES, makeSender, parseRetryAfter } from "@scaledger/workers/webhooks/Sender"
-import { parseDelays } from "@scaledger/workers/webhooks/WebhookConfig"
-import { Effect } from "effect"
+import { Delays, parseDelays } from "@scaledger/workers/webhooks/WebhookConfig"
+import { ConfigProvider, Effect, Either } from "effect"
 import Stripe from "stripe"
 import { startReceiver, TEST_CA } from "./Receiver.js"
 
@@ -58,6 +58,15 @@ describe("the retry policy", () => {
     expect(parseRetryAfter("soon", 0)).toBeNull()
     expect(parseDelays("5s,5m")).toEqual([5_000, 300_000])
     expect(parseDelays("200ms, 1.5s,1h")).toEqual([200, 1_500, 3_600_000])
+    // A delivery has 3 attempts: a third wait would never be waited, so the setting is refused, not cut short.
+    const delays = (value: string) =>
+      Effect.runSync(
+        Effect.either(Delays.pipe(Effect.withConfigProvider(ConfigProvider.fromJson({ WEBHOOK_RETRY_DELAYS: value }))))
+      )
+    expect(delays("5s,5m")).toEqual(Either.right([5_000, 300_000]))
+    expect(delays("1s")).toEqual(Either.right([1_000]))
+    const third = delays("5s,5m,1h")
+    expect(Either.isLeft(third) && String(third.left)).toMatch(/at most 2 durations/)
     expect(parseDelays("5 seconds")).toBeUndefined()
   })
 

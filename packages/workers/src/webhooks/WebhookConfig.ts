@@ -14,13 +14,25 @@ export const parseDelays = (text: string): ReadonlyArray<number> | undefined => 
   return out
 }
 
-const Delays = Config.string("WEBHOOK_RETRY_DELAYS").pipe(
+/** Attempts of a delivery: the first, then one after each retry delay. */
+const MAX_ATTEMPTS = 3
+
+/** The waits before attempts 2 and 3: one or two durations (one: the same wait before both). */
+export const Delays = Config.string("WEBHOOK_RETRY_DELAYS").pipe(
   Config.withDefault("5s,5m"),
   Config.mapOrFail((text) => {
     const delays = parseDelays(text)
-    return delays === undefined || delays.length === 0
-      ? Either.left(
+    if (delays === undefined || delays.length === 0) {
+      return Either.left(
         ConfigError.InvalidData(["WEBHOOK_RETRY_DELAYS"], `expected durations such as "5s,5m", got "${text}"`)
+      )
+    }
+    return delays.length > MAX_ATTEMPTS - 1
+      ? Either.left(
+        ConfigError.InvalidData(
+          ["WEBHOOK_RETRY_DELAYS"],
+          `expected at most ${MAX_ATTEMPTS - 1} durations (the waits before attempts 2 and 3), got ${delays.length}`
+        )
       )
       : Either.right(delays)
   })
@@ -62,7 +74,7 @@ export interface WebhookConfigShape {
 export const WebhookConfigFromEnv = Config.all({
   allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
   retryDelaysMs: Delays,
-  maxAttempts: Config.succeed(3),
+  maxAttempts: Config.succeed(MAX_ATTEMPTS),
   retryAfterCapMs: nonNegativeInteger("WEBHOOK_RETRY_AFTER_CAP_MS", 15 * 60_000),
   connectTimeoutMs: positiveInteger("WEBHOOK_CONNECT_TIMEOUT_MS", 5_000),
   totalTimeoutMs: positiveInteger("WEBHOOK_TIMEOUT_MS", 15_000),
@@ -92,7 +104,7 @@ export class WebhookConfig extends Context.Tag("@scaledger/workers/WebhookConfig
   static readonly defaults: WebhookConfigShape = {
     allowPrivateTargets: false,
     retryDelaysMs: [5_000, 300_000],
-    maxAttempts: 3,
+    maxAttempts: MAX_ATTEMPTS,
     retryAfterCapMs: 15 * 60_000,
     connectTimeoutMs: 5_000,
     totalTimeoutMs: 15_000,
