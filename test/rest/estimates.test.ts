@@ -149,6 +149,17 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
           expect(bad.status, shares).toBe(400)
           expect(bad.body.error.code).toBe("invalid_request")
         }
+        // A symbol is 1 to 64 characters: an empty one names no token (it was "The account holds no .").
+        for (const symbol of ["", "A".repeat(65)]) {
+          const badSymbol = yield* get(`symbol=${symbol}&shares=1&wallet=${ALICE}`)
+          expect(badSymbol.status, symbol).toBe(400)
+          expect(badSymbol.body.error.code).toBe("invalid_request")
+          expect(badSymbol.body.error.details.issues[0].path).toEqual(["symbol"])
+        }
+        for (const path of ["/v1/dividends?symbol=", "/v1/exposure/weekend?symbol=", "/v1/filings?symbol="]) {
+          const empty = yield* call("GET", path, { key })
+          expect([empty.status, empty.body.error?.code], path).toEqual([400, "invalid_request"])
+        }
         const badPrice = yield* get(`symbol=AAPL&shares=1&price=0&wallet=${ALICE}`)
         expect(badPrice.body.error).toMatchObject({ code: "invalid_request", details: { field: "price" } })
         // Amounts are kept to 18 decimals: a price with more is refused, not a failure of the service.

@@ -9,6 +9,7 @@ import {
   IntegerFromString,
   IsoDate,
   IsoDateTime,
+  maxCharacters,
   NullableDecimal,
   positiveDecimalForm,
   SAFE_TEXT_PATTERN,
@@ -21,6 +22,13 @@ import {
   NotFoundError,
   ReplayInProgressError
 } from "./Errors.js"
+
+/** A token symbol in a query: 1 to 64 characters (an empty `symbol=` names no token). */
+const SymbolParam = (description: string) =>
+  Schema.String.pipe(Schema.minLength(1), maxCharacters(64)).annotations({
+    message: () => "expected a token symbol of 1 to 64 characters",
+    jsonSchema: { type: "string", description, minLength: 1, maxLength: 64, pattern: SAFE_TEXT_PATTERN }
+  })
 
 /** How old the EDGAR data behind an answer is. */
 const dataAge = {
@@ -136,7 +144,7 @@ export class MarketGroup extends HttpApiGroup.make("market")
     HttpApiEndpoint.get("filings", "/filings")
       .setUrlParams(Schema.Struct({
         symbol: Schema.optional(
-          TextAccepted("A token symbol; default: every held token.", { pattern: SAFE_TEXT_PATTERN })
+          SymbolParam("A token symbol; default: every held token.")
         ),
         limit: Schema.optional(
           IntegerFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
@@ -161,7 +169,7 @@ export class MarketGroup extends HttpApiGroup.make("market")
   )
   .add(
     HttpApiEndpoint.get("dividends", "/dividends")
-      .setUrlParams(Schema.Struct({ symbol: TextAccepted("A token symbol.", { pattern: SAFE_TEXT_PATTERN }) }))
+      .setUrlParams(Schema.Struct({ symbol: SymbolParam("A token symbol.") }))
       .addSuccess(Dividends)
       .addError(ReplayInProgressError)
       .annotate(
@@ -256,7 +264,7 @@ export class EstimatesGroup extends HttpApiGroup.make("estimates")
   .add(
     HttpApiEndpoint.get("sale", "/estimates/sale")
       .setUrlParams(Schema.Struct({
-        symbol: TextAccepted("Token symbol.", { pattern: SAFE_TEXT_PATTERN }),
+        symbol: SymbolParam("Token symbol."),
         shares: TextAccepted(
           "Share units to sell (raw × multiplier), a decimal greater than zero, at most 18 decimals.",
           positiveDecimalForm(18)
@@ -352,7 +360,7 @@ export class ExposureGroup extends HttpApiGroup.make("exposure")
     HttpApiEndpoint.get("weekend", "/exposure/weekend")
       .setUrlParams(Schema.Struct({
         symbol: Schema.optional(
-          TextAccepted("A token symbol; default: every held token.", { pattern: SAFE_TEXT_PATTERN })
+          SymbolParam("A token symbol; default: every held token.")
         )
       }))
       .addSuccess(WeekendExposure)
