@@ -311,10 +311,19 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("@scaledger/db/
     const recordAttempt = Effect.fn("WebhooksRepo.recordAttempt")((owner: string, record: AttemptRecord) =>
       sql.withTransaction(Effect.gen(function*() {
         const { delivery, result } = record
-        // The endpoint's row before the delivery's, as PATCH and DELETE take them (see `cancelPending`).
-        const [endpointLocked] = yield* sql`
-          SELECT 1 FROM webhook_endpoints WHERE id = ${delivery.endpointId} FOR NO KEY UPDATE`
-        if (endpointLocked === undefined) return { disabled: false, recorded: false }
+        // The endpoint's row before the delivery's, as PATCH and DELETE take them (see `cancelPending`): the row lock
+        // where the attempt may change the row (a failure counted, a count reset), else only a share lock, so that
+        // deliveries to one endpoint do not queue on its row. A count that changes in between makes the reset wait
+        // for the row while holding the delivery: a deadlock the database breaks, and `retryOnConflict` runs again.
+        const lockEndpoint = (mode: "NO KEY UPDATE" | "KEY SHARE") =>
+          sql<{ consecutive_failures: number }>`
+            SELECT consecutive_failures FROM webhook_endpoints WHERE id = ${delivery.endpointId}
+            FOR ${sql.literal(mode)}`
+        const [endpointRow] = yield* lockEndpoint(result._tag === "Failed" ? "NO KEY UPDATE" : "KEY SHARE")
+        if (endpointRow === undefined) return { disabled: false, recorded: false }
+        if (result._tag === "Delivered" && Number(endpointRow.consecutive_failures) !== 0) {
+          yield* lockEndpoint("NO KEY UPDATE")
+        }
         const [mine] = yield* sql<{ status: "pending" | "cancelled" }>`
           SELECT status FROM webhook_deliveries
           WHERE id = ${delivery.id} AND lease_owner = ${owner} AND status IN ('pending', 'cancelled')
