@@ -258,6 +258,15 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
               "invalid_date"
             )
             expectCode(yield* call("POST", "/v1/exports", { key, body: { wallet: "0x1234" } }), 400, "invalid_address")
+            // A field of the wrong type is the one issue listed (not also "Expected null" for the nullable body).
+            const wrongType = expectCode(
+              yield* call("POST", "/v1/exports", { key, body: { format: 5 } }),
+              400,
+              "invalid_request"
+            )
+            expect(wrongType.details.issues.map((issue: { path: ReadonlyArray<string> }) => issue.path)).toEqual([[
+              "format"
+            ]])
             // A long value refused is quoted by its first 64 characters, not sent back whole.
             for (
               const [body, code] of [

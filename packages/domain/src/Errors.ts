@@ -228,15 +228,19 @@ export const HeadersTooLargeError = wire(HeadersTooLarge, "HeadersTooLarge", "he
 const MAX_ISSUE_MESSAGE = 200
 
 /**
- * The issues of a refused request as a client reads them: an optional field that was given but wrong is reported
- * by the schema twice, once as "Expected undefined" (the absent alternative); only the real issue is kept.
+ * The issues of a refused request as a client reads them: an optional or nullable value that was given but wrong is
+ * reported by the schema twice, once as "Expected undefined" or "Expected null" (the absent alternative); only the
+ * real issue (at that value or inside it) is kept.
  */
 export const decodeIssues = <I extends { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>(
   issues: ReadonlyArray<I>
 ): Array<I> => {
-  const key = (issue: I) => JSON.stringify(issue.path.map(String))
-  const real = new Set(issues.filter((issue) => !issue.message.startsWith("Expected undefined,")).map(key))
-  return issues.filter((issue) => !issue.message.startsWith("Expected undefined,") || !real.has(key(issue)))
+  const absent = (issue: I) =>
+    issue.message.startsWith("Expected undefined,") || issue.message.startsWith("Expected null,")
+  const real = issues.filter((issue) => !absent(issue)).map((issue) => issue.path.map(String))
+  const within = (path: ReadonlyArray<string>, outer: ReadonlyArray<string>) =>
+    outer.length <= path.length && outer.every((part, i) => part === path[i])
+  return issues.filter((issue) => !absent(issue) || !real.some((path) => within(path, issue.path.map(String))))
 }
 
 /**
