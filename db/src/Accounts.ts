@@ -128,14 +128,22 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@scaledger/db/
       findKeysOf(accountId).pipe(Effect.map((rows) => rows.map(toKeyRow)), orDieOnParse)
     )
 
-    /** Revokes the key; the row stays for the record. Returns the key, or none when no such key exists. */
+    /**
+     * Revokes the key; the row stays for the record. Returns the key and whether it was revoked already (its
+     * `revokedAt` is then the first revocation's), or none when no such key exists.
+     */
     const revokeKey = Effect.fn("AccountsRepo.revokeKey")((id: string) =>
       Effect.gen(function*() {
         // The notification (on commit) tells every process sharing the database to stop trusting the key from memory.
-        yield* sql`WITH revoked AS (
-                     UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} RETURNING account_id)
-                   SELECT pg_notify(${READS_CHANNEL}, 'a:' || account_id) FROM revoked`
-        return Option.map(yield* orDieOnParse(findKeyWithId(id)), toKeyRow)
+        const [row] = yield* sql<{ already: boolean }>`
+          WITH before AS (SELECT revoked_at IS NOT NULL AS already FROM api_keys WHERE id = ${id}),
+               revoked AS (
+                 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} RETURNING account_id)
+          SELECT (SELECT already FROM before) AS already, pg_notify(${READS_CHANNEL}, 'a:' || account_id) FROM revoked`
+        return Option.map(
+          yield* orDieOnParse(findKeyWithId(id)),
+          (key) => ({ key: toKeyRow(key), alreadyRevoked: row?.already === true })
+        )
       })
     )
 

@@ -69,9 +69,13 @@ for (const [name, database] of backends) {
             revokedAt: null
           })
           yield* accounts.touchKey("key_1")
-          const revoked = Option.getOrThrow(yield* accounts.revokeKey("key_1"))
+          const { alreadyRevoked, key: revoked } = Option.getOrThrow(yield* accounts.revokeKey("key_1"))
           expect(revoked.revokedAt).toBeInstanceOf(Date)
           expect(revoked.lastUsedAt).toBeInstanceOf(Date)
+          expect(alreadyRevoked).toBe(false)
+          // Revoking again changes nothing, and says so: the first revocation's time stays.
+          const again = Option.getOrThrow(yield* accounts.revokeKey("key_1"))
+          expect(again).toEqual({ key: revoked, alreadyRevoked: true })
           expect(Option.isNone(yield* accounts.revokeKey("key_missing"))).toBe(true)
           // A second key with the same lookup prefix is refused by the unique index, not silently shadowed.
           const duplicate = yield* Effect.exit(

@@ -51,8 +51,13 @@ describe("the server process on the embedded database", () => {
 
         const revoked = await runCli(["keys", "revoke", key.keyId], env)
         expect(revoked.code).toBe(0)
+        expect(revoked.stdout).toContain(`Revoked ${key.keyId} of account ops.`)
         expect((await get(port, "/v1/settings", key.key)).status).toBe(401)
         expect((await get(port, "/v1/settings", firstKey)).status).toBe(200)
+
+        const again = await runCli(["keys", "revoke", key.keyId], env)
+        expect(again.code).toBe(0)
+        expect(again.stdout).toContain(`${key.keyId} of account ops was already revoked`)
 
         const unknown = await runCli(["keys", "revoke", "key_doesnotexist"], env)
         expect(unknown.code).toBe(1)

@@ -10,7 +10,7 @@ import { lockHolder } from "@scaledger/db/DataDirLock"
 import { Cause, Console, Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as Path from "node:path"
 import { readAdminFile } from "./admin/AdminFile.js"
-import { ApiKeys, type CreatedKey, type KeyInfo } from "./auth/ApiKeys.js"
+import { ApiKeys, type CreatedKey, type KeyInfo, type RevokedKey } from "./auth/ApiKeys.js"
 import { KeyHashSecretLive } from "./auth/KeyHashSecret.js"
 import { DataDir } from "./Config.js"
 import { describeFailure } from "./StartupFailure.js"
@@ -21,7 +21,7 @@ class CliFailure extends Error {}
 class Keys extends Context.Tag("@scaledger/server/cli/Keys")<Keys, {
   readonly create: (account: string) => Effect.Effect<CreatedKey, unknown>
   readonly list: (account: string) => Effect.Effect<Option.Option<ReadonlyArray<KeyInfo>>, unknown>
-  readonly revoke: (keyId: string) => Effect.Effect<Option.Option<KeyInfo>, unknown>
+  readonly revoke: (keyId: string) => Effect.Effect<Option.Option<RevokedKey>, unknown>
 }>() {}
 
 const direct = (target: Database.DatabaseTarget) =>
@@ -59,7 +59,7 @@ const viaAdmin = (admin: { readonly url: string; readonly token: string }) =>
           ),
         list: (account) =>
           call<ReadonlyArray<KeyInfo>>(HttpClientRequest.get("/admin/keys", { urlParams: { account } })),
-        revoke: (keyId) => call<KeyInfo>(HttpClientRequest.post(`/admin/keys/${encodeURIComponent(keyId)}/revoke`))
+        revoke: (keyId) => call<RevokedKey>(HttpClientRequest.post(`/admin/keys/${encodeURIComponent(keyId)}/revoke`))
       }
     })
   ).pipe(Layer.provide(FetchHttpClient.layer))
@@ -113,7 +113,12 @@ const revoke = Command.make("revoke", { keyId: Args.text({ name: "keyId" }) }, (
     const keys = yield* Keys
     const revoked = yield* keys.revoke(keyId)
     if (Option.isNone(revoked)) return yield* Effect.fail(new CliFailure(`no key ${keyId}`))
-    yield* Console.log(`Revoked ${revoked.value.keyId} of account ${revoked.value.account}.`)
+    const { account, alreadyRevoked, keyId: id, revokedAt } = revoked.value
+    yield* Console.log(
+      alreadyRevoked
+        ? `${id} of account ${account} was already revoked (at ${revokedAt}); nothing changed.`
+        : `Revoked ${id} of account ${account}.`
+    )
   })).pipe(Command.withDescription("Revoke one key; requests with it get 401 from now on."))
 
 const keys = Command.make("keys").pipe(

@@ -33,6 +33,11 @@ export interface KeyInfo {
   readonly revokedAt: string | null
 }
 
+/** A revocation's answer: the key, and whether an earlier revocation had already stopped it. */
+export interface RevokedKey extends KeyInfo {
+  readonly alreadyRevoked: boolean
+}
+
 /**
  * API keys: `sk_live_` + 32 base62 characters, shown once, stored only as HMAC-SHA256 under the server secret,
  * found by a short prefix and compared in constant time.
@@ -106,7 +111,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@scaledger/server/ApiKey
       })
 
     const revoke = (keyId: string) =>
-      Effect.map(accounts.revokeKey(keyId), Option.map(info)).pipe(Effect.ensuring(forget(keyId)))
+      Effect.map(
+        accounts.revokeKey(keyId),
+        Option.map(({ alreadyRevoked, key }): RevokedKey => ({ ...info(key), alreadyRevoked }))
+      ).pipe(Effect.ensuring(forget(keyId)))
 
     /** The account of a valid, unrevoked key. */
     const authenticate = (key: string) =>
