@@ -10,6 +10,7 @@ import { WebhookSender } from "@scaledger/workers/webhooks/Sender"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { call, newKey, restServer } from "../support/RestHarness.js"
+import { cause } from "./AlertCauses.js"
 import { type Receiver, startReceiver, TEST_CA, verifyWithStripe } from "./Receiver.js"
 import { conflictNext } from "./SqlConflicts.js"
 
@@ -50,19 +51,6 @@ const Service = Layer.unwrapScoped(Effect.gen(function*() {
   )
 }))
 
-let causeSeq = 0
-const cause = (overrides: Partial<AlertCause> = {}): AlertCause => ({
-  key: `test:${++causeSeq}`,
-  kind: "token-paused",
-  severity: "critical",
-  title: "AAPL: token paused",
-  detail: "The issuer paused AAPL.",
-  symbol: "AAPL",
-  at: new Date(Date.UTC(2026, 10, 20, 15, 0, 0)),
-  oneShot: false,
-  ...overrides
-})
-
 /** A new account with a key and one endpoint at the receiver; the endpoint's secret. */
 const setup = (name: string, url: string, kinds: ReadonlyArray<string> = []) =>
   Effect.gen(function*() {
@@ -80,6 +68,16 @@ const until = <A, R>(what: string, probe: Effect.Effect<A | undefined, never, R>
   probe.pipe(
     Effect.filterOrFail((value): value is A => value !== undefined, () => `not yet: ${what}`),
     Effect.retry(Schedule.spaced(Duration.millis(50)).pipe(Schedule.upTo(Duration.seconds(seconds)))),
+    Effect.orDie
+  )
+
+/** The event id of the delivery an alert made (the account has one endpoint). */
+const eventOf = (alertId: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alertId}`
+  ).pipe(
+    Effect.map((rows) => rows[0]!.event_id),
     Effect.orDie
   )
 
@@ -107,11 +105,7 @@ describe("webhook delivery policy", () => {
           : { status: 200 }
       const raisedAt = Date.now()
       const { alert } = yield* raise(accountId)
-      const [delivery] = yield* Effect.flatMap(
-        SqlClient.SqlClient,
-        (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
-      ).pipe(Effect.orDie)
-      const eventId = delivery!.event_id
+      const eventId = yield* eventOf(alert!.id)
       yield* until("succeeded", Effect.map(deliveryState(eventId), (s) => s?.status === "succeeded" ? s : undefined))
       const requests = forEvent(main, eventId)
       expect(requests).toHaveLength(3)
@@ -170,14 +164,6 @@ describe("webhook delivery policy", () => {
       // 400: one attempt, the delivery failed, the endpoint's failure count is 1.
       main.answer = { status: 400, body: "bad" }
       const first = yield* raise(accountId)
-      const eventOf = (alertId: string) =>
-        Effect.flatMap(
-          SqlClient.SqlClient,
-          (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alertId}`
-        ).pipe(
-          Effect.map((rows) => rows[0]!.event_id),
-          Effect.orDie
-        )
       const badRequest = yield* eventOf(first.alert!.id)
       yield* until("failed", Effect.map(deliveryState(badRequest), (s) => s?.status === "failed" ? s : undefined))
       yield* Effect.sleep(Duration.millis(400))
@@ -250,11 +236,7 @@ describe("webhook delivery policy", () => {
       main.answer = { status: 200 }
       yield* conflictNext("webhook_attempts")
       const { alert } = yield* raise(accountId)
-      const [delivery] = yield* Effect.flatMap(
-        SqlClient.SqlClient,
-        (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
-      ).pipe(Effect.orDie)
-      const eventId = delivery!.event_id
+      const eventId = yield* eventOf(alert!.id)
       yield* until("succeeded", Effect.map(deliveryState(eventId), (s) => s?.status === "succeeded" ? s : undefined))
       // Not sent again when the lease (5 s) ran out, as an attempt whose record was lost would be.
       expect(forEvent(main, eventId)).toHaveLength(1)
@@ -267,11 +249,7 @@ describe("webhook delivery policy", () => {
       const { accountId, key } = yield* setup("policy-body-hangs", main.url("/hang"))
       main.answer = { status: 200, body: "received", neverEnds: true }
       const { alert } = yield* raise(accountId)
-      const [delivery] = yield* Effect.flatMap(
-        SqlClient.SqlClient,
-        (sql) => sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
-      ).pipe(Effect.orDie)
-      const eventId = delivery!.event_id
+      const eventId = yield* eventOf(alert!.id)
       yield* until("settled", Effect.map(deliveryState(eventId), (s) => s?.status !== "pending" ? s : undefined))
       expect(yield* deliveryState(eventId)).toEqual({ status: "succeeded", attempts: 1 })
       yield* Effect.sleep(Duration.millis(400))
@@ -307,9 +285,7 @@ describe("webhook delivery policy", () => {
       const otherBox = yield* Effect.provide(WebhookSecretBox, WebhookSecretBox.fromKey(Redacted.make("another key")))
       yield* sql`UPDATE webhook_endpoints SET secret_enc = ${otherBox.seal(endpoint.secret)} WHERE id = ${endpoint.id}`
       const { alert } = yield* raise(accountId)
-      const [delivery] = yield* sql<{ event_id: string }>`
-        SELECT event_id FROM webhook_deliveries WHERE alert_id = ${alert!.id}`
-      const eventId = delivery!.event_id
+      const eventId = yield* eventOf(alert!.id)
       // Claimed and given back (the lease is 5 s): no attempt recorded, nothing sent, the endpoint untouched.
       yield* Effect.sleep("1500 millis")
       expect(yield* deliveryState(eventId)).toEqual({ status: "pending", attempts: 0 })

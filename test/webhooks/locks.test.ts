@@ -6,6 +6,7 @@ import { type AttemptResult, type ClaimedDelivery, WebhooksRepo } from "@scaledg
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Schedule, TestServices } from "effect"
 import { call, newKey, restServer } from "../support/RestHarness.js"
+import { cause } from "./AlertCauses.js"
 import { conflictNext } from "./SqlConflicts.js"
 
 /**
@@ -36,16 +37,7 @@ const setup = (owner: string, n: number) =>
       secretEnc: "v1.unused"
     })
     for (let i = 0; i < n; i++) {
-      yield* store.raise(account.id, {
-        key: `locks:${seq}:${i}`,
-        kind: "token-paused",
-        severity: "critical",
-        title: "AAPL: token paused",
-        detail: "",
-        symbol: "AAPL",
-        at: new Date(),
-        oneShot: false
-      })
+      yield* store.raise(account.id, cause({ key: `locks:${seq}:${i}` }))
     }
     const claimed = yield* repo.claimDue(owner, n, 60)
     expect(claimed).toHaveLength(n)

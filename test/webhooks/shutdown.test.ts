@@ -9,6 +9,7 @@ import { newWebhookSecret, WebhookSecretBox } from "@scaledger/workers/webhooks/
 import { WebhookSender } from "@scaledger/workers/webhooks/Sender"
 import { WebhookConfig, type WebhookConfigShape } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Duration, Effect, Exit, Layer, Redacted, Schedule, Scope } from "effect"
+import { cause } from "./AlertCauses.js"
 import { type Receiver, startReceiver, TEST_CA } from "./Receiver.js"
 
 /**
@@ -63,16 +64,7 @@ const raiseOne = (name: string, receiver: Receiver) =>
       kinds: [],
       secretEnc: (yield* WebhookSecretBox).seal(newWebhookSecret())
     })
-    const { alert } = yield* (yield* AlertsStore).raise(account.id, {
-      key: `shutdown:${name}`,
-      kind: "token-paused",
-      severity: "critical",
-      title: "AAPL: token paused",
-      detail: "",
-      symbol: "AAPL",
-      at: new Date(),
-      oneShot: false
-    })
+    const { alert } = yield* (yield* AlertsStore).raise(account.id, cause({ key: `shutdown:${name}` }))
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ event_id: string }>`SELECT event_id FROM webhook_deliveries WHERE alert_id = ${
       alert!.id
