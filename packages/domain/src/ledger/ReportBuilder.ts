@@ -18,6 +18,7 @@ import { followChanges, uniqueReasons } from "./PoolSums.js"
 import { priceAt } from "./Prices.js"
 import {
   disposalRows,
+  incomeReasons,
   incomeRows,
   minus,
   movementRows,
@@ -145,21 +146,30 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   // Income of the year, per position -----------------------------------------------------------------------------
   const totalIncome = new TotalBuilder()
   const totalIncomeTaxable = new TotalBuilder()
-  const unreported = new Map<string, { usd: bigint | null; converted: bigint | null; ids: Array<string> }>()
+  /** Per position: the income of the year, and why a part of it is unknown (a step without a price, a stale rate). */
+  const unreported = new Map<
+    string,
+    { usd: bigint | null; converted: bigint | null; ids: Array<string>; reasons: Array<ReadonlyArray<NullReason>> }
+  >()
   for (let i = 0; i < state.income.length - state.income.base; i++) {
     const record = state.income.items[i]!
     const { event } = record
     if (!inYear(event.effectiveAt)) continue
-    const converted = conversions.amount(record.income, utcDate(event.effectiveAt))
+    const date = utcDate(event.effectiveAt)
+    const converted = conversions.amount(record.income, date)
+    // The position's income is unknown with this record's: its reasons go to the position (the lots that accrued
+    // it may be gone, sold or moved, and with them the reasons their basis gave).
+    const reasons = converted === null ? incomeReasons(conversions, record, date) : []
     totalIncome.add(record.income, converted)
     if (record.taxable) totalIncomeTaxable.add(record.income, converted)
     const key = `${event.token}|${rule.lotScope === "wallet" ? record.holderKey : "account"}`
     let entry = unreported.get(key)
     if (entry === undefined) {
-      entry = { usd: 0n, converted: 0n, ids: [] }
+      entry = { usd: 0n, converted: 0n, ids: [], reasons: [] }
       unreported.set(key, entry)
     }
     entry.ids.push(record.id)
+    if (reasons.length > 0) entry.reasons.push(reasons)
     entry.usd = record.income === null || entry.usd === null ? null : entry.usd + record.income
     entry.converted = entry.usd === null || converted === null || entry.converted === null
       ? null
@@ -169,7 +179,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       const holderKey = `${event.token}|holder|${record.holderKey}`
       let own = unreported.get(holderKey)
       if (own === undefined) {
-        own = { usd: 0n, converted: 0n, ids: [] }
+        own = { usd: 0n, converted: 0n, ids: [], reasons: [] }
         unreported.set(holderKey, own)
       }
       own.ids.push(record.id)
@@ -185,17 +195,24 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
   const totalValue = new TotalBuilder()
   const totalBasis = new TotalBuilder()
   const totalUnrealised = new TotalBuilder()
-  /** The pool's reasons, and why the current value is unknown: no usable price, or a stale rate. */
+  /**
+   * The pool's reasons, why the year's income is unknown (`income`: its records' reasons), and why the current value
+   * is unknown: no usable price, or a stale rate.
+   */
   const positionReasons = (
     pool: PoolFigures,
+    income: ReadonlyArray<ReadonlyArray<NullReason>>,
     valueUsd: bigint | null,
     valueConverted: bigint | null
   ): ReadonlyArray<NullReason> => {
     const valuation = `valuation:${asOfDate}`
-    if (valueUsd === null) return uniqueReasons([pool.reasons, [{ reason: "missing_price", eventId: valuation }]])
-    return context.rates !== undefined && valueConverted === null && conversions.stale(asOfDate)
-      ? uniqueReasons([pool.reasons, [{ reason: "stale_rate", eventId: valuation }]])
-      : pool.reasons
+    if (valueUsd === null) {
+      return uniqueReasons([pool.reasons, ...income, [{ reason: "missing_price", eventId: valuation }]])
+    }
+    if (context.rates !== undefined && valueConverted === null && conversions.stale(asOfDate)) {
+      return uniqueReasons([pool.reasons, ...income, [{ reason: "stale_rate", eventId: valuation }]])
+    }
+    return income.length === 0 ? pool.reasons : uniqueReasons([pool.reasons, ...income])
   }
   const positionOut = (
     book: TokenBook,
@@ -302,7 +319,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
       openLots: pool.lotIds.length,
       // Shared with the kept sums: an unchanged queue gives the same array (the worker writes its row only if not).
       lotIds: pool.lotIds,
-      nullReasons: [...positionReasons(pool, valueUsd, valueConverted)],
+      nullReasons: [...positionReasons(pool, income?.reasons ?? [], valueUsd, valueConverted)],
       issues
     })
   }

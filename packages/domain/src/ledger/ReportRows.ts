@@ -135,7 +135,7 @@ export const disposalReasons = (
 }
 
 /** Why an income record's converted amount is unknown: its reasons, and `stale_rate` when its date's rate is too old. */
-const incomeReasons = (conversions: Conversions, record: IncomeRecord, date: string): Array<NullReason> =>
+export const incomeReasons = (conversions: Conversions, record: IncomeRecord, date: string): Array<NullReason> =>
   record.income !== null && conversions.stale(date)
     ? uniqueReasons([record.nullReasons, [{ reason: "stale_rate", eventId: record.event.id }]])
     : [...record.nullReasons]

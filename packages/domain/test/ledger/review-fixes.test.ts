@@ -270,3 +270,90 @@ describe("a rate carried forward more than 7 days is not used", () => {
     expect(report.lots[0]!.nullReasons).toEqual([])
   })
 })
+
+describe("a position whose income of the year is unknown says why, even once the lots that accrued it are gone", () => {
+  const prices = { AAPL: [round(1, "100", "2026-01-02T00:00:00Z"), round(2, "200", "2026-03-01T00:00:00Z")] }
+  const wallets = [{ address: A, self: true }]
+  const history = (stepTime: string): Array<LedgerEvent> => [
+    transfer({
+      id: "b1",
+      token: "AAPL",
+      from: EXCHANGE,
+      to: A,
+      qty: "1",
+      time: "2026-01-05T15:00:00Z",
+      block: 1,
+      classification: exchangeIn
+    }),
+    multiplier({ id: "d1", token: "AAPL", from: "1", to: "1.01", time: stepTime, block: 2, stepKind: "dividend" }),
+    // The lot that accrued the step is sold whole; a new one is bought: the position still shows the step's income.
+    transfer({
+      id: "s1",
+      token: "AAPL",
+      from: A,
+      to: EXCHANGE,
+      qty: "1",
+      time: "2026-03-10T15:00:00Z",
+      block: 3,
+      classification: exchangeOut
+    }),
+    transfer({
+      id: "b2",
+      token: "AAPL",
+      from: EXCHANGE,
+      to: A,
+      qty: "1",
+      time: "2026-04-01T15:00:00Z",
+      block: 4,
+      classification: exchangeIn
+    })
+  ]
+
+  for (const country of ["US", "DE"] as const) {
+    it(`${country}: stale_rate when the step's date has only a stale rate`, () => {
+      const rates: RateTable = {
+        currency: "EUR",
+        rates: ["2026-01-05", "2026-03-10", "2026-04-01"].map((date) => ({
+          date,
+          rate: "0.8",
+          source: "ecb-via-frankfurter",
+          rateDate: date,
+          carriedForward: false
+        }))
+      }
+      const report = runLedger(
+        { wallets, country, prices, rates },
+        history("2026-03-02T13:30:00Z"),
+        "2026-04-01T18:00:00Z"
+      )
+      const position = report.positions[0]!
+      expect(position.unreportedIncomeUsd).toBe("2")
+      expect(position.unreportedIncomeConverted).toBeNull()
+      expect(position.unreportedIncome).toBeNull()
+      expect(position.costBasisConverted).toBe("160")
+      expect(position.nullReasons).toEqual([{ reason: "stale_rate", eventId: "d1" }])
+    })
+
+    it(`${country}: missing_price when the step had no price`, () => {
+      const report = runLedger(
+        {
+          wallets,
+          country,
+          prices: {
+            AAPL: [
+              round(1, "100", "2026-01-02T00:00:00Z"),
+              round(2, "0", "2026-02-01T00:00:00Z"),
+              round(3, "200", "2026-03-03T00:00:00Z")
+            ]
+          }
+        },
+        history("2026-03-02T13:30:00Z"),
+        "2026-04-01T18:00:00Z"
+      )
+      const position = report.positions[0]!
+      expect(position.unreportedIncomeUsd).toBeNull()
+      expect(position.costBasisUsd).toBe("200")
+      expect(position.nullReasons).toEqual([{ reason: "missing_price", eventId: "d1" }])
+    })
+  }
+})
