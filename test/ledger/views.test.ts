@@ -1,6 +1,6 @@
 import { withClassification } from "@scaledger/db/reads/EventClassificationView"
 import { Ledger } from "@scaledger/domain/ledger/index"
-import type { LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
+import type { Classification, LedgerEvent } from "@scaledger/domain/ledger/LedgerInput"
 import type { Disposal } from "@scaledger/domain/ledger/LedgerReport"
 import {
   disposalView,
@@ -224,6 +224,37 @@ describe("an event's classification", () => {
       (withClassification(eventView(arrival), arrival, { ...stored, rule: null, rationale: null }) as any)
         .classification
     ).toMatchObject({ by: "user", rule: null })
+  })
+})
+
+describe("an arrival's basisSource", () => {
+  const arrival = (classification: Classification | undefined) => {
+    const event = { ...move("in", hex40(0xc0), A, 2, "2026-01-05T15:00:00Z", 1), classification }
+    const row = Either.getOrThrow(Ledger.run({
+      wallets: [{ address: A, self: true }],
+      country: "US",
+      prices,
+      events: [event],
+      asOf: at("2026-02-01T00:00:00Z")
+    })).movements[0]!
+    return { row, view: withClassification(eventView(row), row, undefined) as any }
+  }
+
+  it("says market value at arrival where the lot's basis is the market value", () => {
+    const { row, view } = arrival(undefined)
+    expect(row.nullReasons).toEqual([])
+    expect(view.basisSource).toBe("market_value_at_arrival")
+  })
+
+  it("is absent while an unconfirmed model label keeps the lot's basis unknown (unconfirmed_label)", () => {
+    const { row, view } = arrival({
+      type: "transfer.in",
+      relationship: "counterparty",
+      classifiedBy: "ai_labeled",
+      confirmed: false
+    })
+    expect(row.nullReasons).toEqual([{ reason: "unconfirmed_label", eventId: "in" }])
+    expect(view.basisSource).toBeUndefined()
   })
 })
 

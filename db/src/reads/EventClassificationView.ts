@@ -8,7 +8,8 @@ const BOTH_OWN_VIEW = { by: "rule", rule: "both_own", model: null, confidence: n
 /**
  * Adds to an event's view who classified it (`classification { by, rule, model, confidence, rationale }`), what the
  * account wrote of its counterparty in review (`counterpartyLabel`, `counterpartyNote`) and, for an
- * arrival taken at market value (not from an own address), `basisSource: "market_value_at_arrival"`.
+ * arrival taken at market value (not from an own address, nor held unknown by an unconfirmed label),
+ * `basisSource: "market_value_at_arrival"`.
  */
 export const withClassification = (
   view: EventView,
@@ -28,8 +29,11 @@ export const withClassification = (
     confidence: byModel ? detail?.confidence ?? null : null,
     rationale: movement.classifiedBy === "user" ? null : detail?.rationale ?? null
   }
+  // Not while an unconfirmed model label (or an unconfirmed `unknown`) keeps the lot's basis unknown: no figure
+  // depends on such a label, so the basis was not taken at market value.
   const atMarket = movement.treatment === "acquisition" && movement.relationship !== "self" &&
-    (movement.type === "transfer.in" || movement.type === "unknown")
+    (movement.type === "transfer.in" || movement.type === "unknown") &&
+    !(movement.nullReasons ?? []).some((reason) => reason.reason === "unconfirmed_label")
   const written = labels.get(movement.counterparty.toLowerCase())
   return {
     ...view,
