@@ -85,6 +85,26 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
     )
 
     /**
+     * An address watched and marked not own: the wallet's flag says what it is. A `self` label the account gave it
+     * in review before it was watched (or while it was own) would keep its movements self-transfers against the
+     * flag, and review refuses `self` for it: the label goes, and the movements it settled are classified again by
+     * the rules (a disposal or an acquisition, needing review).
+     */
+    const dropSelfLabel = (accountId: string, addressKey: string) =>
+      Effect.gen(function*() {
+        const dropped = yield* sql`
+          DELETE FROM counterparty_labels
+          WHERE account_id = ${accountId} AND address_key = ${addressKey} AND relationship = 'self'
+          RETURNING address_key`
+        if (dropped.length === 0) return
+        yield* sql`
+          UPDATE transfer_classifications
+          SET status = 'pending', attempts = 0, lease_owner = NULL, lease_until = NULL, updated_at = now()
+          WHERE account_id = ${accountId} AND status = 'done' AND classified_by = 'user'
+            AND counterparty_key = ${addressKey} AND relationship = 'self'`
+      })
+
+    /**
      * Inserts the wallet with its backfill job, or returns the account's existing one for the same address
      * (`created: false`).
      */
@@ -99,6 +119,7 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
         if (inserted[0] !== undefined) {
           yield* sql`INSERT INTO wallet_backfills (wallet_id, chain_id, address_key, from_block, next_block, phase)
                      VALUES (${inserted[0].id}, ${wallet.chainId}, ${inserted[0].address_key}, 0, 0, 'transfers')`
+          if (!wallet.self) yield* dropSelfLabel(wallet.accountId, inserted[0].address_key)
           return { wallet: toRow(inserted[0]), created: true }
         }
         const existing = yield* find(wallet.accountId, wallet.address)
@@ -174,7 +195,10 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
             self = ${patch.self === undefined ? sql`self` : sql`${patch.self}`}
           WHERE account_id = ${accountId} AND address_key = ${address.toLowerCase()}
           RETURNING *`.pipe(Effect.flatMap(decodeWallets), orDieOnParse)
-        if (rows.length > 0 && patch.self === false) yield* reclassifyBothOwn(accountId, address.toLowerCase())
+        if (rows.length > 0 && patch.self === false) {
+          yield* reclassifyBothOwn(accountId, address.toLowerCase())
+          yield* dropSelfLabel(accountId, address.toLowerCase())
+        }
         return Option.map(Option.fromNullable(rows[0]), toRow)
       }))
     )

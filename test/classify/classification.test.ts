@@ -529,6 +529,68 @@ describe("classification and review on the local chain", () => {
   )
 
   it.live(
+    "an address labelled self in review, then watched and marked not own: the wallet's flag decides, not the label",
+    () =>
+      Effect.gen(function*() {
+        const { story } = yield* TestChain
+        const { key } = yield* newKey("classify-self-then-not-own")
+        expect((yield* call("POST", "/v1/wallets", { key, body: { address: story.wallet, label: "w" } })).status)
+          .toBe(201)
+        const { id: accountId } = Option.getOrThrow(
+          yield* Effect.orDie((yield* AccountsRepo).findByName("classify-self-then-not-own"))
+        )
+        yield* settled(accountId, story.wallet)
+        const fromPlain = story.tx.fromPlain!.toLowerCase()
+        /** The movement from the plain address once the account's build shows it with the given type. */
+        const movementAs = (type: string) =>
+          Effect.map(
+            until(
+              `the transfer from the plain address as ${type}`,
+              call("GET", `/v1/events?type=${type}&limit=500`, { key }),
+              (r) =>
+                r.status === 200 &&
+                r.body.events.some((e: any) => e.walletTransaction?.txHash?.toLowerCase() === fromPlain)
+            ),
+            (reply) => reply.body.events.find((e: any) => e.walletTransaction?.txHash?.toLowerCase() === fromPlain)
+          )
+        const inflow = yield* movementAs("transfer.in")
+        const labelled = yield* call("PATCH", `/v1/events/${inflow.id}`, {
+          key,
+          body: { relationship: "self", label: "cold wallet" }
+        })
+        expect(labelled.status).toBe(200)
+        expect(yield* movementAs("transfer.self")).toMatchObject({ relationship: "self", needsReview: false })
+
+        // Watched and marked not own: no longer a movement between own addresses, but an arrival to review.
+        const watched = yield* call("POST", "/v1/wallets", { key, body: { address: story.plain, self: false } })
+        expect(watched.body).toMatchObject({ self: false })
+        expect(yield* movementAs("transfer.in")).toMatchObject({
+          relationship: null,
+          needsReview: true,
+          taxable: false,
+          counterpartyLabel: null
+        })
+
+        // The same through PATCH of the wallet: labelled self while not watched, watched as own (a self-transfer
+        // by rule), then marked not own.
+        expect((yield* call("DELETE", `/v1/wallets/${story.plain}`, { key })).status).toBe(204)
+        yield* movementAs("transfer.in")
+        const again = yield* call("PATCH", `/v1/events/${inflow.id}`, { key, body: { relationship: "self" } })
+        expect(again.status).toBe(200)
+        yield* movementAs("transfer.self")
+        expect((yield* call("POST", "/v1/wallets", { key, body: { address: story.plain } })).body)
+          .toMatchObject({ self: true })
+        const patched = yield* call("PATCH", `/v1/wallets/${story.plain}`, { key, body: { self: false } })
+        expect(patched.body).toMatchObject({ self: false })
+        expect(yield* movementAs("transfer.in")).toMatchObject({ relationship: null, needsReview: true })
+        // What review may still say of it: anything but self.
+        const exchange = yield* call("PATCH", `/v1/events/${inflow.id}`, { key, body: { relationship: "exchange" } })
+        expect(exchange.body).toMatchObject({ relationship: "exchange", needsReview: false })
+      }).pipe(Effect.provide(Service)),
+    { timeout: 120_000 }
+  )
+
+  it.live(
     "an own address deleted: the transfer between it and the other own address is classified again, an inflow to review",
     () =>
       Effect.gen(function*() {
