@@ -177,6 +177,13 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
             "ZAR"
           ])
         }
+        // A long refused value is quoted by its first 64 characters, not echoed whole.
+        const long = expectError(yield* get(`/v1/fx/${"Q".repeat(5_000)}/2025-05-09`, key), 400, "unsupported_currency")
+        expect(long.details.currency).toBe(`${"Q".repeat(64)}…`)
+        expect(long.message.length).toBeLessThan(200)
+        const date = expectError(yield* get(`/v1/fx/GBP/${"9".repeat(5_000)}`, key), 400, "invalid_date")
+        expect(date.details).toEqual({ date: `${"9".repeat(64)}…`, reason: "malformed" })
+        expect(date.message.length).toBeLessThan(200)
       }))
 
     it.effect("malformed, future and too-early dates are 400 invalid_date, told apart by details.reason", () =>

@@ -3,6 +3,7 @@ import { NotFound, ServiceUnavailable } from "@scaledger/domain/Errors"
 import { Ledger } from "@scaledger/domain/ledger/index"
 import type { Disposal, Lot } from "@scaledger/domain/ledger/LedgerReport"
 import { DisposalView, GainTotals, LotView } from "@scaledger/domain/LedgerApi"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Effect, Option, Schema, type Stream } from "effect"
 import { eachBatch } from "../Cursors.js"
 import { LedgerStore } from "../ledger/LedgerStore.js"
@@ -74,7 +75,7 @@ export class BasisBodies extends Effect.Service<BasisBodies>()("@scaledger/db/Ba
           wanted === undefined || t.token.toUpperCase() === wanted || t.tokenAddress.toUpperCase() === wanted
         )
         if (wanted !== undefined && chosen.length === 0) {
-          return yield* new NotFound({ message: `No basis record for token ${token}.` })
+          return yield* new NotFound({ message: `No basis record for token ${shownValue(token ?? "")}.` })
         }
         // The tokens' steps the lots and disposals cite (`ledger_steps`), of the same snapshot.
         const stepsOf = new Map(

@@ -4,6 +4,7 @@ import { publicationDueDay, quoteFromDay, staleness, validateQuoteRequest } from
 import type { FxRequestError } from "@scaledger/domain/fx/QuoteErrors"
 import { businessDaysBetween } from "@scaledger/domain/fx/TargetCalendar"
 import type { ExchangeRateQuote } from "@scaledger/domain/FxApi"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Clock, Effect, Either, Option } from "effect"
 import { FxRates } from "../FxRates.js"
 
@@ -11,13 +12,15 @@ const requestError = (error: FxRequestError) => {
   switch (error._tag) {
     case "UnsupportedQuoteCurrency":
       return new UnsupportedCurrency({
-        message: `${error.currency} is not a supported currency: use USD or one of the 20 ECB reference currencies.`,
-        details: { currency: error.currency, supported: error.supported }
+        message: `${
+          shownValue(error.currency)
+        } is not a supported currency: use USD or one of the 20 ECB reference currencies.`,
+        details: { currency: shownValue(error.currency), supported: error.supported }
       })
     case "MalformedDate":
       return new InvalidDate({
-        message: `${JSON.stringify(error.input)} is not a calendar date; expected YYYY-MM-DD.`,
-        details: { date: error.input, reason: "malformed" }
+        message: `${JSON.stringify(shownValue(error.input))} is not a calendar date; expected YYYY-MM-DD.`,
+        details: { date: shownValue(error.input), reason: "malformed" }
       })
     case "DateBeforeHistory":
       return new InvalidDate({

@@ -3,6 +3,7 @@ import { validDate } from "@scaledger/domain/DateInputs"
 import { NotFound } from "@scaledger/domain/Errors"
 import { formatWad } from "@scaledger/domain/ledger/Fixed"
 import type { MultiplierHistory } from "@scaledger/domain/MultiplierApi"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Effect, Option } from "effect"
 import { ChainStore, type ChangeRow } from "../chain/ChainStore.js"
 
@@ -52,7 +53,7 @@ export class MultiplierReads extends Effect.Service<MultiplierReads>()("@scaledg
       const at = yield* validDate("at", query.at)
       const from = yield* validDate("from", query.from)
       const token = yield* chain.findToken(chainId, query.token)
-      if (Option.isNone(token)) return yield* new NotFound({ message: `Unknown token ${query.token}.` })
+      if (Option.isNone(token)) return yield* new NotFound({ message: `Unknown token ${shownValue(query.token)}.` })
       const address = token.value.address
       const [changes, coverage, gaps] = yield* Effect.all([
         chain.changesOf(chainId, address),
