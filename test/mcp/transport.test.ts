@@ -441,7 +441,7 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(long.text.length).toBeLessThan(4_000)
           // The message says what is expected, not the argument's description.
           expect(long.body.result.structuredContent.details.issues[0].message).toMatch(
-            /^expected text of at most 64 characters/
+            /^expected text of 1 to 64 characters/
           )
           const negative = yield* post(
             url,
@@ -460,6 +460,24 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           )
           expect(zero.body.result.structuredContent.details.issues).toHaveLength(1)
           expect(zero.body.result.structuredContent.details.issues[0].path).toEqual(["limit"])
+          // An empty symbol names no token, as the REST twins refuse `symbol=` (it was "The account holds no ." or an
+          // answer for the symbol "").
+          for (
+            const [name, args] of [
+              ["estimate_sale", { symbol: "", shares: "1" }],
+              ["get_weekend_exposure", { symbol: "" }],
+              ["get_recent_filings", { symbol: "" }],
+              ["get_dividend_history", { symbol: "" }],
+              ["get_multiplier_history", { symbol: "" }]
+            ] as const
+          ) {
+            const empty = yield* post(url, rpc(9, "tools/call", { name, arguments: args }), auth)
+            expect(empty.body.result.isError, name).toBe(true)
+            expect(empty.body.result.structuredContent, name).toMatchObject({
+              code: "invalid_request",
+              details: { issues: [{ path: ["symbol"], message: "expected text of 1 to 64 characters" }] }
+            })
+          }
         }))
     })
 

@@ -66,16 +66,24 @@ export const TEXT_MAX = { symbol: 64, address: 64, currency: 16, date: 32, decim
  * A text argument of at most `max` characters: what is longer names nothing (`invalid_request` by field, as an
  * argument of the wrong type), and no answer repeats it.
  */
-export const textArgument = (max: number, description: string, options: { readonly nonEmpty?: boolean } = {}) =>
-  (options.nonEmpty === true ? Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max)) : Schema.String.pipe(
-    Schema.maxLength(max)
-  )).annotations({
-    description,
-    // What a refused value is told (else the description reads as the expected type).
-    message: () => `expected text of at most ${max} characters`,
-    // What agents read: the description and the bounds, not the refinements' generated titles.
-    jsonSchema: { type: "string", ...(options.nonEmpty === true ? { minLength: 1 } : {}), maxLength: max, description }
-  })
+export const textArgument = (max: number, description: string, options: { readonly nonEmpty?: boolean } = {}) => {
+  // What a refused value is told (else the description reads as the expected type), whichever bound it misses.
+  const message = () =>
+    options.nonEmpty === true ? `expected text of 1 to ${max} characters` : `expected text of at most ${max} characters`
+  return (options.nonEmpty === true
+    ? Schema.String.pipe(Schema.minLength(1, { message }), Schema.maxLength(max))
+    : Schema.String.pipe(Schema.maxLength(max))).annotations({
+      description,
+      message,
+      // What agents read: the description and the bounds, not the refinements' generated titles.
+      jsonSchema: {
+        type: "string",
+        ...(options.nonEmpty === true ? { minLength: 1 } : {}),
+        maxLength: max,
+        description
+      }
+    })
+}
 
 /** An optional `limit` argument: an integer from 1 to `max`, `fallback` when absent, with its bounds advertised. */
 export const limitArgument = (max: number, fallback: number, description: string) =>

@@ -5,7 +5,8 @@ import { WeekendExposureReads } from "@scaledger/db/market/WeekendExposure"
 import { Effect, Schema } from "effect"
 import { limitArgument, TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
-const Symbol = textArgument(TEXT_MAX.symbol, "Token symbol, e.g. AAPL (any case).")
+// Not empty, as the REST twins' `symbol` (an empty one names no token).
+const Symbol = textArgument(TEXT_MAX.symbol, "Token symbol, e.g. AAPL (any case).", { nonEmpty: true })
 const Decimal = (description: string) =>
   Schema.String.pipe(Schema.maxLength(TEXT_MAX.decimal), Schema.pattern(/^\d+(\.\d+)?$/)).annotations({
     description,
