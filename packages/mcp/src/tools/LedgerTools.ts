@@ -1,11 +1,13 @@
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
+import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
 import { Effect, Schema } from "effect"
 import { limitArgument, TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
 /** The largest page a list answers (DECISIONS.md: max 500). */
 const MAX_PAGE = 500
-const DEFAULT_ACTIVITY = 100
+/** As every list, and as its REST twin `GET /v1/events` (DECISIONS.md: default 50). */
+const DEFAULT_ACTIVITY = DEFAULT_PAGE_LIMIT
 
 const Day = (description: string) => textArgument(TEXT_MAX.date, `${description}, YYYY-MM-DD (UTC, inclusive).`)
 
