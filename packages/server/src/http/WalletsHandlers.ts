@@ -3,6 +3,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SqlClient } from "@effect/sql"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
+import { retryOnConflict } from "@scaledger/db/SqlErrors"
 import { type WalletRow, WalletsRepo } from "@scaledger/db/Wallets"
 import * as Address from "@scaledger/domain/Address"
 import { ScaledgerApi } from "@scaledger/domain/Api"
@@ -126,10 +127,12 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
         Effect.gen(function*() {
           const account = yield* CurrentAccount
           const address = yield* validAddress(path.address)
-          const removed = yield* sql.withTransaction(Effect.tap(
+          // A backfill holds the wallet's row and then asks for the wallet-set lock the removal holds: the database
+          // breaks that deadlock by failing one side; the removal runs again rather than answering 503.
+          const removed = yield* retryOnConflict(sql.withTransaction(Effect.tap(
             wallets.remove(account.id, address),
             (removed) => removed ? requestReplay(account.id) : Effect.void
-          ))
+          )))
           if (!removed) return yield* notFound(address)
         }).pipe(orUnavailable))
   }))
