@@ -192,6 +192,38 @@ for (const [name, database] of backends) {
           expect((yield* call("GET", "/v1/webhooks/deliveries", { key })).body).toEqual({ deliveries: [] })
         }))
 
+      it.effect("refuses a URL not written https://host… (the document's pattern), which a URL parser would mend", () =>
+        Effect.gen(function*() {
+          const { key } = yield* newKey("hooks-form")
+          // WHATWG URL parsing reads each of these as https://hooks.example.com/…; stored as given, they are not
+          // the `https://<host>` URLs the OpenAPI document's pattern admits.
+          for (
+            const url of [
+              "https:hooks.example.com/x",
+              "https:/hooks.example.com/x",
+              "https:///hooks.example.com/x",
+              "https:////hooks.example.com/x",
+              "https:\\\\hooks.example.com/x"
+            ]
+          ) {
+            const refused = yield* call("POST", "/v1/webhooks", { key, body: { url } })
+            expect(refused.status, url).toBe(400)
+            expect(refused.body.error.code, url).toBe("invalid_webhook_url")
+            expect(refused.body.error.details.reason, url).toBe("malformed")
+          }
+          const created = yield* call("POST", "/v1/webhooks", { key, body: { url: "HTTPS://hooks.example.com/x" } })
+          expect(created.status).toBe(201)
+          const patched = yield* call("PATCH", `/v1/webhooks/${created.body.id}`, {
+            key,
+            body: { url: "https:/hooks.example.com/y" }
+          })
+          expect(patched.status).toBe(400)
+          expect(patched.body.error.code).toBe("invalid_webhook_url")
+          expect((yield* call("GET", "/v1/webhooks", { key })).body.webhooks.map((w: any) => w.url)).toEqual([
+            "HTTPS://hooks.example.com/x"
+          ])
+        }))
+
       it.effect("the alert store raises once per cause, resolves when it ends, and GET /v1/alerts filters it", () =>
         Effect.gen(function*() {
           const { key } = yield* newKey("alerts-a")

@@ -60,6 +60,9 @@ const refuse = (reason: TargetRefusal, message: string, extra: { address?: strin
 // eslint-disable-next-line no-control-regex
 const SPACE_OR_CONTROL = /[\u0000-\u0020\u007f-\u009f]/
 
+/** `https://` (any letter case) and the first character of a host: what the OpenAPI document's pattern admits. */
+const WRITTEN_HTTPS_HOST = /^https:\/\/[^/?#]/i
+
 /** A host name with an empty label (`...`, `a..b`, `.a`): no DNS name. A last dot (`example.com.`) is allowed. */
 const emptyLabel = (hostname: string): boolean =>
   !hostname.startsWith("[") && hostname.replace(/\.$/, "").split(".").some((label) => label === "")
@@ -82,6 +85,11 @@ export const parseTargetUrl = (input: string): Effect.Effect<URL, TargetRefused>
       return Effect.fail(refuse("malformed", "The URL does not parse."))
     }
     if (url.protocol !== "https:") return Effect.fail(refuse("not_https", "Webhook URLs must use https."))
+    // The parser mends `https:host`, `https:/host`, `https:///host` and backslashes into `https://host`; the URL is
+    // stored as given, so it must be written as the document's pattern says: the host right after `https://`.
+    if (!WRITTEN_HTTPS_HOST.test(input)) {
+      return Effect.fail(refuse("malformed", "Write the URL as https://<host>…: the host right after the two slashes."))
+    }
     if (url.username !== "" || url.password !== "") {
       return Effect.fail(refuse("credentials", "Webhook URLs must not carry credentials."))
     }
