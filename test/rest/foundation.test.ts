@@ -295,6 +295,14 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
           "invalid_request"
         )
         expect(country.details.supported).toEqual(["US", "SG", "DE"])
+        // Letter case means ASCII letter case, as the document's patterns say: `ſ` (long s) and `ı` (dotless i)
+        // upper-case to S and I in JavaScript, yet "uſ", "ſg", "uſd" and "ınr" are no country or currency code.
+        for (const body of [{ country: "uſ" }, { country: "ſg" }]) {
+          expectError(yield* call("PUT", "/v1/settings", { key, body }), 400, "invalid_request")
+        }
+        for (const body of [{ reportingCurrency: "uſd" }, { reportingCurrency: "ınr" }]) {
+          expectError(yield* call("PUT", "/v1/settings", { key, body }), 400, "unsupported_currency")
+        }
         expectError(
           yield* call("PUT", "/v1/settings", { key, body: { country: "SG", lotMatching: "lifo" } }),
           400,

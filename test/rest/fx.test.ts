@@ -150,7 +150,8 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
       Effect.gen(function*() {
         yield* TestClock.setTime(MONDAY)
         const { key } = yield* newKey("fx-currency")
-        for (const code of ["XAU", "HUF", "BGN", "usdollar"]) {
+        // `ſ` and `ı` upper-case to S and I in JavaScript: "uſd" and "ınr" must not pass for USD and INR.
+        for (const code of ["XAU", "HUF", "BGN", "usdollar", "uſd", "ınr"]) {
           const error = expectError(yield* get(`/v1/fx/${code}/2025-05-09`, key), 400, "unsupported_currency")
           expect(error.details.currency).toBe(code)
           expect(error.details.supported).toEqual([

@@ -236,6 +236,12 @@ export const SAFE_TEXT_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 /** A public address: 20 bytes of hex; mixed case only as a valid EIP-55 checksum, which no pattern can state. */
 export const ADDRESS_FORM = { pattern: "^0x[0-9a-fA-F]{40}$" } as const
 
+/**
+ * Upper-cases ASCII letters only, for codes given in any letter case (`usd`, `Us`): `toUpperCase` also turns `ſ` into
+ * S and `ı` into I, so "uſd" would pass for USD, which the document's `anyCaseOf` patterns refuse.
+ */
+export const upperCaseAscii = (text: string): string => text.replace(/[a-z]+/g, (letters) => letters.toUpperCase())
+
 /** One of `values`, any letter case (`usd`, `Usd`): a pattern, as JSON Schema has no case-insensitive enum. */
 export const anyCaseOf = (values: ReadonlyArray<string>) => ({
   pattern: `^(${

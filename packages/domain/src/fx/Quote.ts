@@ -1,4 +1,5 @@
 import { Effect, Either, Option } from "effect"
+import { upperCaseAscii } from "../Basic.js"
 import { isCalendarDate } from "../CalendarDates.js"
 import { isReportingCurrency, ReportingCurrencies, type ReportingCurrency } from "../Currency.js"
 import { derivationOf, inputsNeeded, usdCrossRate } from "./CrossRate.js"
@@ -33,7 +34,7 @@ export interface ValidQuoteRequest {
  * A date equal to `today` is accepted (it is carried forward until today's rates are published).
  */
 export const validateQuoteRequest = (request: QuoteRequest): Either.Either<ValidQuoteRequest, FxRequestError> => {
-  const code = request.currency.toUpperCase()
+  const code = upperCaseAscii(request.currency)
   if (!isReportingCurrency(code)) {
     return Either.left(
       new UnsupportedQuoteCurrency({ currency: request.currency, supported: [...ReportingCurrencies] })

@@ -4,6 +4,7 @@ import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
 import { SettingsRepo, type SettingsRow } from "@scaledger/db/Settings"
 import { ScaledgerApi } from "@scaledger/domain/Api"
 import { CurrentAccount } from "@scaledger/domain/Auth"
+import { upperCaseAscii } from "@scaledger/domain/Basic"
 import { isReportingCurrency, ReportingCurrencies, type ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidRequest, UnsupportedCurrency } from "@scaledger/domain/Errors"
 import { Countries, type Country, lotScopeOf, type Settings } from "@scaledger/domain/Settings"
@@ -18,8 +19,8 @@ const view = (row: SettingsRow): Settings => ({
 })
 
 const validCountry = (input: string) =>
-  (Countries as ReadonlyArray<string>).includes(input.toUpperCase())
-    ? Effect.succeed(input.toUpperCase() as Country)
+  (Countries as ReadonlyArray<string>).includes(upperCaseAscii(input))
+    ? Effect.succeed(upperCaseAscii(input) as Country)
     : Effect.fail(
       new InvalidRequest({
         message: `Unsupported country ${input}.`,
@@ -28,7 +29,7 @@ const validCountry = (input: string) =>
     )
 
 const validCurrency = (input: string) => {
-  const code = input.toUpperCase()
+  const code = upperCaseAscii(input)
   return isReportingCurrency(code)
     ? Effect.succeed(code)
     : Effect.fail(
