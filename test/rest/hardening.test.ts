@@ -432,6 +432,26 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         for (const tag of doc.tags) expect(typeof tag.description, tag.name).toBe("string")
       }))
 
+    it.effect("405 is declared where a parameter's value can name a sibling route without the method", () =>
+      Effect.gen(function*() {
+        const doc = (yield* call("GET", "/v1/openapi.json")).body
+        // PATCH and DELETE /v1/webhooks/{id} with the id "deliveries" reach GET /v1/webhooks/deliveries: 405.
+        for (const method of ["patch", "delete"]) {
+          const response = doc.paths["/v1/webhooks/{id}"][method].responses["405"]
+          expect(response, method).toBeDefined()
+          const declared = response.$ref ? doc.components.responses[response.$ref.split("/").pop()] : response
+          expect(Object.keys(declared.headers ?? {}), method).toEqual(expect.arrayContaining(["Request-Id", "Allow"]))
+          expect(declared.content["application/json"], method).toBeDefined()
+        }
+        // Nowhere else: no other parameter route has a literal sibling.
+        for (const [path, item] of Object.entries<any>(doc.paths)) {
+          for (const [method, op] of Object.entries<any>(item)) {
+            if (path === "/v1/webhooks/{id}") continue
+            expect(op.responses["405"], `${method.toUpperCase()} ${path}`).toBeUndefined()
+          }
+        }
+      }))
+
     it.effect("a parameter value the document allows is taken, one it refuses is 400 (as a fuzzer reads it)", () =>
       Effect.gen(function*() {
         // "Today" for the dates that must not be in the future.

@@ -10,7 +10,9 @@ import { ErrorCatalog, type ErrorCode } from "./Errors.js"
  * - The responses every operation can give, whatever its group declares: `400 invalid_request`, `401 unauthorized`,
  *   `408 request_timeout`, `413 payload_too_large` (a declared `Content-Length` over 1 MiB, on any method),
  *   `429 rate_limited` (with `Retry-After`), `431 headers_too_large`, `500 internal_error`, `503 service_unavailable`;
- *   with a request body, or on a DELETE (which takes none), also `415 unsupported_media_type`. They point at shared
+ *   with a request body, or on a DELETE (which takes none), also `415 unsupported_media_type`; where a path
+ *   parameter's value can name a literal route that lacks the method (`PATCH /v1/webhooks/deliveries`), also
+ *   `405 method_not_allowed` (with `Allow`). They point at shared
  *   `components.responses`.
  * - A `summary` on every operation (from its description's first sentence when the group gave none) and a
  *   description on every tag.
@@ -27,7 +29,12 @@ export const documentCommonResponses = (document: Record<string, any>): Record<s
   components.schemas["ErrorEnvelope"] = ErrorEnvelopeSchema as unknown as (typeof components.schemas)[string]
   components.responses = { ...(components.responses ?? {}), ...commonResponseComponents() }
 
+  const literalPaths = Object.keys(spec.paths).filter((path) => !path.includes("{"))
   for (const [path, item] of Object.entries(spec.paths)) {
+    // The literal routes a parameter's value can name (`/v1/webhooks/deliveries` for `/v1/webhooks/{id}`): the router
+    // takes them, so a method they lack is 405 there, not the parameter route's answer.
+    const segments = new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}$`)
+    const siblings = path.includes("{") ? literalPaths.filter((literal) => segments.test(literal)) : []
     for (const method of ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const) {
       const op = item[method]
       if (op === undefined) continue
@@ -44,6 +51,7 @@ export const documentCommonResponses = (document: Record<string, any>): Record<s
       if (secured) add(401, "Unauthorized")
       add(408, "RequestTimeout")
       add(413, "PayloadTooLarge")
+      if (siblings.some((sibling) => spec.paths[sibling]![method] === undefined)) add(405, "MethodNotAllowed")
       if (op.requestBody !== undefined || method === "delete") add(415, "UnsupportedMediaType")
       // Declared API-wide (so a derived client reads it), but only a body or a DELETE can be refused for its type.
       else delete responses["415"]
@@ -128,6 +136,9 @@ const wwwAuthenticate = {
 const retryAfter = {
   "Retry-After": { description: "Seconds to wait before asking again.", schema: { type: "integer" } }
 }
+const allow = {
+  Allow: { description: "The methods the path accepts, e.g. `GET, HEAD`.", schema: { type: "string" } }
+}
 const statusHeaders: Record<string, Record<string, unknown>> = {
   "401": wwwAuthenticate,
   "409": retryAfter,
@@ -143,6 +154,7 @@ const envelopeResponse = (code: ErrorCode, extraHeaders: Record<string, unknown>
 const commonResponseComponents = () => ({
   InvalidRequest: envelopeResponse("invalid_request"),
   Unauthorized: envelopeResponse("unauthorized", wwwAuthenticate),
+  MethodNotAllowed: envelopeResponse("method_not_allowed", allow),
   RequestTimeout: envelopeResponse("request_timeout"),
   PayloadTooLarge: envelopeResponse("payload_too_large"),
   HeadersTooLarge: envelopeResponse("headers_too_large"),
