@@ -512,6 +512,11 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
           400,
           "invalid_request"
         )
+        // The zero address is refused as a wallet to watch (400), so the document's schema refuses it too.
+        const zero = `0x${"0".repeat(40)}`
+        expect(ajv.validate(doc.components.schemas.CreateWallet, { address: zero })).toBe(false)
+        expect(ajv.validate(doc.components.schemas.CreateWallet, { address: lower })).toBe(true)
+        expectError(yield* call("POST", "/v1/wallets", { key, body: { address: zero } }), 400, "invalid_address")
         // A webhook URL too: 1,038 characters (2,064 UTF-16 units) are within its 2,048, so the unknown id decides.
         const url = `https://hooks.example.com/${emoji.repeat(1_012)}`
         expect(ajv.validate(doc.components.schemas.UpdateWebhook.properties.url, url)).toBe(true)

@@ -43,7 +43,7 @@ export type Wallet = typeof Wallet.Type
 export const CreateWallet = Schema.Struct({
   address: TextAccepted(
     "Public address (0x + 40 hex digits), not the zero address; mixed case only as a valid EIP-55 checksum.",
-    ADDRESS_FORM
+    { ...ADDRESS_FORM, not: { const: `0x${"0".repeat(40)}` } }
   ),
   label: Schema.optional(FreeTextMax(200)),
   self: Schema.optional(Schema.Boolean).annotations({ description: "Default true." })
