@@ -235,6 +235,35 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
         expect((failure as { code?: number }).code).toBe(401)
         expect(String(failure)).toMatch(/needs an API key/)
       }))
+
+    it.scoped("a date before a currency's first ECB rate: nulls and a status, not a tool error (REST answers 404)", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-11-23T10:00:00Z"))
+        const url = yield* McpUrl
+        const { key } = yield* newKey("mcp-fx-before")
+        const client = yield* connect(url, key)
+        const answer = yield* Effect.promise(() =>
+          client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "mxn", date: "2007-12-31" } })
+        )
+        expect(answer.isError).toBeFalsy()
+        expect(answer.structuredContent).toMatchObject({
+          quote: "MXN",
+          date: null,
+          rate: null,
+          source: null,
+          carriedForward: null,
+          status: "no_rate_before",
+          firstAvailable: "2008-01-02",
+          evidence: { rates: [] }
+        })
+        expect((yield* call("GET", "/v1/fx/MXN/2007-12-31", { key })).status).toBe(404)
+        // The first day it has is answered as usual.
+        const first = yield* Effect.promise(() =>
+          client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "MXN", date: "2008-01-02" } })
+        )
+        expect(first.structuredContent).toMatchObject({ quote: "MXN", date: "2008-01-02", carriedForward: false })
+        expect((first.structuredContent as { status?: unknown }).status).toBeUndefined()
+      }))
   })
 })
 
@@ -399,6 +428,35 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
         })
         expect(pausedByToken.MU.paused).toBeNull()
         expect(paused.evidence.pauses).toEqual([{ token: "AAPL", block: 999_999, txHash: pauseTx }])
+      }))
+  }
+)
+
+layer(mcpServer(TestDatabase.postgres), { timeout: 60_000 })(
+  "the official MCP SDK client, no rates loaded yet",
+  (it) => {
+    it.scoped("get_exchange_rate_on answers nulls and status rates_not_loaded, not a tool error (REST answers 503)", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-11-23T10:00:00Z"))
+        const url = yield* McpUrl
+        const { key } = yield* newKey("mcp-fx-empty")
+        const client = yield* connect(url, key)
+        const answer = yield* Effect.promise(() =>
+          client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "GBP", date: "2025-05-09" } })
+        )
+        expect(answer.isError).toBeFalsy()
+        expect(answer.structuredContent).toMatchObject({
+          quote: "GBP",
+          rate: null,
+          status: "rates_not_loaded",
+          evidence: { rates: [] }
+        })
+        // A bad argument is still the caller's mistake: a tool error.
+        const bad = yield* Effect.promise(() =>
+          client.callTool({ name: "get_exchange_rate_on", arguments: { currency: "XAU", date: "2025-05-09" } })
+        )
+        expect(bad.isError).toBe(true)
+        expect(bad.structuredContent).toMatchObject({ code: "unsupported_currency" })
       }))
   }
 )

@@ -52,7 +52,10 @@ export class FxReads extends Effect.Service<FxReads>()("@scaledger/db/FxReads", 
       if (Either.isLeft(found)) {
         const first = yield* rates.earliestWith(valid.quote)
         if (Option.isNone(first)) {
-          return yield* new ServiceUnavailable({ message: "The exchange rates are not loaded yet; retry later." })
+          return yield* new ServiceUnavailable({
+            message: "The exchange rates are not loaded yet; retry later.",
+            details: { reason: "rates_not_loaded" }
+          })
         }
         return yield* new NotFound({
           message: `No ECB rate for ${valid.quote} on or before ${valid.date}: the ECB reference rates include ` +
