@@ -2,6 +2,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
+import { hostAllowed } from "@scaledger/mcp/McpConfig"
 import { mcpDocOrigin } from "@scaledger/mcp/McpRoutes"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
 import { Effect, Layer, TestClock } from "effect"
@@ -159,6 +160,47 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             expect((yield* post(url, undefined, { origin: "http://evil.example.com" }, method)).status).toBe(403)
             expect((yield* post(url, undefined, { origin: "http://localhost:6274" }, method)).status).toBe(405)
           }
+        }))
+
+      it.effect("a Host that is not this server's answers 403 (DNS rebinding); loopback, IP and no Host pass", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const port = Number(new URL(url).port)
+          const body = JSON.stringify(rpc(1, "initialize", { protocolVersion: "2024-11-05", capabilities: {} }))
+          /** One request with `host` as its Host header (no Origin: what the conformance suite sends). */
+          const withHost = (host: string | undefined, method = "POST") =>
+            rawRequest(port, [
+              `${method} /mcp HTTP/1.1\r\n${host === undefined ? "" : `Host: ${host}\r\n`}` +
+              `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+              `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+            ])
+          for (const host of ["evil.example.com", `evil.example.com:${port}`, "127.0.0.1.nip.io", "localhost.evil"]) {
+            const refused = yield* withHost(host)
+            expect(refused.status, host).toBe(403)
+            expect(refused.body.error, host).toMatchObject({ code: -32600, data: { code: "invalid_request" } })
+            expect(refused.body.error.message, host).toContain("MCP_ALLOWED_HOSTS")
+          }
+          expect((yield* withHost("evil.example.com", "GET")).status).toBe(403)
+          for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, "localhost", `[::1]:${port}`, "10.0.0.5"]) {
+            expect((yield* withHost(host)).status, host).toBe(200)
+          }
+        }))
+
+      it.effect("MCP_ALLOWED_HOSTS and PUBLIC_BASE_URL name the other hosts this server answers for", () =>
+        Effect.sync(() => {
+          const settings = {
+            allowedOrigins: undefined,
+            chainId: 1,
+            allowedHosts: ["mcp.example.com"],
+            publicBaseUrl: "https://api.example.com"
+          }
+          expect(hostAllowed(settings, "mcp.example.com:443")).toBe(true)
+          expect(hostAllowed(settings, "MCP.Example.COM")).toBe(true)
+          expect(hostAllowed(settings, "api.example.com")).toBe(true)
+          expect(hostAllowed(settings, "other.example.com")).toBe(false)
+          expect(hostAllowed(settings, "mcp.example.com/path")).toBe(false)
+          expect(hostAllowed(settings, undefined)).toBe(true)
+          expect(hostAllowed({ allowedOrigins: undefined, chainId: 1 }, "mcp.example.com")).toBe(false)
         }))
 
       it.effect("an unsupported MCP-Protocol-Version header answers 400", () =>

@@ -1,4 +1,5 @@
 import { Config, ConfigError, Either } from "effect"
+import { isIP } from "node:net"
 
 /** The origin an entry names (scheme, host and port, as a browser's `Origin` header has it), if it is one. */
 const originOf = (entry: string): string | undefined => {
@@ -12,10 +13,43 @@ const originOf = (entry: string): string | undefined => {
   }
 }
 
+/**
+ * The host name a `Host` header or an entry of `MCP_ALLOWED_HOSTS` names, any port (lower case; an IPv6 address in
+ * brackets), if it is one.
+ */
+const hostNameOf = (entry: string): string | undefined => {
+  try {
+    const url = new URL(`http://${entry}`)
+    const bare = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" &&
+      url.password === ""
+    return bare && url.hostname.length > 0 ? url.hostname : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether a request's `Host` header names this server, against DNS rebinding (a browser page whose own host name
+ * an attacker points at this machine): a `localhost` name, an IP address (a rebinding page's `Host` is always its
+ * domain name), the host of `PUBLIC_BASE_URL`, or one listed in `MCP_ALLOWED_HOSTS`. Any port. No header (a
+ * non-browser HTTP/1.0 client) is allowed; a header that is no host is not.
+ */
+export const hostAllowed = (settings: McpSettings, host: string | undefined): boolean => {
+  if (host === undefined) return true
+  const name = hostNameOf(host)
+  if (name === undefined) return false
+  if (name === "localhost" || name.endsWith(".localhost")) return true
+  if (isIP(name.startsWith("[") ? name.slice(1, -1) : name) !== 0) return true
+  if (settings.publicBaseUrl !== undefined && new URL(settings.publicBaseUrl).hostname === name) return true
+  return settings.allowedHosts?.includes(name) ?? false
+}
+
 /** The MCP server's settings, read once by the composition root and handed to its layers. */
 export interface McpSettings {
   /** Exact origins a browser-borne request may come from; loopback origins when unset. */
   readonly allowedOrigins: ReadonlyArray<string> | undefined
+  /** Host names (lower case) a request's `Host` may name besides those `hostAllowed` takes without a list. */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
   /** The chain whose record the tools read (the workers' `CHAIN_ID`). */
   readonly chainId: number
   /**
@@ -48,6 +82,25 @@ export const McpConfig = (defaultChainId: number): Config.Config<McpSettings> =>
           origins.push(origin)
         }
         return Either.right(origins)
+      })
+    ),
+    allowedHosts: Config.option(Config.string("MCP_ALLOWED_HOSTS")).pipe(
+      Config.mapOrFail((value) => {
+        if (value._tag === "None") return Either.right(undefined)
+        const hosts: Array<string> = []
+        for (const entry of value.value.split(",").map((host) => host.trim()).filter((host) => host.length > 0)) {
+          const host = hostNameOf(entry)
+          if (host === undefined) {
+            return Either.left(
+              ConfigError.InvalidData(
+                [],
+                `MCP_ALLOWED_HOSTS must list host names such as mcp.example.com, not ${JSON.stringify(entry)}`
+              )
+            )
+          }
+          hosts.push(host)
+        }
+        return Either.right(hosts)
       })
     ),
     chainId: Config.integer("CHAIN_ID").pipe(Config.withDefault(defaultChainId)),

@@ -6,9 +6,10 @@ import * as Ids from "@scaledger/db/Ids"
 import type { ErrorCode } from "@scaledger/domain/Errors"
 import { isJsonContentType, jsonTooDeep, MAX_JSON_DEPTH } from "@scaledger/domain/JsonText"
 import { CurrentRequest } from "@scaledger/domain/RequestContext"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Cause, Effect, FiberRef, Layer, Option, Stream } from "effect"
 import * as JsonRpc from "./JsonRpc.js"
-import type { McpSettings } from "./McpConfig.js"
+import { hostAllowed, type McpSettings } from "./McpConfig.js"
 import { makeMcpServer, SUPPORTED_PROTOCOL_VERSIONS } from "./McpServer.js"
 
 export const MAX_MESSAGE_BYTES = 1024 * 1024
@@ -143,16 +144,30 @@ export const McpRoutes = (settings: McpSettings) =>
     Effect.gen(function*() {
       const server = yield* makeMcpServer(settings)
 
-      /** A request from an origin not allowed is refused whatever its method (the transport spec: every request). */
+      /**
+       * A request for a host not this server's, or from an origin not allowed, is refused whatever its method (the
+       * transport spec: every request; DNS rebinding).
+       */
       const originRefused = (request: HttpServerRequest.HttpServerRequest) =>
-        server.originAllowed(request.headers["origin"]) ? undefined : answer(
-          403,
-          JsonRpc.error(
-            null,
-            JsonRpc.ErrorCodes.InvalidRequest,
-            `Origin ${request.headers["origin"]} is not allowed.`
+        !hostAllowed(settings, request.headers["host"])
+          ? answer(
+            403,
+            JsonRpc.error(
+              null,
+              JsonRpc.ErrorCodes.InvalidRequest,
+              `Host ${shownValue(request.headers["host"] ?? "")} is not this server's: list it in MCP_ALLOWED_HOSTS.`
+            )
           )
-        )
+          : server.originAllowed(request.headers["origin"]) ?
+          undefined :
+          answer(
+            403,
+            JsonRpc.error(
+              null,
+              JsonRpc.ErrorCodes.InvalidRequest,
+              `Origin ${request.headers["origin"]} is not allowed.`
+            )
+          )
 
       const otherMethod = Effect.flatMap(
         HttpServerRequest.HttpServerRequest,
