@@ -13,7 +13,7 @@ const recording = (limits: Array<number | undefined>) =>
         eventFilter: (query: object) => Effect.succeed(query),
         events: (_account: string, _filter: unknown, page: { readonly limit?: number | undefined }) => {
           limits.push(page.limit)
-          return Effect.succeed({ events: [], hasMore: false, evidence: {} })
+          return Effect.succeed({ events: [], hasMore: false, lastOrd: undefined, lastId: undefined, evidence: {} })
         }
       } as unknown as ConstructorParameters<typeof LedgerQueries>[0]
     )

@@ -153,17 +153,10 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
           const rest = yield* call("GET", path, { key })
           if (rest.status === 200) {
             expect(answer.isError, `${name}: ${JSON.stringify(answer.structuredContent)}`).toBeFalsy()
-            // The tool answers the REST payload plus its evidence; the REST page cursor where the tool pages, or
-            // whether a next page exists (`hasMore`) where it answers the first page only.
+            // The tool answers the REST payload plus its evidence (a list's page cursor included).
             const { evidence, ...figures } = answer.structuredContent as Record<string, unknown>
-            const { evidence: _, nextCursor, ...restFigures } = rest.body
-            expect(figures, name).toEqual(
-              "nextCursor" in figures
-                ? { ...restFigures, nextCursor }
-                : "hasMore" in figures
-                ? { ...restFigures, hasMore: nextCursor !== null }
-                : restFigures
-            )
+            const { evidence: _, ...restFigures } = rest.body
+            expect(figures, name).toEqual(restFigures)
             expect(evidence, name).toBeDefined()
           } else {
             expect(answer.isError, name).toBe(true)
@@ -188,18 +181,42 @@ layer(Services, { timeout: 60_000 })("the official MCP SDK client", (it) => {
             SELECT 'alrt_mcp' || n, ${account.id}, 'test:' || n, 'degraded-read', 'warning', 'Reads degraded', '-',
                    now() FROM generate_series(${from}::int, ${to}::int) AS n`)
         const client = yield* connect(url, key)
-        const alerts = () =>
+        const alerts = (args: Record<string, unknown> = {}) =>
           Effect.map(
-            Effect.promise(() => client.callTool({ name: "get_alerts", arguments: {} })),
-            (answer) => answer.structuredContent as { alerts: Array<{ id: string }>; hasMore: boolean }
+            Effect.promise(() => client.callTool({ name: "get_alerts", arguments: args })),
+            (answer) =>
+              answer.structuredContent as {
+                alerts: Array<{ id: string }>
+                nextCursor: string | null
+              }
           )
         yield* raise(1, 500)
         const full = yield* alerts()
-        expect([full.alerts.length, full.hasMore]).toEqual([500, false])
+        expect([full.alerts.length, full.nextCursor]).toEqual([500, null])
         yield* raise(501, 501)
         const over = yield* alerts()
-        expect([over.alerts.length, over.hasMore]).toEqual([500, true])
+        expect(over.alerts.length).toBe(500)
+        expect(over.nextCursor).toEqual(expect.any(String))
         expect(over.alerts[0]!.id).toBe("alrt_mcp501")
+        // The next page, by the cursor: the one left, and the end.
+        const rest = yield* alerts({ cursor: over.nextCursor })
+        expect([rest.alerts.map((alert) => alert.id), rest.nextCursor]).toEqual([
+          ["alrt_mcp1"],
+          null
+        ])
+        // One cursor for both twins: REST's next page of open alerts is the tool's, and the other way round.
+        const restPage = yield* call("GET", "/v1/alerts?open=true&limit=500", { key })
+        expect((yield* alerts({ cursor: restPage.body.nextCursor })).alerts.map((alert) => alert.id)).toEqual([
+          "alrt_mcp1"
+        ])
+        const byToolCursor = yield* call("GET", `/v1/alerts?open=true&cursor=${over.nextCursor}`, { key })
+        expect(byToolCursor.body.alerts.map((alert: { id: string }) => alert.id)).toEqual(["alrt_mcp1"])
+        // A cursor of another list, or made up, is a tool error.
+        const bad = yield* Effect.promise(() =>
+          client.callTool({ name: "get_alerts", arguments: { cursor: "bm90LWEtY3Vyc29y" } })
+        )
+        expect(bad.isError).toBe(true)
+        expect(bad.structuredContent).toMatchObject({ code: "invalid_request" })
       }))
 
     it.scoped("during a replay get_positions and get_activity are tool errors with replay_in_progress and retryAfter", () =>
@@ -308,7 +325,7 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
         expect(byName.get_positions!.annotations?.readOnlyHint).toBe(true)
         expect(Object.keys(byName.get_positions!.inputSchema.properties ?? {})).toEqual(["wallet"])
         expect(Object.keys(byName.get_activity!.inputSchema.properties ?? {}).sort()).toEqual(
-          ["from", "limit", "symbol", "to", "type"]
+          ["cursor", "from", "limit", "symbol", "to", "type"]
         )
         expect((byName.get_activity!.inputSchema.properties as any).type.enum).toContain("income.multiplier_increase")
 
@@ -351,7 +368,7 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
         )
         const restEvents = yield* call("GET", "/v1/events?token=aapl&limit=100", { key })
         expect(restEvents.status).toBe(200)
-        expect(activity.figures).toEqual({ events: restEvents.body.events, hasMore: false })
+        expect(activity.figures).toEqual({ events: restEvents.body.events, nextCursor: null })
         expect(activity.figures.events.every((e: any) => e.token === "AAPL")).toBe(true)
         // A movement is cited by its id, an income or split row by its multiplier change's id, each once.
         const cited = activity.figures.events.map((e: any) =>
@@ -383,7 +400,23 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
         )
         const restIncome = yield* call("GET", "/v1/events?type=income.multiplier_increase&limit=1", { key })
         expect(income.figures.events).toEqual(restIncome.body.events)
-        expect(income.figures.hasMore).toBe(restIncome.body.nextCursor !== null)
+        expect(income.figures.nextCursor).toBe(restIncome.body.nextCursor)
+        // The next page by the cursor, as REST's next page (one cursor for both twins).
+        const second = split(
+          yield* Effect.promise(() =>
+            client.callTool({
+              name: "get_activity",
+              arguments: { type: "income.multiplier_increase", limit: 1, cursor: income.figures.nextCursor }
+            })
+          )
+        )
+        const restSecond = yield* call(
+          "GET",
+          `/v1/events?type=income.multiplier_increase&limit=1&cursor=${restIncome.body.nextCursor}`,
+          { key }
+        )
+        expect(second.figures.events).toEqual(restSecond.body.events)
+        expect(second.figures.events[0].id).not.toBe(income.figures.events[0].id)
 
         // Bad arguments are tool errors with the REST code.
         const bad: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
@@ -391,7 +424,8 @@ layer(Scenario, { timeout: 120_000, excludeTestServices: true })(
           [{ limit: 0 }, "invalid_request"],
           [{ limit: 501 }, "invalid_request"],
           [{ from: "2026-13-01" }, "invalid_date"],
-          [{ symbol: "AAPL", extra: true }, "invalid_request"]
+          [{ symbol: "AAPL", extra: true }, "invalid_request"],
+          [{ cursor: "bm90LWEtY3Vyc29y" }, "invalid_request"]
         ]
         for (const [args, code] of bad) {
           const answer = yield* Effect.promise(() => client.callTool({ name: "get_activity", arguments: args }))

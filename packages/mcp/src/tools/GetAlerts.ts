@@ -1,34 +1,53 @@
 import { AlertsStore, alertView } from "@scaledger/db/alerts/AlertsStore"
 import { ALERT_SEVERITIES } from "@scaledger/domain/alerts/Alert"
-import { Effect, Schema } from "effect"
+import { decodePageCursor, encodePageCursor, PageCursor } from "@scaledger/domain/Basic"
+import { invalidCursor, SealedCursors } from "@scaledger/domain/PageCursors"
+import { Effect, Either, Schema } from "effect"
 import { tool } from "../McpTool.js"
 
 /** The largest page a list answers (DECISIONS.md: max 500). */
 const MAX_PAGE = 500
 
-/** `get_alerts`: the REST twin is `GET /v1/alerts?open=true&severity=` (its first page of up to 500). */
-export const GetAlerts = Effect.map(AlertsStore, (store) =>
+/**
+ * `get_alerts`: the REST twin is `GET /v1/alerts?open=true&severity=&cursor=` (pages of up to 500); the cursors of
+ * the two are one (sealed to the account and the list).
+ */
+export const GetAlerts = Effect.map(Effect.all([AlertsStore, SealedCursors]), ([store, cursors]) =>
   tool({
     name: "get_alerts",
     title: "Open alerts",
     description:
       "The account's open alerts, newest first: accrued income from a dividend step, a paused token or oracle, a " +
       "pending multiplier change, transfers awaiting review, stale exchange rates, degraded chain reads. Each has " +
-      "kind, severity, title, detail, symbol and when it was raised. At most 500; `hasMore` says more are open " +
-      "(narrow by severity, or page them with GET /v1/alerts).",
+      "kind, severity, title, detail, symbol and when it was raised. At most 500 a page; `nextCursor` (null at the " +
+      "end) is the `cursor` of the next page.",
     input: Schema.Struct({
       severity: Schema.optional(
         Schema.Literal(...ALERT_SEVERITIES).annotations({
           description: "Only alerts of this severity: info, warning or critical."
         })
-      )
+      ),
+      cursor: Schema.optional(PageCursor)
     }),
-    run: ({ severity }, account) =>
-      Effect.map(
-        store.list(account.id, { severity, kind: undefined, open: true }, { beforeSeq: undefined, limit: MAX_PAGE }),
-        (page) => {
-          const alerts = page.alerts.map(alertView)
-          return { alerts, hasMore: page.hasMore, evidence: { alertIds: alerts.map((alert) => alert.id) } }
+    run: ({ cursor, severity }, account) =>
+      Effect.gen(function*() {
+        const plain = yield* cursors.open(account.id, "alerts", cursor)
+        const beforeSeq = plain === undefined ? undefined : yield* Either.match(decodePageCursor("alerts", plain), {
+          onLeft: (reason) => Effect.fail(invalidCursor(reason)),
+          onRight: (position) => Effect.succeed(position)
+        })
+        const page = yield* store.list(account.id, { severity, kind: undefined, open: true }, {
+          beforeSeq,
+          limit: MAX_PAGE
+        })
+        const alerts = page.alerts.map(alertView)
+        const last = page.alerts[page.alerts.length - 1]
+        return {
+          alerts,
+          nextCursor: page.hasMore && last !== undefined
+            ? cursors.seal(account.id, "alerts", encodePageCursor("alerts", last.seq))
+            : null,
+          evidence: { alertIds: alerts.map((alert) => alert.id) }
         }
-      )
+      })
   }))

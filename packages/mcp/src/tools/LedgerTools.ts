@@ -1,6 +1,8 @@
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
+import { PageCursor } from "@scaledger/domain/Basic"
 import { DEFAULT_PAGE_LIMIT } from "@scaledger/domain/Common"
 import { MovementType } from "@scaledger/domain/ledger/LedgerInput"
+import { decodeRowCursor, encodeRowCursor } from "@scaledger/domain/PageCursors"
 import { Effect, Schema } from "effect"
 import { limitArgument, TEXT_MAX, textArgument, tool } from "../McpTool.js"
 
@@ -35,7 +37,10 @@ export const GetPositions = Effect.map(LedgerQueries, (queries) =>
       )
   }))
 
-/** `get_activity`: the REST twin is `GET /v1/events?token=&type=&from=&to=&limit=` (its first page). */
+/**
+ * `get_activity`: the REST twin is `GET /v1/events?token=&type=&from=&to=&limit=&cursor=`; the cursors of the two
+ * are one.
+ */
 export const GetActivity = Effect.map(LedgerQueries, (queries) =>
   tool({
     name: "get_activity",
@@ -43,7 +48,8 @@ export const GetActivity = Effect.map(LedgerQueries, (queries) =>
     description: "The account's events in chain order: movements (each with its transaction hash, counterparty and " +
       "relationship), income from multiplier growth (no wallet transaction; the income in USD and the reporting " +
       "currency with the rate's source and ECB date, and the withholding estimate against the issuer's declared " +
-      "dividend) and splits. `hasMore` says a later page exists: narrow the dates or raise `limit`.",
+      "dividend) and splits. `nextCursor` (null at the end) is the `cursor` of the next page (with the same " +
+      "filters).",
     input: Schema.Struct({
       symbol: Schema.optional(textArgument(TEXT_MAX.symbol, "Only this token, e.g. AAPL (any case).")),
       type: Schema.optional(
@@ -57,12 +63,24 @@ export const GetActivity = Effect.map(LedgerQueries, (queries) =>
         MAX_PAGE,
         DEFAULT_ACTIVITY,
         `How many events, 1 to ${MAX_PAGE} (default ${DEFAULT_ACTIVITY}), oldest first.`
-      )
+      ),
+      cursor: Schema.optional(PageCursor)
     }),
-    run: ({ from, limit, symbol, to, type }, account) =>
+    run: ({ cursor, from, limit, symbol, to, type }, account) =>
       Effect.gen(function*() {
         const filter = yield* queries.eventFilter({ token: symbol, type, from, to })
-        const page = yield* queries.events(account.id, filter, { limit: limit ?? DEFAULT_ACTIVITY })
-        return { events: page.events, hasMore: page.hasMore, evidence: page.evidence }
+        const after = yield* decodeRowCursor("events", cursor)
+        const page = yield* queries.events(account.id, filter, {
+          afterOrd: after?.ord,
+          afterTag: after?.tag,
+          limit: limit ?? DEFAULT_ACTIVITY
+        })
+        return {
+          events: page.events,
+          nextCursor: page.hasMore && page.lastOrd !== undefined && page.lastId !== undefined
+            ? encodeRowCursor("events", page.lastOrd, page.lastId)
+            : null,
+          evidence: page.evidence
+        }
       })
   }))

@@ -45,6 +45,7 @@ export const McpKeysLive = Layer.effect(
 export const McpApp = (settings: McpSettings) =>
   McpRoutesLive(settings).pipe(
     Layer.provide(McpToolkitLive(settings)),
+    Layer.provide(SealedCursorsLive.pipe(Layer.provide(PageCursorSeal.Default))),
     Layer.provide(McpKeysLive),
     Layer.provide([
       FxReads.Default,
