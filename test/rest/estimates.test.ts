@@ -104,6 +104,8 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
           ["2024-06-15", "2", "short", "2025-06-16"]
         ])
         expect(reply.body.evidence.eventIds).toEqual(["buy-1", "buy-2"])
+        // USD's own rate (identity) is no exchange rate to cite.
+        expect(reply.body.evidence.rates).toEqual([])
 
         const dayAfter = yield* call(
           "GET",

@@ -159,6 +159,8 @@ for (const [engine, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlit
           // Not paused yet on Saturday (the pause event comes Monday 01:00 UTC): drift 0 from the same round.
           expect(bySymbol.TSLA).toMatchObject({ status: "ok", driftUsd: "0", driftPercent: "0" })
           expect(reply.body.evidence.rounds).toContain(`${FEEDS.AAPL}:10`)
+          // USD: no exchange rate behind the figures.
+          expect(reply.body.evidence.rates).toEqual([])
         }))
 
       it.effect("a round answering zero or less is no price; a rate more than 7 days old converts nothing", () =>
@@ -198,6 +200,13 @@ for (const [engine, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlit
                      VALUES ('2026-11-18', 'ecb-via-eurofxref', '{"USD":"1.1","SGD":"1.43"}') ON CONFLICT DO NOTHING`
           const fresh = yield* call("GET", "/v1/exposure/weekend", { key })
           expect(fresh.body.rate).toMatchObject({ currency: "SGD", rateDate: "2026-11-18", rate: "1.3" })
+          // The rate behind the converted figures is in the evidence.
+          expect(reply.body.evidence.rates).toEqual([])
+          expect(fresh.body.evidence.rates).toEqual([fresh.body.rate])
+          const summary = yield* call("GET", "/v1/portfolio/summary", { key })
+          expect(summary.status, summary.text).toBe(200)
+          // The summary converts at the rate its build used (none here: the build had no SGD rates).
+          expect(summary.body).toMatchObject({ currency: "SGD", rate: null, evidence: { rates: [] } })
         }))
 
       it.effect("Monday before the open: the Monday round moves the drift; a paused token says so", () =>

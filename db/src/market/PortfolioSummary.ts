@@ -1,6 +1,6 @@
 import type { LedgerReport, Total } from "@scaledger/domain/ledger/LedgerReport"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
-import type { PortfolioSummary } from "@scaledger/domain/MarketApi"
+import { type PortfolioSummary, ratesBehind } from "@scaledger/domain/MarketApi"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { LedgerStore } from "../ledger/LedgerStore.js"
 import { changeIdOfIncome } from "../reads/LedgerEvidence.js"
@@ -89,10 +89,11 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
                 ) => (p.value.price === null ? [] : [`${p.value.price.feed}:${p.value.price.roundId}`]))
               )
             ],
-            incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds.map(changeIdOfIncome)))]
+            incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds.map(changeIdOfIncome)))],
+            rates: []
           }
         }
-        return answer
+        return { ...answer, evidence: { ...answer.evidence, rates: ratesBehind(answer.rate) } }
       })
     )
 

@@ -4,7 +4,7 @@ import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
 import { rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
-import type { SaleEstimateView } from "@scaledger/domain/MarketApi"
+import { ratesBehind, type SaleEstimateView } from "@scaledger/domain/MarketApi"
 import { shownValue } from "@scaledger/domain/ShownValue"
 import { BigNumber } from "bignumber.js"
 import { Clock, Context, Effect, Either, Layer, Option } from "effect"
@@ -134,6 +134,13 @@ export const makeSaleEstimator = Effect.gen(function*() {
           })
       }
       const sale = result.ok
+      const rateInUse = rate === null ? null : {
+        currency: rate.currency,
+        rate: rate.rate,
+        source: rate.source,
+        rateDate: rate.rateDate,
+        carriedForward: rate.carriedForward
+      }
       const view: SaleEstimateView = {
         status: priceUsd === null ? "no_price" : rate === null ? "no_rate" : "ok",
         symbol: position.token,
@@ -151,15 +158,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
             ? null
             : { feed: round.feed, roundId: round.roundId, updatedAt: iso(round.updatedAt), answer: round.answer }
         },
-        rate: rate === null
-          ? null
-          : {
-            currency: rate.currency,
-            rate: rate.rate,
-            source: rate.source,
-            rateDate: rate.rateDate,
-            carriedForward: rate.carriedForward
-          },
+        rate: rateInUse,
         proceeds: sale.proceeds,
         basis: sale.basis,
         gain: sale.gain,
@@ -172,7 +171,8 @@ export const makeSaleEstimator = Effect.gen(function*() {
         lots: sale.lots.map(({ eventIds: _, ...lot }) => lot),
         evidence: {
           lotIds: sale.lots.map((lot) => lot.lotId),
-          eventIds: [...new Set(sale.lots.flatMap((lot) => lot.eventIds))]
+          eventIds: [...new Set(sale.lots.flatMap((lot) => lot.eventIds))],
+          rates: ratesBehind(rateInUse)
         }
       }
       return view

@@ -3,7 +3,7 @@ import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { NotFound } from "@scaledger/domain/Errors"
 import { MAX_CARRY_FORWARD_DAYS } from "@scaledger/domain/ledger/Convert"
 import { isOpen, lastCloseBefore, nextOpen } from "@scaledger/domain/market/UsMarketCalendar"
-import type { WeekendExposure } from "@scaledger/domain/MarketApi"
+import { ratesBehind, type WeekendExposure } from "@scaledger/domain/MarketApi"
 import { BigNumber } from "bignumber.js"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { FxRates } from "../FxRates.js"
@@ -153,7 +153,7 @@ export const makeWeekendExposure = ({ chainId }: MarketReadOptions) =>
           currency,
           rate,
           tokens,
-          evidence: { rounds: [...new Set(rounds)] }
+          evidence: { rounds: [...new Set(rounds)], rates: ratesBehind(rate) }
         }
         return answer
       })

@@ -196,6 +196,16 @@ export const RateInUse = Schema.Struct({
   carriedForward: Schema.Boolean
 }).annotations({ identifier: "RateInUse" })
 
+export type RateInUse = typeof RateInUse.Type
+
+/** The rate an answer's evidence cites: the rate in use, unless there is none or it is USD's own (`identity`). */
+export const ratesBehind = (rate: RateInUse | null): ReadonlyArray<RateInUse> =>
+  rate === null || rate.source === "identity" ? [] : [rate]
+
+const EVIDENCE_RATES =
+  "The exchange rate behind the answer's converted figures (`rate`), with its source and ECB day; " +
+  "empty in USD or when there is none."
+
 export const SaleLotView = Schema.Struct({
   lotId: Schema.String,
   acquired: IsoDate,
@@ -256,7 +266,11 @@ export const SaleEstimateView = Schema.Struct({
   longTerm: TermTotalsView,
   ifWaited: Schema.NullOr(Schema.Struct({ date: IsoDate, gainBecomingLongTerm: NullableDecimal })),
   lots: Schema.Array(SaleLotView),
-  evidence: Schema.Struct({ lotIds: Schema.Array(Schema.String), eventIds: Schema.Array(Schema.String) })
+  evidence: Schema.Struct({
+    lotIds: Schema.Array(Schema.String),
+    eventIds: Schema.Array(Schema.String),
+    rates: Schema.Array(RateInUse).annotations({ description: EVIDENCE_RATES })
+  })
 }).annotations({ identifier: "SaleEstimate" })
 export type SaleEstimateView = typeof SaleEstimateView.Type
 
@@ -351,7 +365,10 @@ export const WeekendExposure = Schema.Struct({
   currency: Schema.String,
   rate: Schema.NullOr(RateInUse),
   tokens: Schema.Array(TokenExposure),
-  evidence: Schema.Struct({ rounds: Schema.Array(Schema.String) })
+  evidence: Schema.Struct({
+    rounds: Schema.Array(Schema.String),
+    rates: Schema.Array(RateInUse).annotations({ description: EVIDENCE_RATES })
+  })
 }).annotations({ identifier: "WeekendExposure" })
 export type WeekendExposure = typeof WeekendExposure.Type
 
@@ -405,7 +422,11 @@ export const PortfolioSummary = Schema.Struct({
   pausedTokens: Schema.Array(
     Schema.Struct({ symbol: Schema.String, since: Schema.NullOr(IsoDateTime), block: Schema.NullOr(Schema.Int) })
   ),
-  evidence: Schema.Struct({ rounds: Schema.Array(Schema.String), incomeEventIds: Schema.Array(Schema.String) })
+  evidence: Schema.Struct({
+    rounds: Schema.Array(Schema.String),
+    incomeEventIds: Schema.Array(Schema.String),
+    rates: Schema.Array(RateInUse).annotations({ description: EVIDENCE_RATES })
+  })
 }).annotations({ identifier: "PortfolioSummary" })
 export type PortfolioSummary = typeof PortfolioSummary.Type
 
