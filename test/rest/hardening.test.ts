@@ -57,10 +57,16 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         const empty = expectError(yield* call("GET", "/v1/multiplier?token=", { key }), 400, "invalid_request")
         expect(empty.details.issues[0].path).toEqual(["token"])
         expectError(yield* call("GET", "/v1/wallets/0x%00", { key }), 400, "invalid_request")
-        // An unknown token's answer quotes a long one by its first 64 characters, not whole.
+        // An unknown token or id is quoted by its first 64 characters, not whole.
         const long = "T".repeat(5_000)
-        for (const path of [`/v1/multiplier?token=${long}`, `/v1/basis?token=${long}`]) {
-          const unknown = expectError(yield* call("GET", path, { key }), 404, "not_found")
+        const paths: ReadonlyArray<readonly ["GET" | "PATCH" | "DELETE", string]> = [
+          ["GET", `/v1/multiplier?token=${long}`],
+          ["GET", `/v1/basis?token=${long}`],
+          ["GET", `/v1/exports/${long}`],
+          ["DELETE", `/v1/webhooks/${long}`]
+        ]
+        for (const [method, path] of paths) {
+          const unknown = expectError(yield* call(method, path, { key }), 404, "not_found")
           expect(unknown.message, path).toContain(`${"T".repeat(64)}…`)
           expect(unknown.message.length, path).toBeLessThan(200)
         }

@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { NotFound, NotReviewable } from "@scaledger/domain/Errors"
 import { countryRule, type LedgerCountry } from "@scaledger/domain/ledger/CountryRule"
 import type { ReviewEvent } from "@scaledger/domain/ReviewApi"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Effect } from "effect"
 import { requestReplay } from "../ledger/LedgerBuilds.js"
 import { eventRecords } from "../ledger/RowPages.js"
@@ -76,7 +77,7 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
     const resolve = (accountId: string, chainId: number, eventId: string, input: ReviewEvent) =>
       Effect.gen(function*() {
         const event = yield* findEvent(accountId, chainId, eventId)
-        if (event === undefined) return yield* new NotFound({ message: `No event ${eventId}.` })
+        if (event === undefined) return yield* new NotFound({ message: `No event ${shownValue(eventId)}.` })
         if (event.counterparty === null || event.counterparty === undefined) {
           return yield* new NotReviewable({
             message: `Event ${eventId} (${event.type}) has no counterparty to label.`,

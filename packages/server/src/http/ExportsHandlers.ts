@@ -99,7 +99,7 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
         Effect.gen(function*() {
           const account = yield* CurrentAccount
           const found = yield* store.find(account.id, path.id)
-          if (Option.isNone(found)) return yield* new NotFound({ message: `No export ${path.id}.` })
+          if (Option.isNone(found)) return yield* new NotFound({ message: `No export ${shownValue(path.id)}.` })
           const record = found.value
           const request = yield* HttpServerRequest.HttpServerRequest
           const headers = {

@@ -3,6 +3,7 @@ import { newId } from "@scaledger/db/Ids"
 import { retryOnConflict } from "@scaledger/db/SqlErrors"
 import { ALERT_KINDS, isAlertKind } from "@scaledger/domain/alerts/Alert"
 import { InvalidWebhookUrl, NotFound, UnknownAlertKind } from "@scaledger/domain/Errors"
+import { shownValue } from "@scaledger/domain/ShownValue"
 import { Effect, Option } from "effect"
 import { checkTarget } from "./EgressGuard.js"
 import { newWebhookSecret, WebhookSecretBox } from "./SecretBox.js"
@@ -62,7 +63,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("@scale
         Effect.as(url)
       )
 
-    const notFound = (id: string) => new NotFound({ message: `No webhook endpoint ${id}.` })
+    const notFound = (id: string) => new NotFound({ message: `No webhook endpoint ${shownValue(id)}.` })
 
     const create = (accountId: string, input: {
       readonly url: string
