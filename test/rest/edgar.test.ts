@@ -410,6 +410,23 @@ layer(
     }))
 })
 
+layer(
+  withEdgar((baseUrl) => [["EDGAR_USER_AGENT", " "], ["EDGAR_BASE_URL", baseUrl]]),
+  { timeout: 60_000, excludeTestServices: true }
+)("EDGAR_USER_AGENT set but empty (`EDGAR_USER_AGENT=` in a compose file)", (it) => {
+  it.effect("counts as unset: edgar_not_configured, and no request without a User-Agent is made", () =>
+    Effect.gen(function*() {
+      const edgar = yield* Edgar
+      const { key } = yield* newKey("edgar-empty-agent")
+      const filings = yield* call("GET", "/v1/filings?symbol=AAPL", { key })
+      expect(filings.status).toBe(200)
+      expect(filings.body).toMatchObject({ status: "edgar_not_configured", filings: null })
+      const dividends = yield* call("GET", "/v1/dividends?symbol=AAPL", { key })
+      expect(dividends.body).toMatchObject({ status: "edgar_not_configured", dividends: null })
+      expect(edgar.requests).toEqual([])
+    }))
+})
+
 describe("EDGAR rate limit", () => {
   layer(Layer.empty, { excludeTestServices: true })((it) => {
     it.effect("a pace above the SEC's 10 per second is a configuration error", () =>

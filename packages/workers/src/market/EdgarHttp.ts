@@ -1,7 +1,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import { EdgarReads } from "@scaledger/db/market/EdgarReads"
-import { nonNegativeInteger, optionalHttpUrl } from "@scaledger/domain/ConfigValues"
+import { nonNegativeInteger, optionalHttpUrl, optionalSecret } from "@scaledger/domain/ConfigValues"
 import { EdgarError, EdgarNotFound, EdgarSource, type EdgarSourceShape, padCik } from "@scaledger/domain/market/Edgar"
 import { Clock, Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 
@@ -13,7 +13,8 @@ export const SEC_DATA_BASE_URL = "https://data.sec.gov"
  * request is ever made. `EDGAR_BASE_URL` replaces both SEC hosts with one base serving the same paths.
  */
 export const EdgarConfig = Config.all({
-  userAgent: Config.option(Config.redacted("EDGAR_USER_AGENT")),
+  // Set but blank (`EDGAR_USER_AGENT=` in a compose file) is unset: never a request without a User-Agent.
+  userAgent: optionalSecret("EDGAR_USER_AGENT"),
   baseUrl: optionalHttpUrl("EDGAR_BASE_URL"),
   /** Requests per second across the whole process; the SEC's limit is 10. */
   maxRequestsPerSecond: Config.number("EDGAR_MAX_REQUESTS_PER_SECOND").pipe(
