@@ -7,7 +7,8 @@
  * has `facts["us-gaap"][concept].units["USD/shares"]` = `[{ start, end, val, accn, fy, fp, form, filed, frame? }]`.
  */
 import { BigNumber } from "bignumber.js"
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, Option, Schema } from "effect"
+import { isCalendarDate } from "../CalendarDates.js"
 
 export class EdgarError extends Schema.TaggedError<EdgarError>()("EdgarError", {
   reason: Schema.Literal("network", "http-status", "rate-limited", "parse"),
@@ -93,7 +94,7 @@ export const parseRecentFilings = (
 ): { readonly name: string | null; readonly filings: Array<Filing> } => {
   const decoded = Schema.decodeUnknownSync(Submissions)(json)
   const recent = decoded.filings.recent
-  const filings: Array<Filing> = recent.accessionNumber.map((accessionNumber, i) => ({
+  const all: Array<Filing> = recent.accessionNumber.map((accessionNumber, i) => ({
     accessionNumber,
     form: recent.form[i] ?? "",
     filingDate: recent.filingDate[i] ?? "",
@@ -102,6 +103,8 @@ export const parseRecentFilings = (
     primaryDocument: textAt(recent.primaryDocument, i),
     description: textAt(recent.primaryDocDescription, i)
   }))
+  // A filing without a YYYY-MM-DD filing date is no filing the API can show: left out, not a failed answer.
+  const filings = all.filter((filing) => isCalendarDate(filing.filingDate))
   filings.sort((a, b) =>
     a.filingDate !== b.filingDate
       ? (a.filingDate < b.filingDate ? 1 : -1)
@@ -125,7 +128,21 @@ const FactRow = Schema.Struct({
   frame: Schema.optional(Schema.String)
 })
 type FactRow = typeof FactRow.Type
-const Concept = Schema.Struct({ units: Schema.Record({ key: Schema.String, value: Schema.Array(FactRow) }) })
+// Rows are checked one by one, and only for the concept read: a malformed row is left out (see `factRowOf`).
+const Concept = Schema.Struct({ units: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) }) })
+const decodeFactRow = Schema.decodeUnknownOption(FactRow)
+
+/** A row the answer can show (dates YYYY-MM-DD, a finite value), else none: one bad row does not fail the rest. */
+const factRowOf = (input: unknown): FactRow | undefined => {
+  const row = Option.getOrUndefined(decodeFactRow(input))
+  if (row === undefined || row.start === undefined) return undefined
+  if (!isCalendarDate(row.start) || !isCalendarDate(row.end) || !isCalendarDate(row.filed)) return undefined
+  try {
+    return new BigNumber(row.val).isFinite() ? row : undefined
+  } catch {
+    return undefined // BigNumber.DEBUG throws on a text that is no number
+  }
+}
 const CompanyFacts = Schema.Struct({
   entityName: Schema.optional(Schema.String),
   facts: Schema.optional(
@@ -177,8 +194,9 @@ export const parseDeclaredDividends = (
     const rows = gaap?.[concept]?.units["USD/shares"]
     if (rows === undefined || rows.length === 0) continue
     const byPeriod = new Map<string, FactRow>()
-    for (const row of rows) {
-      if (row.start === undefined) continue
+    for (const input of rows) {
+      const row = factRowOf(input)
+      if (row === undefined) continue
       const key = `${row.start}/${row.end}`
       const seen = byPeriod.get(key)
       if (seen === undefined || row.filed > seen.filed || (row.filed === seen.filed && row.accn > seen.accn)) {
@@ -193,7 +211,7 @@ export const parseDeclaredDividends = (
       form: row.form,
       filed: row.filed,
       accessionNumber: row.accn,
-      fiscalYear: row.fy ?? null,
+      fiscalYear: typeof row.fy === "number" && Number.isSafeInteger(row.fy) ? row.fy : null,
       fiscalPeriod: row.fp ?? null
     }))
     dividends.sort((a, b) => (a.start !== b.start ? (a.start < b.start ? -1 : 1) : a.end < b.end ? -1 : 1))

@@ -11,6 +11,8 @@ import {
   periodKind,
   withholdingFor
 } from "@scaledger/domain/market/Edgar"
+import { DeclaredDividendView, FilingView } from "@scaledger/domain/MarketApi"
+import { Schema } from "effect"
 import { readFileSync } from "node:fs"
 
 const fixture = (name: string): unknown =>
@@ -73,6 +75,52 @@ describe("EDGAR formats", () => {
     expect(parseDeclaredDividends(fixture("CIK0000200406.companyfacts.json"))?.concept).toBe(
       "CommonStockDividendsPerShareCashPaid"
     )
+  })
+
+  it("leaves out rows the API could not show (a date not YYYY-MM-DD, a value no number), keeping the others", () => {
+    // Such a row used to reach the response, whose encoding then failed: 400 "does not match the API contract",
+    // cached with the document for a day.
+    const row = { start: "2024-01-01", end: "2024-03-31", val: 0.5, accn: "a1", fy: 2024, fp: "Q1", form: "10-Q" }
+    const parsed = parseDeclaredDividends({
+      facts: {
+        "us-gaap": {
+          CommonStockDividendsPerShareDeclared: {
+            units: {
+              "USD/shares": [
+                { ...row, filed: "2024-05-01" },
+                { ...row, start: "2024-04-01", end: "2024-06-30", filed: "2024-08-01T00:00:00" },
+                { ...row, start: "2024-07-01", end: "2024/09/30", filed: "2024-11-01" },
+                { ...row, start: "2024-07-01", end: "2024-09-30", val: "n/a", filed: "2024-11-01" },
+                { ...row, start: "2024-10-01", end: "2024-12-31", fy: 2024.5, filed: "2025-02-01" },
+                { nonsense: true }
+              ]
+            }
+          },
+          // Another concept's malformed rows do not matter.
+          Revenues: { units: { USD: [{ end: 7 }] } }
+        }
+      }
+    })!
+    expect(parsed.dividends.map((d) => [d.start, d.end, d.fiscalYear])).toEqual([
+      ["2024-01-01", "2024-03-31", 2024],
+      ["2024-10-01", "2024-12-31", null]
+    ])
+    for (const d of parsed.dividends) Schema.encodeSync(DeclaredDividendView)(d)
+
+    const filings = parseRecentFilings({
+      filings: {
+        recent: {
+          accessionNumber: ["1", "2"],
+          filingDate: ["20241101", "2024-10-31"],
+          form: ["10-K", "8-K"],
+          acceptanceDateTime: ["", "2024-10-31T16:30:00.000Z"]
+        }
+      }
+    }).filings
+    expect(filings.map((f) => f.accessionNumber)).toEqual(["2"])
+    for (const f of filings) {
+      Schema.encodeSync(FilingView)({ symbol: "X", cik: 1, url: null, ...f, primaryDocument: undefined } as never)
+    }
   })
 })
 
