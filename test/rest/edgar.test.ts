@@ -137,6 +137,37 @@ layer(
   withEdgar((baseUrl) => [
     ["EDGAR_USER_AGENT", USER_AGENT],
     ["EDGAR_BASE_URL", baseUrl],
+    ["EDGAR_RETRY_BASE_MS", "2000"],
+    ["EDGAR_READ_WAIT_MS", "300"]
+  ]),
+  { timeout: 60_000, excludeTestServices: true }
+)("EDGAR slow to answer (retries of seconds, reads wait 300 ms)", (it) => {
+  it.effect("a read answers edgar_unavailable without waiting out EDGAR's retries; the request goes on, once", () =>
+    Effect.gen(function*() {
+      const edgar = yield* Edgar
+      const { key } = yield* newKey("edgar-slow")
+      const path = "/submissions/CIK0001067983.json"
+      edgar.failAlways(path, 503)
+      const asked = () => edgar.requests.filter((r) => r.path === path).length
+      const start = Date.now()
+      const down = yield* call("GET", "/v1/filings?symbol=BRK.B", { key })
+      // The retries wait 2 s, 4 s, 8 s, 16 s: the answer came long before the first of them ended.
+      expect(Date.now() - start).toBeLessThan(1_500)
+      expect(down.status, down.text).toBe(200)
+      expect(down.body).toMatchObject({ status: "edgar_unavailable", filings: null })
+      expect(down.body.issuers[0]).toMatchObject({ symbol: "BRK.B", status: "edgar_unavailable" })
+      // Asked again meanwhile: the same request, not a second one.
+      const again = yield* call("GET", "/v1/filings?symbol=BRK.B", { key })
+      expect(again.status, again.text).toBe(200)
+      expect(again.body.status).toBe("edgar_unavailable")
+      expect(asked()).toBe(1)
+    }))
+})
+
+layer(
+  withEdgar((baseUrl) => [
+    ["EDGAR_USER_AGENT", USER_AGENT],
+    ["EDGAR_BASE_URL", baseUrl],
     ["EDGAR_RETRY_BASE_MS", "20"]
   ]),
   { timeout: 60_000, excludeTestServices: true }

@@ -13,7 +13,7 @@ import {
   withholdingFor
 } from "@scaledger/domain/market/Edgar"
 import type { Dividends, Filings } from "@scaledger/domain/MarketApi"
-import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Either, Fiber, FiberMap, Layer, Option } from "effect"
 import { LedgerStore } from "../ledger/LedgerStore.js"
 import { incomeEventsOf, positionsOf, settledLedger } from "./AccountLedger.js"
 import { EdgarCache, type EdgarDocument, type EdgarDocumentKind } from "./EdgarCache.js"
@@ -38,7 +38,14 @@ const oldest = (dates: ReadonlyArray<Date>): Date | null =>
 export interface EdgarReadsOptions {
   /** Cached documents older than this are fetched again. */
   readonly refreshInterval: Duration.DurationInput
+  /**
+   * How long a read waits for a document EDGAR is asked for (default 5 s): past it the read answers the stale copy
+   * or `edgar_unavailable`, and the request goes on for the next read (EDGAR's retries can take minutes).
+   */
+  readonly readWait?: Duration.DurationInput | undefined
 }
+
+const DEFAULT_READ_WAIT = Duration.seconds(5)
 
 /**
  * The EDGAR reads (`GET /v1/filings`, `GET /v1/dividends`, and the MCP tools `get_recent_filings`,
@@ -51,14 +58,21 @@ export type EdgarReadsShape = Effect.Effect.Success<ReturnType<typeof makeEdgarR
 export class EdgarReads extends Context.Tag("@scaledger/db/market/EdgarReads")<EdgarReads, EdgarReadsShape>() {
   /** Reads through the `EdgarSource` in the context, if there is one; needs the database. */
   static readonly layer = (options: EdgarReadsOptions) =>
-    Layer.effect(
+    Layer.scoped(
       EdgarReads,
-      Effect.flatMap(Effect.serviceOption(EdgarSource), (source) => makeEdgarReads(source, options.refreshInterval))
+      Effect.flatMap(
+        Effect.serviceOption(EdgarSource),
+        (source) => makeEdgarReads(source, options.refreshInterval, options.readWait)
+      )
     ).pipe(Layer.provide([EdgarCache.Default, LedgerStore.Default]))
 
   /** With a given source (tests, embedders); `Option.none()` = not configured. */
-  static readonly withSource = (source: EdgarSourceOption, refreshInterval: Duration.DurationInput = "24 hours") =>
-    Layer.effect(EdgarReads, makeEdgarReads(source, refreshInterval)).pipe(
+  static readonly withSource = (
+    source: EdgarSourceOption,
+    refreshInterval: Duration.DurationInput = "24 hours",
+    readWait?: Duration.DurationInput
+  ) =>
+    Layer.scoped(EdgarReads, makeEdgarReads(source, refreshInterval, readWait)).pipe(
       Layer.provide([EdgarCache.Default, LedgerStore.Default])
     )
 }
@@ -68,11 +82,17 @@ const RETRY_AFTER_FAILURE_MS = 60_000
 /** The most failed documents remembered (one per issuer and kind; cleared past it). */
 const MAX_FAILURES_KEPT = 10_000
 
-export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Duration.DurationInput) =>
+export const makeEdgarReads = (
+  source: EdgarSourceOption,
+  refreshInterval: Duration.DurationInput,
+  readWait: Duration.DurationInput = DEFAULT_READ_WAIT
+) =>
   Effect.gen(function*() {
     const cache = yield* EdgarCache
     const store = yield* LedgerStore
     const maxAgeMs = Duration.toMillis(refreshInterval)
+    /** Requests to EDGAR in flight, one per document: reads that come meanwhile wait on the same one. */
+    const inFlight = yield* FiberMap.make<string, Either.Either<EdgarDocument, EdgarError>, never>()
 
     /**
      * Documents EDGAR failed to give, until when they are not asked for again: a read during an outage answers at
@@ -80,12 +100,16 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
      */
     const failedUntil = new Map<string, { readonly until: number; readonly error: EdgarError }>()
 
-    /** A cached document, fetched (and stored) when missing or due; the stale copy when EDGAR fails. */
+    /**
+     * A cached document, fetched (and stored) when missing or due; the stale copy when EDGAR fails. A read waits
+     * `readWait` for EDGAR at most (the refresh, `wait: "all"`, as long as the request takes); the request goes on.
+     */
     const document = <A>(
       kind: EdgarDocumentKind,
       cik: number,
       fetch: Effect.Effect<unknown, EdgarError | EdgarNotFound>,
-      extract: (json: unknown) => A
+      extract: (json: unknown) => A,
+      wait: "read" | "all" = "read"
     ): Effect.Effect<Either.Either<Cached<A>, EdgarError>, never> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -103,38 +127,64 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
         if (failed !== undefined && now < failed.until) {
           return Option.isSome(cached) ? Either.right(asCached(cached.value, true)) : Either.left(failed.error)
         }
-        const fetched = yield* fetch.pipe(
-          Effect.flatMap((json) =>
-            Effect.try({
-              try: () => ({ status: "ok" as const, body: extract(json) as unknown }),
-              catch: (e) => new EdgarError({ reason: "parse", url: `${kind}/${cik}`, detail: String(e).slice(0, 300) })
+        const load = Effect.gen(function*() {
+          const fetched = yield* fetch.pipe(
+            Effect.flatMap((json) =>
+              Effect.try({
+                try: () => ({ status: "ok" as const, body: extract(json) as unknown }),
+                catch: (e) =>
+                  new EdgarError({ reason: "parse", url: `${kind}/${cik}`, detail: String(e).slice(0, 300) })
+              })
+            ),
+            Effect.catchTag("EdgarNotFound", () => Effect.succeed({ status: "not_found" as const, body: null })),
+            Effect.either
+          )
+          if (Either.isLeft(fetched)) {
+            yield* Effect.logWarning(`EDGAR ${kind} ${cik}: ${fetched.left.detail}`)
+            if (failedUntil.size >= MAX_FAILURES_KEPT) failedUntil.clear()
+            failedUntil.set(key, {
+              until: (yield* Clock.currentTimeMillis) + RETRY_AFTER_FAILURE_MS,
+              error: fetched.left
             })
-          ),
-          Effect.catchTag("EdgarNotFound", () => Effect.succeed({ status: "not_found" as const, body: null })),
-          Effect.either
+            return Either.left(fetched.left) as Either.Either<EdgarDocument, EdgarError>
+          }
+          failedUntil.delete(key)
+          const doc: EdgarDocument = {
+            kind,
+            cik,
+            ...fetched.right,
+            fetchedAt: new Date(yield* Clock.currentTimeMillis)
+          }
+          yield* Effect.ignoreLogged(cache.put(doc))
+          return Either.right(doc) as Either.Either<EdgarDocument, EdgarError>
+        })
+        const running = yield* FiberMap.get(inFlight, key).pipe(
+          Effect.catchTag("NoSuchElementException", () => FiberMap.run(inFlight, key, load))
         )
-        if (Either.isLeft(fetched)) {
-          yield* Effect.logWarning(`EDGAR ${kind} ${cik}: ${fetched.left.detail}`)
-          if (failedUntil.size >= MAX_FAILURES_KEPT) failedUntil.clear()
-          failedUntil.set(key, {
-            until: (yield* Clock.currentTimeMillis) + RETRY_AFTER_FAILURE_MS,
-            error: fetched.left
-          })
-          return Option.isSome(cached) ? Either.right(asCached(cached.value, true)) : Either.left(fetched.left)
+        const joined = wait === "all"
+          ? Option.some(yield* Fiber.join(running))
+          : yield* Effect.timeoutOption(Fiber.join(running), readWait)
+        if (Option.isSome(joined) && Either.isRight(joined.value)) {
+          return Either.right(asCached(joined.value.right, false))
         }
-        failedUntil.delete(key)
-        const doc: EdgarDocument = { kind, cik, ...fetched.right, fetchedAt: new Date(now) }
-        yield* Effect.ignoreLogged(cache.put(doc))
-        return Either.right(asCached(doc, false))
+        const error = Option.isSome(joined) && Either.isLeft(joined.value)
+          ? joined.value.left
+          : new EdgarError({
+            reason: "network",
+            url: key,
+            detail: `no answer from EDGAR within ${Duration.format(readWait)}; still asking`
+          })
+        return Option.isSome(cached) ? Either.right(asCached(cached.value, true)) : Either.left(error)
       })
 
     type TickerMap = Record<string, Issuer>
-    const tickers = (edgar: EdgarSourceShape) =>
+    const tickers = (edgar: EdgarSourceShape, wait: "read" | "all" = "read") =>
       document(
         "tickers",
         0,
         edgar.companyTickers(),
-        (json): TickerMap => Object.fromEntries(parseCompanyTickers(json))
+        (json): TickerMap => Object.fromEntries(parseCompanyTickers(json)),
+        wait
       )
 
     const ageOf = (now: number, dates: ReadonlyArray<Date>) => {
@@ -351,15 +401,16 @@ export const makeEdgarReads = (source: EdgarSourceOption, refreshInterval: Durat
         const now = yield* Clock.currentTimeMillis
         const due = yield* cache.staleBefore(new Date(now - maxAgeMs), 500)
         for (const { cik, kind } of due) {
-          if (kind === "tickers") yield* tickers(edgar)
+          if (kind === "tickers") yield* tickers(edgar, "all")
           else if (kind === "submissions") {
             yield* document(
               kind,
               cik,
               edgar.submissions(cik),
-              (json) => parseRecentFilings(json).filings.slice(0, FILINGS_KEPT)
+              (json) => parseRecentFilings(json).filings.slice(0, FILINGS_KEPT),
+              "all"
             )
-          } else yield* document(kind, cik, edgar.companyFacts(cik), (json) => parseDeclaredDividends(json))
+          } else yield* document(kind, cik, edgar.companyFacts(cik), (json) => parseDeclaredDividends(json), "all")
         }
         return due.length
       }),

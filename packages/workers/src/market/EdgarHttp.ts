@@ -30,7 +30,9 @@ export const EdgarConfig = Config.all({
     Config.validate({ message: "EDGAR_REFRESH_HOURS must be zero or more", validation: (n) => n >= 0 })
   ),
   /** First back-off delay of a retry (doubling, jittered). */
-  retryBaseDelayMs: nonNegativeInteger("EDGAR_RETRY_BASE_MS", 1_000)
+  retryBaseDelayMs: nonNegativeInteger("EDGAR_RETRY_BASE_MS", 1_000),
+  /** How long a read waits for EDGAR before it answers the stale copy or `edgar_unavailable` (the request goes on). */
+  readWaitMs: nonNegativeInteger("EDGAR_READ_WAIT_MS", 5_000)
 })
 export type EdgarConfig = Config.Config.Success<typeof EdgarConfig>
 
@@ -204,7 +206,10 @@ export const EdgarSourceFromConfig = (config: EdgarConfig): Layer.Layer<never, n
 
 /** The EDGAR reads (in db) over the HTTP adapter, from `EDGAR_*` settings. */
 export const EdgarReadsLive = (config: EdgarConfig) =>
-  EdgarReads.layer({ refreshInterval: Duration.hours(config.refreshHours) }).pipe(
+  EdgarReads.layer({
+    refreshInterval: Duration.hours(config.refreshHours),
+    readWait: Duration.millis(config.readWaitMs)
+  }).pipe(
     Layer.provide(EdgarSourceFromConfig(config)),
     Layer.provide(FetchHttpClient.layer)
   )
