@@ -17,8 +17,10 @@ export interface AlertCause {
   /** When the cause arose. */
   readonly at: Date
   /**
-   * A one-time event (a step, an announcement): never raised again once raised, even after it was resolved. A
-   * condition (a backlog, stale rates, a pause) may be raised again by a later episode once the earlier one ended.
+   * A cause its key names once and for all (a step, an announcement, a pause, a feed's silence since a round): never
+   * raised again once raised, even after it was resolved; when it comes back (a re-org rolled it back and the new
+   * branch records it again) its alert is reopened, without a delivery. A condition keyed by kind (a backlog, stale
+   * rates, a degraded backfill or reader) may be raised again by a later episode once the earlier one ended.
    */
   readonly oneShot: boolean
 }
@@ -154,6 +156,23 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
       }))
 
     /**
+     * Reopens the newest alert of a one-time cause that was resolved and has come back (a re-org rolled it back, the
+     * new branch records it again): the same alert, not raised or delivered again. None when it is open already.
+     */
+    const reopen = (accountId: string, cause: AlertCause) =>
+      Effect.map(
+        sql<AlertDbRow>`
+          UPDATE alerts SET resolved_at = NULL, detail = ${cause.detail}, title = ${cause.title}
+          WHERE id = (SELECT id FROM alerts WHERE account_id = ${accountId} AND cause_key = ${cause.key}
+                      ORDER BY seq DESC LIMIT 1)
+            AND resolved_at IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM alerts WHERE account_id = ${accountId} AND cause_key = ${cause.key}
+                              AND resolved_at IS NULL)
+          RETURNING *`,
+        (rows) => rows.length > 0
+      )
+
+    /**
      * Makes the account's open alerts match `causes` (see the class comment). `openNow`: its open alerts when the
      * caller read them already (`openOf`); a raise is still refused for a cause that has an open alert by then, and
      * a resolve touches only alerts still open, so a list read a moment before does no harm.
@@ -182,6 +201,8 @@ export class AlertsStore extends Effect.Service<AlertsStore>()("@scaledger/db/Al
           if (result.alert !== undefined) {
             raised.push(result.alert)
             deliveries += result.deliveries
+          } else if (cause.oneShot) {
+            yield* reopen(accountId, cause)
           }
         }
         const gone = current.filter((alert) => !wanted.has(alert.causeKey)).map((alert) => alert.id)

@@ -154,7 +154,7 @@ export const causesOf = (
           "transfers fail until it is unpaused.",
         symbol,
         at: pause.at,
-        oneShot: false
+        oneShot: true
       })
     }
 
@@ -175,7 +175,7 @@ export const causesOf = (
           `${config.oracleStaleMinutes} minutes or more of regular US session time; its price is stale.`,
         symbol,
         at: clock,
-        oneShot: false
+        oneShot: true
       })
     }
     for (const pause of shared.oraclePausedTokens) {
@@ -189,7 +189,7 @@ export const causesOf = (
         detail: `The issuer paused ${symbol}'s oracle at ${pause.at.toISOString()} (transaction ${pause.txHash}).`,
         symbol,
         at: pause.at,
-        oneShot: false
+        oneShot: true
       })
     }
 
