@@ -214,8 +214,11 @@ export const causesOf = (
     if (account.reportingCurrency !== "USD") {
       const status = shared.fx ?? (yield* (yield* FxRates).status())
       if (status.stale) {
+        // Rates that stay stale while a newer (still old) day is loaded are the same cause: its alert is kept, its
+        // detail updated, not resolved and raised (delivered) again.
+        const alerted = facts.open.find((alert) => alert.kind === "stale-reference")?.causeKey
         causes.push({
-          key: `stale-reference:${status.newestDay ?? "none"}`,
+          key: alerted ?? `stale-reference:${status.newestDay ?? "none"}`,
           kind: "stale-reference",
           severity: SEVERITY_OF["stale-reference"],
           title: "Exchange rates out of date",
