@@ -371,6 +371,17 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         }))
     )
 
+    /** The time of each chain's newest stored block (the clock a feed's silence is measured by), one probe each. */
+    const chainTimes = (chainIds: ReadonlyArray<number>) =>
+      chainIds.length === 0 ? Effect.succeed(new Map<number, Date>()) : Effect.map(
+        sql<{ chain_id: number; block_time: Date }>`
+          SELECT c.chain_id, b.block_time
+          FROM unnest(${`{${chainIds.join(",")}}`}::int[]) AS c(chain_id)
+          CROSS JOIN LATERAL (SELECT block_time FROM chain_blocks WHERE chain_id = c.chain_id
+                              ORDER BY number DESC LIMIT 1) b`,
+        (rows) => new Map(rows.map((row) => [Number(row.chain_id), row.block_time]))
+      )
+
     /** Tokens whose latest OraclePaused/OracleUnpaused event is `OraclePaused`. */
     const oraclePausedTokens = latestPauses("OraclePaused", "OracleUnpaused")
 
@@ -474,6 +485,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
       recentDividendSteps,
       pausedTokens,
       latestRounds,
+      chainTimes,
       oraclePausedTokens,
       reviewBacklog,
       degradedBackfills,

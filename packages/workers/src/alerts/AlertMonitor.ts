@@ -9,7 +9,7 @@ import {
 import { type AlertCause, type AlertRow, AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import { SEVERITY_OF } from "@scaledger/domain/alerts/Alert"
-import { isFeedStale } from "@scaledger/domain/alerts/OracleStaleness"
+import { feedStaleAt, isFeedStale } from "@scaledger/domain/alerts/OracleStaleness"
 import { Array as Arr, Clock, Duration, Effect, Exit, Layer } from "effect"
 import { WebhookConfig } from "../webhooks/WebhookConfig.js"
 
@@ -301,8 +301,9 @@ export const monitorPassOf = (
     let raised = 0
     const failed: Array<string> = []
     const accounts = (yield* sources.accounts).filter((account) => scope === "all" || scope.has(account.id))
-    if (accounts.length === 0) return { raised, failed }
+    if (accounts.length === 0) return { raised, failed, staleAt: new Map<number, number>() }
     const shared = yield* sharedFacts(accounts.some((account) => account.reportingCurrency !== "USD"))
+    const staleAt = nextStaleAt(shared, (yield* WebhookConfig).oracleStaleMinutes)
     for (const batch of Arr.chunksOf(accounts, batchSize)) {
       const ids = batch.map((account) => account.id)
       const knownHeld = new Map<string, ReadonlyArray<HeldToken>>()
@@ -334,8 +335,25 @@ export const monitorPassOf = (
         )
       }
     }
-    return { raised, failed }
+    return { raised, failed, staleAt }
   })
+
+/**
+ * Per chain, the earliest instant of its clock at which a feed fresh now turns stale (`oracle-paused`). A feed's
+ * silence moves no row: the block whose time crosses it is what causes the alert, so the monitor passes as soon as
+ * the chain's newest block reaches it rather than waiting for the safety pass.
+ */
+export const nextStaleAt = (shared: SharedFacts, staleMinutes: number): ReadonlyMap<number, number> => {
+  const earliest = new Map<number, number>()
+  for (const round of shared.latestRounds) {
+    if (round.chainTime === null || isFeedStale(round.updatedAt, round.chainTime, staleMinutes)) continue
+    const at = feedStaleAt(round.updatedAt, staleMinutes)?.getTime()
+    if (at === undefined) continue
+    const known = earliest.get(round.chainId)
+    if (known === undefined || at < known) earliest.set(round.chainId, at)
+  }
+  return earliest
+}
 
 /** One pass over every account; answers the number of alerts raised. */
 export const monitorPass = Effect.map(monitorPassOf("all"), (result) => result.raised)
@@ -344,6 +362,8 @@ export const monitorPass = Effect.map(monitorPassOf("all"), (result) => result.r
 export interface MonitorState {
   readonly mark: Watermark | undefined
   readonly at: number
+  /** Per chain, when by its clock a feed fresh at the last pass turns stale (`nextStaleAt`). */
+  readonly staleAt?: ReadonlyMap<number, number> | undefined
 }
 
 /**
@@ -362,7 +382,7 @@ export const passDue = (last: MonitorState) =>
     )
     if (
       mark === undefined || last.mark === undefined || mark.shared !== last.mark.shared ||
-      now - last.at >= config.monitorSafetyPollMs
+      now - last.at >= config.monitorSafetyPollMs || (yield* feedTurnedStale(last))
     ) {
       return { due: true, scope: "all" as PassScope, mark, now }
     }
@@ -373,16 +393,28 @@ export const passDue = (last: MonitorState) =>
     return { due: moved.size > 0, scope: moved as PassScope, mark, now }
   })
 
+/** Whether a chain's newest block reached the time a feed fresh at the last pass turns stale (an unreadable clock: no). */
+const feedTurnedStale = (last: MonitorState) =>
+  Effect.gen(function*() {
+    if (last.staleAt === undefined || last.staleAt.size === 0) return false
+    const staleAt = last.staleAt
+    const times = yield* (yield* AlertSources).chainTimes([...staleAt.keys()]).pipe(
+      Effect.catchAllCause(() => Effect.succeed(new Map<number, Date>()))
+    )
+    return [...times].some(([chainId, time]) => time.getTime() >= (staleAt.get(chainId) ?? Infinity))
+  })
+
 /** The state after a pass: its watermark, less the accounts that failed (so they are tried again next tick). */
 export const afterPass = (
   last: MonitorState,
   due: { readonly scope: PassScope; readonly mark: Watermark | undefined; readonly now: number },
-  failed: ReadonlyArray<string>
+  failed: ReadonlyArray<string>,
+  staleAt: ReadonlyMap<number, number> | undefined = last.staleAt
 ): MonitorState => {
   if (due.mark === undefined) return { mark: undefined, at: 0 }
   const accounts = new Map(due.mark.accounts)
   for (const account of failed) accounts.delete(account)
-  return { mark: { ...due.mark, accounts }, at: due.scope === "all" ? due.now : last.at }
+  return { mark: { ...due.mark, accounts }, at: due.scope === "all" ? due.now : last.at, staleAt }
 }
 
 /**
@@ -405,12 +437,13 @@ export const runAlertMonitor = Effect.gen(function*() {
       const marks = due.mark?.holdings
       if (marks === undefined) cache.clear()
       else for (const account of cache.keys()) if (!marks.has(account)) cache.delete(account)
-      const failed = yield* monitorPassOf(due.scope, marks === undefined ? undefined : { marks, cache }).pipe(
-        Effect.map((result) => result.failed),
+      const result = yield* monitorPassOf(due.scope, marks === undefined ? undefined : { marks, cache }).pipe(
         Effect.catchAllCause((cause) => Effect.as(Effect.logError("alerts: monitor pass failed", cause), undefined))
       )
       // A pass that failed as a whole is tried again, in full, on the next tick.
-      last = failed === undefined ? { mark: undefined, at: 0 } : afterPass(last, due, failed)
+      last = result === undefined
+        ? { mark: undefined, at: 0 }
+        : afterPass(last, due, result.failed, result.staleAt)
     }
     yield* Effect.sleep(Duration.millis(config.monitorPollMs))
   }
