@@ -6,7 +6,7 @@ import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
 import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
-import { monitorPass } from "@scaledger/workers/alerts/AlertMonitor"
+import { monitorPass, passDue } from "@scaledger/workers/alerts/AlertMonitor"
 import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
 import { Effect, Layer, TestClock } from "effect"
 import { accountWatching } from "../support/WatchedAccounts.js"
@@ -51,6 +51,25 @@ describe("stale ECB rates that stay stale while a newer (still old) day is loade
             (open) => open.filter((a) => a.kind === "stale-reference")
           )
         ).toEqual([])
+      }))
+  })
+})
+
+describe("a non-USD account without wallets (PGlite)", () => {
+  layer(Services, { timeout: 60_000 })((it) => {
+    it.effect("is told its ECB rates are stale, like any non-USD account", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { account } = yield* (yield* AccountsRepo).findOrCreate("stale-no-wallets")
+        yield* sql`INSERT INTO account_settings (account_id, reporting_currency) VALUES (${account.id}, 'EUR')
+                   ON CONFLICT (account_id) DO UPDATE SET reporting_currency = 'EUR'`
+        yield* sql`INSERT INTO fx_rates (day, source, per_eur) VALUES ('2026-11-20', 'ecb-via-eurofxref', '{"USD": 1.1}'::jsonb)`
+        yield* TestClock.setTime(Date.parse("2026-12-07T16:00:00Z"))
+        const due = yield* passDue({ mark: undefined, at: 0 })
+        expect(due.mark!.accounts.has(account.id)).toBe(true)
+        expect(yield* monitorPass).toBe(1)
+        const open = yield* Effect.flatMap(AlertsStore, (store) => store.open(account.id))
+        expect(open.map((a) => a.kind)).toEqual(["stale-reference"])
       }))
   })
 })

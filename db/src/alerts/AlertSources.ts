@@ -130,6 +130,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         SELECT a.id, s.reporting_currency FROM accounts a LEFT JOIN account_settings s ON s.account_id = a.id
         WHERE EXISTS (SELECT 1 FROM wallets w WHERE w.account_id = a.id)
            OR EXISTS (SELECT 1 FROM alerts l WHERE l.account_id = a.id AND l.resolved_at IS NULL)
+           OR s.reporting_currency <> 'USD'
         ORDER BY a.id`,
       (rows) => rows.map((row) => ({ id: row.id, reportingCurrency: row.reporting_currency ?? "USD" }))
     )
@@ -439,7 +440,8 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
      * account's causes read (multiplier changes, pause events and reads, chain read health, ECB days); when it moves,
      * every account needs a pass. `accounts`: per account, its own inputs (its wallets and their backfills, its
      * ledger build's versions, which move with every transfer recorded for it and every build, its settings, its
-     * open alerts), for the accounts a pass covers (those with wallets or open alerts); when only these move, only
+     * open alerts), for the accounts a pass covers (those with wallets or open alerts, and those reporting in another
+     * currency than USD, whose ECB rates may be stale without a wallet); when only these move, only
      * those accounts need one. Equal readings mean no such cause can have changed. Time-driven causes (a silent
      * feed, stale rates, an income alert's window) are left to the monitor's safety pass.
      */
@@ -469,7 +471,7 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
         LEFT JOIN (
           SELECT account_id, count(*) AS open FROM alerts WHERE resolved_at IS NULL GROUP BY account_id
         ) l ON l.account_id = a.id
-        WHERE w.account_id IS NOT NULL OR l.account_id IS NOT NULL`
+        WHERE w.account_id IS NOT NULL OR l.account_id IS NOT NULL OR s.reporting_currency <> 'USD'`
       return {
         shared: shared[0]?.mark ?? "",
         accounts: new Map(perAccount.map((row) => [String(row.id), row.mark])),
