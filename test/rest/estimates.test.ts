@@ -173,6 +173,9 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
         expect(badDate.body.error.code).toBe("invalid_date")
         const early = yield* get(`symbol=AAPL&shares=1&date=2024-06-01&wallet=${ALICE}`)
         expect(early.body.error).toMatchObject({ code: "invalid_date", details: { reason: "before_holdings" } })
+        expect(early.body.error.message).toMatch(
+          /^date \d{4}-\d\d-\d\d is before the position's newest lot \(\d{4}-\d\d-\d\d\): the estimate sells the holding as it stands/
+        )
         const badWallet = yield* get("symbol=AAPL&shares=1&wallet=0x123")
         expect(badWallet.body.error.code).toBe("invalid_address")
         const otherWallet = yield* get(`symbol=AAPL&shares=1&wallet=${addr(3)}`)

@@ -111,7 +111,8 @@ export const makeSaleEstimator = Effect.gen(function*() {
       const newest = lots.length === 0 ? "" : utcDateOf(newestAt * 1000)
       if (date < newest) {
         return yield* new InvalidDate({
-          message: `date ${date} is before the newest lot the sale would draw from (${newest}).`,
+          message: `date ${date} is before the position's newest lot (${newest}): the estimate sells the holding ` +
+            "as it stands, so its date is that lot's or later.",
           details: { field: "date", reason: "before_holdings", earliest: newest }
         })
       }
