@@ -38,3 +38,32 @@ describe("the multiplier in force at the end of a date", () => {
     expect(valueAt("2025-12-31", changes, coverage)).toBeNull()
   })
 })
+
+describe("the multiplier in force at the end of a date, by the block a change took effect in", () => {
+  const coverage = Option.some({ fromTime: new Date("2026-01-01T00:00:00Z"), startMultiplier: WAD })
+
+  it("is the old value on a date before the first block at or after effectiveAt", () => {
+    // Due at 23:59:50 on 1 March; the first block at or after it is mined just after midnight.
+    const late: ChangeRow = {
+      ...change("2026-03-01T23:59:50Z", WAD, 2n * WAD, "active"),
+      blockTime: new Date("2026-03-02T00:00:05Z")
+    }
+    expect(valueAt("2026-03-01", [late], coverage)).toBe("1")
+    expect(valueAt("2026-03-02", [late], coverage)).toBe("2")
+  })
+
+  it("is the old value before the announcement of a change whose effectiveAt was already past", () => {
+    // Announced on 10 March for 1 March: in force from the announcement's block, not from 1 March.
+    const backdated: ChangeRow = {
+      ...change("2026-03-01T15:00:00Z", WAD, 2n * WAD, "active"),
+      blockTime: new Date("2026-03-10T12:00:00Z"),
+      announcedAt: new Date("2026-03-10T12:00:00Z")
+    }
+    expect(valueAt("2026-03-05", [backdated], coverage)).toBe("1")
+    expect(valueAt("2026-03-10", [backdated], coverage)).toBe("2")
+    // Still pending in the record (not caught up yet): the same, from the announcement.
+    const pending: ChangeRow = { ...backdated, status: "pending", source: null, block: null, blockTime: null }
+    expect(valueAt("2026-03-05", [pending], coverage)).toBe("1")
+    expect(valueAt("2026-03-10", [pending], coverage)).toBe("2")
+  })
+})

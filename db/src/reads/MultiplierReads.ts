@@ -11,11 +11,20 @@ const dateOf = (time: Date) => utcDateOf(time.getTime())
 const endOfDay = (date: string) => new Date(`${date}T23:59:59.999Z`)
 
 /**
+ * When a change is in force: the time of the block it took effect in once recorded (the first block at or after
+ * `effectiveAt`, never before its announcement), else `effectiveAt` or, if later, its announcement.
+ */
+const inForceFrom = (change: ChangeRow): number =>
+  change.status === "active" && change.blockTime !== null
+    ? change.blockTime.getTime()
+    : Math.max(change.effectiveAt.getTime(), change.announcedAt?.getTime() ?? 0)
+
+/**
  * The multiplier in force at the end of `date`. Announcements are complete from `coverage.from` on, so between
  * changes the value is the last change's `to`, before the first one its `from`, and without any change the value
- * read when watching began. Before coverage: unknown (null). A change announced for a time up to the end of `date`
- * is in force then whether or not the record has seen it take effect yet (a date still to come: the value announced
- * for it).
+ * read when watching began. Before coverage: unknown (null). A change is in force from the block it took effect in
+ * (`inForceFrom`); one the record has not seen take effect yet counts from its `effectiveAt` (a date still to come:
+ * the value announced for it).
  */
 export const valueAt = (
   date: string,
@@ -24,7 +33,7 @@ export const valueAt = (
 ): string | null => {
   if (Option.isNone(coverage) || dateOf(coverage.value.fromTime) > date) return null
   const end = endOfDay(date).getTime()
-  const inForce = changes.filter((change) => change.effectiveAt.getTime() <= end)
+  const inForce = changes.filter((change) => inForceFrom(change) <= end)
   const last = inForce[inForce.length - 1]
   if (last !== undefined) return formatWad(last.newMultiplier)
   const first = changes[0]
