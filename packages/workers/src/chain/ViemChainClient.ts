@@ -163,7 +163,10 @@ export const make = Effect.gen(function*() {
         for (const log of logs) {
           if (log.blockTimestamp !== undefined) rememberTime(log.blockNumber, log.blockTimestamp)
         }
-        const sorted = [...logs].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
+        // A log marked `removed` belongs to a block a re-org took back: it never happened on the chain now.
+        const sorted = logs.filter((log) => !log.removed).sort((a, b) =>
+          a.blockNumber - b.blockNumber || a.logIndex - b.logIndex
+        )
         const grown = Math.min(span * 2, logsCeiling, config.logsMaxChunk)
         return [{ fromBlock: from, toBlock: to, logs: sorted }, Math.max(grown, 1)] as const
       }),
