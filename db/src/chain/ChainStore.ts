@@ -112,6 +112,32 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
         (rows) => rows.map(toBlockRow)
       )
 
+    /**
+     * The same change announced again with other values (a corrected figure, same effectiveAt): a pending change
+     * takes the values of its latest announcement on record, which is what the chain stages.
+     */
+    const stageLatestValues = (chainId: number, tokens: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const corrected = yield* sql<
+          { token_key: string; effective_at: Date; old_multiplier: string; new_multiplier: string }
+        >`
+          SELECT c.token_key, c.effective_at, a.old_multiplier::text, a.new_multiplier::text
+          FROM multiplier_changes c
+          JOIN LATERAL (
+            SELECT e.old_multiplier, e.new_multiplier FROM multiplier_announcements e
+            WHERE e.chain_id = c.chain_id AND e.token_key = c.token_key AND e.effective_at = c.effective_at
+            ORDER BY e.block DESC, e.log_index DESC LIMIT 1
+          ) a ON true
+          WHERE c.chain_id = ${chainId} AND c.status = 'pending' AND c.token_key IN ${sql.in(tokens)}
+            AND (c.old_multiplier <> a.old_multiplier OR c.new_multiplier <> a.new_multiplier)`
+        yield* Effect.forEach(corrected, (c) =>
+          sql`UPDATE multiplier_changes SET old_multiplier = ${c.old_multiplier}, new_multiplier = ${c.new_multiplier},
+                kind = ${multiplierKind(BigInt(c.old_multiplier), BigInt(c.new_multiplier))}
+              WHERE chain_id = ${chainId} AND token_key = ${c.token_key} AND effective_at = ${c.effective_at}`, {
+          discard: true
+        })
+      })
+
     const writeBatch = (chainId: number, batch: ChainBatch) =>
       Effect.gen(function*() {
         const blocks = dedupeBlocks(batch.blocks ?? [])
@@ -195,6 +221,7 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
           )
         ]
         if (announcedTokens.length > 0) {
+          yield* stageLatestValues(chainId, announcedTokens)
           yield* sql`DELETE FROM multiplier_changes p
                      WHERE p.chain_id = ${chainId} AND p.status = 'pending' AND p.token_key IN ${
             sql.in(announcedTokens)
@@ -347,7 +374,10 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
                      announced_at = (SELECT min(a.block_time) FROM multiplier_announcements a
                                      WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key AND a.effective_at = c.effective_at)
                    WHERE c.chain_id = ${chainId} AND c.announced_block > ${forkBlock}`
-        if (reannounced.length > 0) yield* restoreStaged(chainId, reannounced.map((row) => row.token_key))
+        if (reannounced.length > 0) {
+          yield* restoreStaged(chainId, reannounced.map((row) => row.token_key))
+          yield* stageLatestValues(chainId, reannounced.map((row) => row.token_key))
+        }
         yield* invalidateLedgers({
           chainId,
           addresses: parties.map((row) => row.address_key),
