@@ -3,7 +3,17 @@ import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer } from "effect"
-import { ingestServices, issuerCall, recordToHead, type SeededChain, seededChain } from "../support/ChainHarness.js"
+import {
+  addAndBackfill,
+  ingestServices,
+  issuerCall,
+  recordToHead,
+  type SeededChain,
+  seededChain
+} from "../support/ChainHarness.js"
+
+const CAROL = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65"
+const WAD = 10n ** 18n
 
 const token = (chain: SeededChain, symbol: string) => chain.manifest.tokens.find((t) => t.symbol === symbol)!.address
 const key = (address: string) => address.toLowerCase()
@@ -72,6 +82,42 @@ describe("multiplier announcements", () => {
             yield* recordToHead
             const staged = yield* store.pendingChanges(node.chainId)
             expect(staged.map((c) => [c.token, c.newMultiplier])).toEqual([[key(tsla), 1005000000000000000n]])
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "records the announcements of an unlisted token from the span in which a wallet's transfer revealed it",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const unlisted = chain.manifest.unlistedToken.address
+        yield* withIngest(
+          chain,
+          Effect.gen(function*() {
+            yield* recordToHead
+            yield* addAndBackfill(CAROL, node.chainId)
+            yield* recordToHead
+            // In one span: the first transfer of the token to Carol, then an immediate dividend step of it.
+            yield* Effect.promise(() => issuerCall(node, unlisted, "mint", [CAROL, 2n * WAD]))
+            const step = yield* Effect.promise(() =>
+              issuerCall(node, unlisted, "updateMultiplier", [1000700000000000000n])
+            )
+            yield* recordToHead
+            const store = yield* ChainStore
+            const changes = yield* store.changesOf(node.chainId, unlisted)
+            expect(changes.map((c) => [c.status, c.newMultiplier, c.block])).toEqual([
+              ["active", 1000700000000000000n, step.block]
+            ])
+            const reads = yield* MultiplierReads
+            const today = new Date((yield* Effect.promise(() => node.block("latest"))).timestamp * 1000)
+              .toISOString().slice(0, 10)
+            const history = yield* reads.history(node.chainId, { token: unlisted, at: today })
+            expect(history.changes.map((c) => c.to)).toEqual(["1.0007"])
+            expect(history.at?.multiplier).toBe("1.0007")
           })
         )
       }).pipe(Effect.scoped),

@@ -150,11 +150,22 @@ export const makeRecorder = Effect.gen(function*() {
   const record = (from: number, to: BlockHeader, startedBlock: number) =>
     Effect.gen(function*() {
       const wallets = yield* store.watchedAddresses
+      const before = new Set(yield* catalog.stockTokens)
+      // First the transfers: a token no list names that one of them reveals is watched from this span on, its
+      // announcements and pauses in it included.
+      const scan = yield* scanTransfers(wallets, from, to.number)
       const tokens = yield* catalog.stockTokens
+      const revealed = tokens.filter((token) => !before.has(token))
       const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
         .stockEvents({ tokens, fromBlock: from, toBlock: to.number, topics: StockLifecycleTopics })
         .pipe(Stream.runCollect, Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)))
-      const scan = yield* scanTransfers(wallets, from, to.number)
+      // Their record starts at this span, from the value in force just before it (unknown if it cannot be read).
+      const fromTime = revealed.length === 0 ? to.timestamp : yield* chain.blockTimestamp(from)
+      const coverage = yield* Effect.forEach(revealed, (token) =>
+        chain.uiMultiplier(token, from - 1).pipe(
+          Effect.map((multiplier) => ({ token, fromBlock: from, fromTime: new Date(fromTime * 1000), multiplier })),
+          Effect.orElseSucceed(() => ({ token, fromBlock: from, fromTime: new Date(fromTime * 1000) }))
+        ))
 
       const timeOf = (block: number) => chain.blockTimestamp(block)
       const announcements: Array<AnnouncementRow> = []
@@ -213,6 +224,7 @@ export const makeRecorder = Effect.gen(function*() {
           changes: newChanges,
           activations,
           gaps,
+          coverage,
           finalizedThrough: to.number - finalityDepth
         })
         yield* store.setCursor(chainId, RECORDER, headerRow(to))
