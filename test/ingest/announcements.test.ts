@@ -123,4 +123,43 @@ describe("multiplier announcements", () => {
       }).pipe(Effect.scoped),
     60_000
   )
+
+  it.live(
+    "watches an unlisted token a backfill in another worker process found, from the recorder's next span",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const unlisted = chain.manifest.unlistedToken.address
+        yield* Effect.promise(() => issuerCall(node, unlisted, "mint", [CAROL, 2n * WAD]))
+        const db = yield* Layer.build(TestDatabase.postgres)
+        // Two worker processes on one database: one runs the recorder, the other the backfill.
+        const process = () =>
+          Layer.build(
+            ingestServices({
+              rpcUrl: node.httpUrl,
+              chainId: node.chainId,
+              tokenListPath: chain.tokenListPath
+            }).pipe(
+              Layer.provideMerge(
+                Layer.mergeAll(MultiplierReads.Default).pipe(Layer.provideMerge(Layer.succeedContext(db)))
+              )
+            )
+          )
+        const recorderProcess = yield* process()
+        const backfillProcess = yield* process()
+        yield* Effect.provide(recordToHead, recorderProcess)
+        yield* Effect.provide(addAndBackfill(CAROL, node.chainId), backfillProcess)
+        const step = yield* Effect.promise(() => issuerCall(node, unlisted, "updateMultiplier", [1000700000000000000n]))
+        yield* Effect.provide(recordToHead, recorderProcess)
+        const changes = yield* Effect.provide(
+          Effect.flatMap(ChainStore, (store) => store.changesOf(node.chainId, unlisted)),
+          recorderProcess
+        )
+        expect(changes.map((c) => [c.status, c.newMultiplier, c.block])).toEqual([
+          ["active", 1000700000000000000n, step.block]
+        ])
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

@@ -35,11 +35,21 @@ export class TokenCatalog extends Effect.Service<TokenCatalog>()("@scaledger/wor
       yield* Ref.set(known, new Map(rows.map((row) => [row.address.toLowerCase(), row.isStock])))
     })
 
-    /** Addresses of every known stock token. */
-    const stockTokens = Effect.map(
-      Ref.get(known),
-      (map) => [...map.entries()].filter(([, isStock]) => isStock).map(([address]) => address)
-    )
+    /**
+     * Addresses of every known stock token, read from `chain_tokens`: a token that another worker process (a
+     * backfill) recognised is watched here too from the next read on.
+     */
+    const stockTokens = Effect.gen(function*() {
+      const rows = yield* store.stockTokens(chain.chainId)
+      const addresses = rows.map((row) => row.address.toLowerCase())
+      yield* Ref.update(known, (map) => {
+        if (addresses.every((address) => map.get(address) === true)) return map
+        const next = new Map(map)
+        for (const address of addresses) next.set(address, true)
+        return next
+      })
+      return addresses
+    })
 
     /** Whether the contract is a stock token; asks the chain once for a contract no list names. */
     const isStock = (address: string) =>
