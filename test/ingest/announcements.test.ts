@@ -3,6 +3,7 @@ import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Effect, Layer } from "effect"
+import { startFaultProxy } from "../chain/faultProxy.js"
 import {
   addAndBackfill,
   ingestServices,
@@ -19,11 +20,14 @@ const token = (chain: SeededChain, symbol: string) => chain.manifest.tokens.find
 const key = (address: string) => address.toLowerCase()
 
 const withIngest = <A, E, R>(chain: SeededChain, body: Effect.Effect<A, E, R>) =>
+  withIngestAt(chain, chain.node.httpUrl, body)
+
+const withIngestAt = <A, E, R>(chain: SeededChain, rpcUrl: string, body: Effect.Effect<A, E, R>) =>
   body.pipe(
     Effect.provide(
       Layer.mergeAll(MultiplierReads.Default).pipe(
         Layer.provideMerge(ingestServices({
-          rpcUrl: chain.node.httpUrl,
+          rpcUrl,
           chainId: chain.node.chainId,
           tokenListPath: chain.tokenListPath
         })),
@@ -159,6 +163,48 @@ describe("multiplier announcements", () => {
         expect(changes.map((c) => [c.status, c.newMultiplier, c.block])).toEqual([
           ["active", 1000700000000000000n, step.block]
         ])
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "reads no blocks for a staged change while the head is still before its effectiveAt",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const tsla = token(chain, "TSLA")
+        const proxy = yield* Effect.acquireRelease(
+          Effect.promise(() => startFaultProxy({ target: node.httpUrl })),
+          (p) => Effect.promise(() => p.close())
+        )
+        yield* withIngestAt(
+          chain,
+          proxy.url,
+          Effect.gen(function*() {
+            yield* recordToHead
+            const head = yield* Effect.promise(() => node.block("latest"))
+            // A split announced 12.5 hours ahead, as CRWD's was.
+            yield* Effect.promise(() =>
+              issuerCall(
+                node,
+                tsla,
+                "updateMultiplier",
+                [4n * WAD, BigInt(head.timestamp + 45_000)],
+                head.timestamp + 5
+              )
+            )
+            yield* recordToHead
+            const before = proxy.counts().eth_getBlockByNumber ?? 0
+            for (let i = 0; i < 5; i++) {
+              yield* Effect.promise(() => node.mine(1))
+              yield* recordToHead
+            }
+            // Per step the head and the cursor's block (the re-org check) only: none to search for the change's block.
+            expect((proxy.counts().eth_getBlockByNumber ?? 0) - before).toBeLessThanOrEqual(10)
+            expect((yield* (yield* ChainStore).pendingChanges(node.chainId)).length).toBe(1)
+          })
+        )
       }).pipe(Effect.scoped),
     60_000
   )

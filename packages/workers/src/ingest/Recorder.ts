@@ -196,6 +196,8 @@ export const makeRecorder = Effect.gen(function*() {
         const id = `${change.token}:${change.effectiveAt.getTime()}`
         if (done.has(id)) continue
         done.add(id)
+        // Not due by the span's last block: no block of it can be the first at or after effectiveAt.
+        if (change.effectiveAt.getTime() > to.timestamp * 1000) continue
         const activation = yield* activate(change, { searchFrom: startedBlock, head: to.number, walletId: null })
         if (Option.isSome(activation)) {
           activations.push(activation.value.change)
