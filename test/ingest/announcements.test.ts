@@ -208,4 +208,42 @@ describe("multiplier announcements", () => {
       }).pipe(Effect.scoped),
     60_000
   )
+
+  it.live(
+    "on its first run, waits out failing state reads rather than losing a change already staged",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const tsla = token(chain, "TSLA")
+        const head = yield* Effect.promise(() => node.block("latest"))
+        // Staged before the service ever ran: only the state at its first block shows it.
+        yield* Effect.promise(() =>
+          issuerCall(node, tsla, "updateMultiplier", [1000500000000000000n, BigInt(head.timestamp + 3_600)])
+        )
+        const proxy = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            startFaultProxy({
+              target: node.httpUrl,
+              faults: { serverErrorRate: 1, randomFaultMethods: ["eth_call"] }
+            })
+          ),
+          (p) => Effect.promise(() => p.close())
+        )
+        yield* withIngestAt(
+          chain,
+          proxy.url,
+          Effect.gen(function*() {
+            const store = yield* ChainStore
+            // The node cannot be read: the first step fails (and is retried by the recorder), recording nothing.
+            yield* Effect.either(recordToHead)
+            proxy.setFaults({})
+            yield* recordToHead
+            const pending = yield* store.pendingChanges(node.chainId)
+            expect(pending.map((c) => [c.token, c.newMultiplier])).toEqual([[key(tsla), 1000500000000000000n]])
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

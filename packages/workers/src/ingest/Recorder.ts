@@ -73,11 +73,16 @@ export const makeRecorder = Effect.gen(function*() {
           chain.effectiveAt(token, head.number)
         ]).pipe(
           Effect.map(([inForce, next, effectiveAt]) => Option.some({ token, inForce, next, effectiveAt })),
-          Effect.catchAll((error) =>
-            Effect.as(
-              Effect.logWarning(`could not read the multiplier state of ${token}: ${error.message}`),
-              Option.none()
-            )
+          // A contract that does not answer as a `Stock` does is passed over. A node that cannot be reached fails the
+          // step (retried): a change staged now shows only in this state, and would be lost for good.
+          Effect.catchIf(
+            (error) =>
+              error._tag === "ContractReverted" || error._tag === "ChainDecodeError" || error._tag === "RpcError",
+            (error) =>
+              Effect.as(
+                Effect.logWarning(`could not read the multiplier state of ${token}: ${error.message}`),
+                Option.none()
+              )
           )
         ), { concurrency: 4 })
       const known = states.flatMap(Option.toArray)
