@@ -246,4 +246,38 @@ describe("multiplier announcements", () => {
       }).pipe(Effect.scoped),
     60_000
   )
+
+  it.live(
+    "a change staged before the first run (seen only in state) is replaced by a later announcement",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const tsla = token(chain, "TSLA")
+        const head = yield* Effect.promise(() => node.block("latest"))
+        yield* Effect.promise(() =>
+          issuerCall(node, tsla, "updateMultiplier", [1000500000000000000n, BigInt(head.timestamp + 3_600)])
+        )
+        yield* withIngest(
+          chain,
+          Effect.gen(function*() {
+            yield* recordToHead
+            const store = yield* ChainStore
+            expect((yield* store.pendingChanges(node.chainId)).map((c) => c.newMultiplier)).toEqual([
+              1000500000000000000n
+            ])
+            // The issuer stages another change before the first took effect: on chain it replaces the first.
+            yield* Effect.promise(() =>
+              issuerCall(node, tsla, "updateMultiplier", [1000900000000000000n, BigInt(head.timestamp + 7_200)])
+            )
+            yield* recordToHead
+            const pending = yield* store.pendingChanges(node.chainId)
+            expect(pending.map((c) => [c.newMultiplier, c.effectiveAt.getTime() / 1000])).toEqual([
+              [1000900000000000000n, head.timestamp + 7_200]
+            ])
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

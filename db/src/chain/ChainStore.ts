@@ -229,7 +229,11 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
                        AND EXISTS (
                          SELECT 1 FROM multiplier_changes n
                          WHERE n.chain_id = p.chain_id AND n.token_key = p.token_key
-                           AND n.announced_block > p.announced_block AND n.announced_at < p.effective_at)`
+                           AND n.announced_at < p.effective_at
+                           -- One seen only in state (staged before the first run) was read at the recorder's first block.
+                           AND n.announced_block > coalesce(p.announced_block, (
+                             SELECT r.started_block FROM chain_cursors r
+                             WHERE r.chain_id = p.chain_id AND r.name = 'recorder')))`
         }
         yield* Effect.forEach(batch.activations ?? [], (c) =>
           Effect.zipRight(
