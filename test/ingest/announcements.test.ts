@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
@@ -275,6 +276,42 @@ describe("multiplier announcements", () => {
             expect(pending.map((c) => [c.newMultiplier, c.effectiveAt.getTime() / 1000])).toEqual([
               [1000900000000000000n, head.timestamp + 7_200]
             ])
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a re-org of blocks a backfill recorded ahead of the recorder drops what they held",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const tsla = token(chain, "TSLA")
+        yield* withIngest(
+          chain,
+          Effect.gen(function*() {
+            yield* recordToHead
+            const fork = yield* Effect.promise(() => node.snapshot())
+            const dropped = yield* Effect.promise(() => issuerCall(node, tsla, "mint", [CAROL, 3n * WAD]))
+            // Carol is added and backfilled to the head before the recorder's next step.
+            yield* addAndBackfill(CAROL, node.chainId)
+            let replacement = ""
+            yield* Effect.promise(() =>
+              node.reorg(fork, {
+                blocks: 2,
+                replay: async (n) => {
+                  replacement = (await issuerCall(n, tsla, "mint", [CAROL, 7n * WAD])).hash
+                }
+              })
+            )
+            yield* recordToHead
+            const sql = yield* SqlClient.SqlClient
+            const rows = yield* sql<{ tx_hash: string }>`
+            SELECT tx_hash FROM token_transfers WHERE to_key = ${key(CAROL)} AND block > ${fork.blockNumber}`
+            expect(rows.map((r) => r.tx_hash)).toEqual([replacement])
+            expect(dropped.hash).not.toBe(replacement)
           })
         )
       }).pipe(Effect.scoped),

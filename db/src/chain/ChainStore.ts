@@ -389,6 +389,50 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
         })
       })
 
+    /** Blocks in `[from, to]` holding recorded transfers or announcements, with the hash each was recorded under. */
+    const recordedBlockHashes = (chainId: number, from: number, to: number) =>
+      Effect.map(
+        sql<{ block: string; block_hash: string }>`
+          SELECT DISTINCT block, block_hash FROM token_transfers
+          WHERE chain_id = ${chainId} AND block BETWEEN ${from} AND ${to}
+          UNION
+          SELECT DISTINCT block, block_hash FROM multiplier_announcements
+          WHERE chain_id = ${chainId} AND block BETWEEN ${from} AND ${to}`,
+        (rows) => rows.map((row) => ({ block: Number(row.block), hash: row.block_hash }))
+      )
+
+    /**
+     * Drops what was recorded from blocks the chain no longer has (a backfill recorded them ahead of the recorder,
+     * and a re-org replaced them before the recorder got there): their transfers and announcements, and the changes
+     * only those announced. The ledgers that read any of it are asked for new builds.
+     */
+    const dropReplacedBlocks = (
+      chainId: number,
+      stale: ReadonlyArray<{ readonly block: number; readonly hash: string }>
+    ) =>
+      Effect.forEach(stale, ({ block, hash }) =>
+        Effect.gen(function*() {
+          const parties = yield* sql<{ from_key: string; to_key: string }>`
+            DELETE FROM token_transfers WHERE chain_id = ${chainId} AND block = ${block} AND block_hash = ${hash}
+            RETURNING from_key, to_key`
+          const tokens = yield* sql<{ token_key: string }>`
+            DELETE FROM multiplier_announcements WHERE chain_id = ${chainId} AND block = ${block} AND block_hash = ${hash}
+            RETURNING token_key`
+          if (tokens.length > 0) {
+            yield* sql`DELETE FROM multiplier_changes c
+                       WHERE c.chain_id = ${chainId} AND c.status = 'pending' AND c.announced_block = ${block}
+                         AND NOT EXISTS (SELECT 1 FROM multiplier_announcements a
+                                         WHERE a.chain_id = c.chain_id AND a.token_key = c.token_key
+                                           AND a.effective_at = c.effective_at)`
+          }
+          yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND number = ${block} AND hash = ${hash}`
+          yield* invalidateLedgers({
+            chainId,
+            addresses: parties.flatMap((row) => [row.from_key, row.to_key]),
+            tokens: tokens.map((row) => row.token_key)
+          })
+        }), { discard: true })
+
     const pendingChanges = (chainId: number) =>
       Effect.map(
         sql`SELECT * FROM multiplier_changes WHERE chain_id = ${chainId} AND status = 'pending' ORDER BY effective_at, token_key`,
@@ -496,6 +540,8 @@ export class ChainStore extends Effect.Service<ChainStore>()("@scaledger/db/Chai
       storedBlocksBelow,
       writeBatch,
       rollbackAbove,
+      recordedBlockHashes,
+      dropReplacedBlocks,
       pendingChanges,
       changesOf,
       gapsOfToken,

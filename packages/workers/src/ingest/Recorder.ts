@@ -210,6 +210,20 @@ export const makeRecorder = Effect.gen(function*() {
         }
       }
 
+      // Blocks of this span recorded already (a backfill ran ahead of the recorder) under a hash the chain no longer
+      // has: a re-org replaced them, and what they held goes.
+      const recorded = yield* store.recordedBlockHashes(chainId, from, to.number)
+      const canonical = new Map<number, string>([
+        ...scan.blocks.map((block) => [block.number, block.hash] as const),
+        ...events.map((event) => [event.block, event.blockHash] as const),
+        [to.number, to.hash]
+      ])
+      const unread = [...new Set(recorded.map((row) => row.block).filter((block) => !canonical.has(block)))]
+      for (const header of yield* Effect.forEach(unread, (block) => chain.block(block), { concurrency: 4 })) {
+        canonical.set(header.number, header.hash)
+      }
+      const stale = recorded.filter((row) => canonical.get(row.block) !== row.hash)
+
       // `watchingFrom` names a block; its date is that block's, filled in once the block is recorded.
       const undated = yield* store.undatedWatchBlocks(from, to.number)
       const watchTimes = yield* Effect.forEach(undated, (block) =>
@@ -223,6 +237,7 @@ export const makeRecorder = Effect.gen(function*() {
         const transfers = yield* store.stillWatched(scan.transfers)
         yield* sql`UPDATE wallets SET watching_from_block = ${from} WHERE watching_from_block IS NULL`
         yield* store.dateWatchBlocks(watchTimes)
+        yield* store.dropReplacedBlocks(chainId, stale)
         yield* store.writeBatch(chainId, {
           blocks: [...scan.blocks, headerRow(to)],
           transfers,
