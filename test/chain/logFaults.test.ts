@@ -78,32 +78,3 @@ describe("ViemChainClient: logs a node should not have given", () => {
       expect(logs.map((log) => [log.blockNumber, log.logIndex])).toEqual([[5, 0], [9, 0]])
     }).pipe(Effect.scoped))
 })
-
-describe("ViemChainClient: an endpoint on another chain", () => {
-  it.live("is not read from: its answers would be recorded under the configured chain id", () =>
-    Effect.gen(function*() {
-      const other = yield* stubNode({ eth_chainId: "0x1", eth_blockNumber: "0x99" })
-      const right = yield* stubNode({ eth_chainId: "0x7a69", eth_blockNumber: "0x10" })
-      const alone = yield* Effect.flatMap(ChainClient, (chain) => chain.headNumber).pipe(
-        Effect.provide(client(other.url)),
-        Effect.flip
-      )
-      expect(alone._tag).toBe("AllEndpointsFailed")
-      expect(alone.message).toContain("not on the configured chain 31337")
-      // As a fallback's first URL: the next one, on the configured chain, answers.
-      const head = yield* Effect.flatMap(ChainClient, (chain) => chain.headNumber).pipe(
-        Effect.provide(
-          ViemChainClientLayer.pipe(Layer.provide(ChainConfig.layer({
-            rpcUrls: [other.url, right.url],
-            chainId: 31337,
-            retryBaseDelayMs: 5,
-            retryMaxDelayMs: 20,
-            maxRetries: 2,
-            timeoutMs: 1_000,
-            pollIntervalMs: 50
-          })))
-        )
-      )
-      expect(head).toBe(16)
-    }).pipe(Effect.scoped))
-})

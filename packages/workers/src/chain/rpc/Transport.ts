@@ -78,28 +78,6 @@ export const makeTransport = (config: ChainConfigShape): Effect.Effect<Transport
       Schedule.whileInput((error: Failure) => isRetryable(error))
     )
 
-    /**
-     * Each endpoint's `eth_chainId`, asked before its first request: an endpoint on another chain (a wrong URL, a
-     * fallback pointing elsewhere) fails every attempt, as a retryable failure, so nothing it answers is recorded
-     * under `CHAIN_ID` and the next endpoint is tried. A failed or wrong answer is asked again on the next attempt.
-     */
-    const chainChecks: Array<Promise<void> | undefined> = endpoints.map(() => undefined)
-    const onConfiguredChain = (index: number): Promise<void> => {
-      const known = chainChecks[index]
-      if (known !== undefined) return known
-      const check = endpoints[index]!.request({ method: "eth_chainId", params: [] }).then((answer) => {
-        const id = typeof answer === "string" && /^0x[0-9a-f]+$/i.test(answer) ? Number(answer) : Number.NaN
-        if (id !== config.chainId) {
-          throw new Error(`the endpoint is on chain ${String(answer)}, not on the configured chain ${config.chainId}`)
-        }
-      })
-      chainChecks[index] = check
-      check.catch(() => {
-        chainChecks[index] = undefined
-      })
-      return check
-    }
-
     /** One attempt on one endpoint within `timeoutMs`, holding a permit of the concurrency cap. */
     const attempt = <A>(
       index: number,
@@ -109,7 +87,7 @@ export const makeTransport = (config: ChainConfigShape): Effect.Effect<Transport
     ) => {
       const endpoint = endpoints[index]!
       return Effect.tryPromise({
-        try: () => onConfiguredChain(index).then(() => run(endpoint)),
+        try: () => run(endpoint),
         catch: (error) => classifyRpcFailure(error, endpoint.label, method, timeoutMs)
       }).pipe(
         Effect.timeoutFail({
