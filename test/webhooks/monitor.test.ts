@@ -4,31 +4,19 @@ import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
-import { FxRates } from "@scaledger/db/FxRates"
 import { storeEvents } from "@scaledger/db/testing/StoredPages"
-import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { sessionMinutesBetween } from "@scaledger/domain/alerts/OracleStaleness"
 import { monitorPass, monitorPassOf } from "@scaledger/workers/alerts/AlertMonitor"
-import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, TestClock } from "effect"
 import { it as vit } from "vitest"
-import { accountWatching } from "../support/WatchedAccounts.js"
+import { accountWatching, MonitorServices } from "../support/WatchedAccounts.js"
 
 const CHAIN = 31337
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 const AAPL = "0x00000000000000000000000000000000000aa91e"
 const CRWD = "0x00000000000000000000000000000000000c3d00"
 const WAD = 10n ** 18n
-
-const Services = Layer.mergeAll(
-  AlertSources.Default,
-  AlertsStore.Default,
-  FxRates.Default,
-  AccountsRepo.Default,
-  WalletsRepo.Default,
-  WebhookConfig.layer({ oracleStaleMinutes: 60 })
-).pipe(Layer.provideMerge(TestDatabase.pglite))
 
 const openAlerts = (accountId: string) =>
   Effect.map(
@@ -50,7 +38,7 @@ describe("regular-session minutes (NYSE calendar)", () => {
 })
 
 describe("the alert monitor derives every kind from the record (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("raises and resolves oracle-paused, token-paused, degraded-read, unlabeled-transfers, stale-reference", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -157,7 +145,7 @@ describe("the alert monitor derives every kind from the record (PGlite)", () => 
 })
 
 describe("a pass reads a batch of accounts' facts together (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("each account gets its own causes, across batches, and a batch that cannot be read is left as it was", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -239,7 +227,7 @@ describe("a pass reads a batch of accounts' facts together (PGlite)", () => {
 })
 
 describe("a feed's silence is measured by the chain's clock (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("a chain whose clock is months behind this machine's raises nothing for a fresh round", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -282,7 +270,7 @@ describe("a feed's silence is measured by the chain's clock (PGlite)", () => {
 })
 
 describe("a dividend step recorded after its alert window (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("is still told once: raised, then resolved by its age, never raised again", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -321,7 +309,7 @@ describe("a dividend step recorded after its alert window (PGlite)", () => {
 })
 
 describe("a pause whose Paused event is recorded after the read that first showed it (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("is one alert, kept open, not resolved and raised again", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

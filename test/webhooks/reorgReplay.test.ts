@@ -1,27 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo } from "@scaledger/db/Accounts"
-import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
-import { FxRates } from "@scaledger/db/FxRates"
-import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { WalletsRepo } from "@scaledger/db/Wallets"
 import { monitorPass } from "@scaledger/workers/alerts/AlertMonitor"
-import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
-import { Effect, Layer, TestClock } from "effect"
-import { accountWatching } from "../support/WatchedAccounts.js"
+import { Effect, TestClock } from "effect"
+import { accountWatching, MonitorServices } from "../support/WatchedAccounts.js"
 
 const WAD = 10n ** 18n
 const ZERO = "0x0000000000000000000000000000000000000000"
-
-const Services = Layer.mergeAll(
-  AlertSources.Default,
-  AlertsStore.Default,
-  FxRates.Default,
-  AccountsRepo.Default,
-  WalletsRepo.Default,
-  WebhookConfig.layer({ oracleStaleMinutes: 60 })
-).pipe(Layer.provideMerge(TestDatabase.pglite))
 
 const alertsOf = (accountId: string, kind: "token-paused" | "accrued-income" | "oracle-paused") =>
   Effect.map(
@@ -41,7 +26,7 @@ const holding = (chain: number, token: string, symbol: string, address: string) 
   })
 
 describe("a cause rolled back by a re-org and recorded again (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("a pause replayed after a re-org is the same alert: not raised (delivered) a second time", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -1,30 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { AccountsRepo } from "@scaledger/db/Accounts"
-import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
-import { FxRates } from "@scaledger/db/FxRates"
-import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { WalletsRepo } from "@scaledger/db/Wallets"
 import { afterPass, monitorPassOf, passDue } from "@scaledger/workers/alerts/AlertMonitor"
-import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
-import { Effect, Layer, TestClock } from "effect"
-import { accountWatching } from "../support/WatchedAccounts.js"
+import { Effect, TestClock } from "effect"
+import { accountWatching, MonitorServices } from "../support/WatchedAccounts.js"
 
 const WAD = 10n ** 18n
 const ZERO = "0x0000000000000000000000000000000000000000"
 
-const Services = Layer.mergeAll(
-  AlertSources.Default,
-  AlertsStore.Default,
-  FxRates.Default,
-  AccountsRepo.Default,
-  WalletsRepo.Default,
-  WebhookConfig.layer({ oracleStaleMinutes: 60 })
-).pipe(Layer.provideMerge(TestDatabase.pglite))
-
 describe("a feed falling silent (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("the block whose time makes it stale brings a pass at once, not only the safety pass", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

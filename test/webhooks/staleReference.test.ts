@@ -1,27 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
-import { AlertSources } from "@scaledger/db/alerts/AlertSources"
 import { AlertsStore } from "@scaledger/db/alerts/AlertsStore"
-import { FxRates } from "@scaledger/db/FxRates"
-import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { WalletsRepo } from "@scaledger/db/Wallets"
 import { monitorPass, passDue } from "@scaledger/workers/alerts/AlertMonitor"
-import { WebhookConfig } from "@scaledger/workers/webhooks/WebhookConfig"
-import { Effect, Layer, TestClock } from "effect"
-import { accountWatching } from "../support/WatchedAccounts.js"
-
-const Services = Layer.mergeAll(
-  AlertSources.Default,
-  AlertsStore.Default,
-  FxRates.Default,
-  AccountsRepo.Default,
-  WalletsRepo.Default,
-  WebhookConfig.layer({ oracleStaleMinutes: 60 })
-).pipe(Layer.provideMerge(TestDatabase.pglite))
+import { Effect, TestClock } from "effect"
+import { accountWatching, MonitorServices } from "../support/WatchedAccounts.js"
 
 describe("stale ECB rates that stay stale while a newer (still old) day is loaded (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("are one stale-reference alert, its detail updated, not a second alert", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -56,7 +42,7 @@ describe("stale ECB rates that stay stale while a newer (still old) day is loade
 })
 
 describe("a non-USD account without wallets (PGlite)", () => {
-  layer(Services, { timeout: 60_000 })((it) => {
+  layer(MonitorServices, { timeout: 60_000 })((it) => {
     it.effect("is told its ECB rates are stale, like any non-USD account", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
