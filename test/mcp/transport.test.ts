@@ -181,7 +181,16 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
             expect(refused.body.error.message, host).toContain("MCP_ALLOWED_HOSTS")
           }
           expect((yield* withHost("evil.example.com", "GET")).status).toBe(403)
-          for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, "localhost", `[::1]:${port}`, "10.0.0.5"]) {
+          for (
+            const host of [
+              `127.0.0.1:${port}`,
+              `localhost:${port}`,
+              "localhost",
+              `[::1]:${port}`,
+              "10.0.0.5",
+              "scaledger:8081"
+            ]
+          ) {
             expect((yield* withHost(host)).status, host).toBe(200)
           }
         }))

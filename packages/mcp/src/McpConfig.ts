@@ -30,15 +30,17 @@ const hostNameOf = (entry: string): string | undefined => {
 
 /**
  * Whether a request's `Host` header names this server, against DNS rebinding (a browser page whose own host name
- * an attacker points at this machine): a `localhost` name, an IP address (a rebinding page's `Host` is always its
- * domain name), the host of `PUBLIC_BASE_URL`, or one listed in `MCP_ALLOWED_HOSTS`. Any port. No header (a
+ * an attacker points at this machine): a `localhost` name, a name of one label, an IP address (a rebinding page's
+ * `Host` is always its domain name), the host of `PUBLIC_BASE_URL`, or one listed in `MCP_ALLOWED_HOSTS`. Any port. No header (a
  * non-browser HTTP/1.0 client) is allowed; a header that is no host is not.
  */
 export const hostAllowed = (settings: McpSettings, host: string | undefined): boolean => {
   if (host === undefined) return true
   const name = hostNameOf(host)
   if (name === undefined) return false
-  if (name === "localhost" || name.endsWith(".localhost")) return true
+  // A name of one label (a container's or a machine's name on its network) is never a rebinding page's: that needs a
+  // domain the attacker's DNS answers for.
+  if (name === "localhost" || name.endsWith(".localhost") || !name.includes(".")) return true
   if (isIP(name.startsWith("[") ? name.slice(1, -1) : name) !== 0) return true
   if (settings.publicBaseUrl !== undefined && new URL(settings.publicBaseUrl).hostname === name) return true
   return settings.allowedHosts?.includes(name) ?? false
