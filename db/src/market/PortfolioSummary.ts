@@ -49,6 +49,23 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
             })
           }
         }
+        const rate: PortfolioSummary["rate"] = converted === null
+          ? (currency === "USD"
+            ? {
+              currency,
+              rate: "1",
+              source: "identity",
+              rateDate: now.toISOString().slice(0, 10),
+              carriedForward: false
+            }
+            : null)
+          : {
+            currency: converted.currency,
+            rate: converted.rate,
+            source: converted.source,
+            rateDate: converted.rateDate,
+            carriedForward: converted.carriedForward
+          }
         const answer: PortfolioSummary = {
           asOf: Option.match(report, {
             onNone: () => now.toISOString(),
@@ -59,23 +76,7 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
           costBasis: totalView(totals?.costBasis ?? zero, currency),
           unrealisedGain: totalView(totals?.unrealisedGain ?? zero, currency),
           accruedDividendIncome: totalView(totals?.incomeInYear ?? zero, currency),
-          rate: converted === null
-            ? (currency === "USD"
-              ? {
-                currency,
-                rate: "1",
-                source: "identity",
-                rateDate: now.toISOString().slice(0, 10),
-                carriedForward: false
-              }
-              : null)
-            : {
-              currency: converted.currency,
-              rate: converted.rate,
-              source: converted.source,
-              rateDate: converted.rateDate,
-              carriedForward: converted.carriedForward
-            },
+          rate,
           marketOpen: isOpen(now),
           lastClose: lastCloseBefore(now).toISOString(),
           nextOpen: nextOpen(now).toISOString(),
@@ -90,10 +91,10 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
               )
             ],
             incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds.map(changeIdOfIncome)))],
-            rates: []
+            rates: ratesBehind(rate)
           }
         }
-        return { ...answer, evidence: { ...answer.evidence, rates: ratesBehind(answer.rate) } }
+        return answer
       })
     )
 

@@ -1,8 +1,8 @@
 import { AlertsStore, alertView } from "@scaledger/db/alerts/AlertsStore"
 import { ALERT_SEVERITIES } from "@scaledger/domain/alerts/Alert"
-import { decodePageCursor, encodePageCursor, PageCursor } from "@scaledger/domain/Basic"
-import { invalidCursor, SealedCursors } from "@scaledger/domain/PageCursors"
-import { Effect, Either, Schema } from "effect"
+import { PageCursor } from "@scaledger/domain/Basic"
+import { decodeCursor, encodeCursor, SealedCursors } from "@scaledger/domain/PageCursors"
+import { Effect, Schema } from "effect"
 import { tool } from "../McpTool.js"
 
 /** The largest page a list answers (DECISIONS.md: max 500). */
@@ -31,11 +31,8 @@ export const GetAlerts = Effect.map(Effect.all([AlertsStore, SealedCursors]), ([
     }),
     run: ({ cursor, severity }, account) =>
       Effect.gen(function*() {
-        const plain = yield* cursors.open(account.id, "alerts", cursor)
-        const beforeSeq = plain === undefined ? undefined : yield* Either.match(decodePageCursor("alerts", plain), {
-          onLeft: (reason) => Effect.fail(invalidCursor(reason)),
-          onRight: (position) => Effect.succeed(position)
-        })
+        // Sealed as `GET /v1/alerts` seals its cursors: one cursor for both twins.
+        const beforeSeq = yield* decodeCursor("alerts", yield* cursors.open(account.id, "alerts", cursor))
         const page = yield* store.list(account.id, { severity, kind: undefined, open: true }, {
           beforeSeq,
           limit: MAX_PAGE
@@ -45,7 +42,7 @@ export const GetAlerts = Effect.map(Effect.all([AlertsStore, SealedCursors]), ([
         return {
           alerts,
           nextCursor: page.hasMore && last !== undefined
-            ? cursors.seal(account.id, "alerts", encodePageCursor("alerts", last.seq))
+            ? cursors.seal(account.id, "alerts", encodeCursor("alerts", last.seq))
             : null,
           evidence: { alertIds: alerts.map((alert) => alert.id) }
         }
