@@ -68,6 +68,32 @@ const abandonExport = (key: string) =>
     )
   })
 
+/** Reads a whole export over a raw socket: its status, its text, and whether the response ended as HTTP ends one. */
+const readExport = (key: string, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const address = server.address as HttpServer.TcpAddress
+    return yield* Effect.promise(() =>
+      new Promise<{ status: number; text: string; complete: boolean }>((resolve, reject) => {
+        const request = Http.request({
+          host: "127.0.0.1",
+          port: address.port,
+          method: "POST",
+          path: "/v1/exports",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
+        }, (response) => {
+          let text = ""
+          response.setEncoding("utf8")
+          response.on("data", (chunk: string) => (text += chunk))
+          response.on("error", () => undefined)
+          response.on("close", () => resolve({ status: response.statusCode ?? 0, text, complete: response.complete }))
+        })
+        request.on("error", reject)
+        request.end(JSON.stringify(body))
+      })
+    )
+  })
+
 const suite = (name: string, database: typeof TestDatabase.postgres) =>
   layer(restServer(database), { timeout: 120_000 })(`exports on ${name}`, (it) => {
     describe("the export endpoints", () => {
@@ -342,6 +368,22 @@ const suite = (name: string, database: typeof TestDatabase.postgres) =>
           const reply = yield* call("POST", "/v1/exports", { key, body: { format: "gains" } })
           expectCode(reply, 409, "replay_in_progress")
           expect(reply.headers["retry-after"]).toBe("1")
+          expect(yield* exportsOf(accountId)).toBe(0)
+        }))
+
+      it.effect("a failure after the headers breaks the connection: no truncated file looks complete", () =>
+        Effect.gen(function*() {
+          const { accountId, key } = yield* setUp(`exports-f-${name}`, 2_500, "plain")
+          const sql = yield* SqlClient.SqlClient
+          // The last of the three pages cannot be read: the writer fails after the first two went out.
+          yield* sql`UPDATE ledger_event_pages SET lines = 'not a page' WHERE account_id = ${accountId}
+                     AND first_ord = (SELECT max(first_ord) FROM ledger_event_pages WHERE account_id = ${accountId})`
+            .pipe(Effect.orDie)
+          const reply = yield* readExport(key, { format: "activity" })
+          expect(reply.status).toBe(200)
+          expect(reply.text.startsWith("date,block,")).toBe(true)
+          // The response is cut off, as a client must see it (a chunked body without its last chunk), not ended.
+          expect(reply.complete).toBe(false)
           expect(yield* exportsOf(accountId)).toBe(0)
         }))
 

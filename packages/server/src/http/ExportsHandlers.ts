@@ -1,3 +1,4 @@
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -12,7 +13,7 @@ import { NotFound, UnsupportedFormat } from "@scaledger/domain/Errors"
 import { DEFAULT_EXPORT_FORMAT, EXPORT_FORMATS, isExportFormat } from "@scaledger/domain/exports/Formats"
 import type { ExportView } from "@scaledger/domain/ExportsApi"
 import { shownValue } from "@scaledger/domain/ShownValue"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Option, Stream } from "effect"
 import { PageCursorSeal } from "./PageCursorSeal.js"
 import { orUnavailable } from "./Unavailable.js"
 
@@ -38,6 +39,17 @@ const etagOf = (record: ExportRecord) => `"${record.sha256}"`
 const matches = (header: string | undefined, etag: string): boolean =>
   header !== undefined &&
   header.split(",").map((tag) => tag.trim().replace(/^W\//, "")).some((tag) => tag === "*" || tag === etag)
+
+/**
+ * A file's bytes, the connection broken if they fail after the headers went out. The status and the first rows are
+ * sent already, and the server would end a failed body like a finished one: the client would hold a truncated file
+ * that parses as a whole one. A connection broken before the last chunk is what an HTTP client reports as cut off.
+ */
+const cutOffOnFailure = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<Uint8Array, E, R> =>
+  Stream.onError(body, () => Effect.sync(() => NodeHttpServerRequest.toIncomingMessage(request).socket?.destroy()))
 
 export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (handlers) =>
   Effect.gen(function*() {
@@ -70,7 +82,8 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
             wallet = parsed.right
           }
           const started = yield* store.create({ accountId: account.id, format, from, to, wallet })
-          return HttpServerResponse.stream(started.body, {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return HttpServerResponse.stream(cutOffOnFailure(request, started.body), {
             contentType: CSV,
             headers: {
               "content-disposition": `attachment; filename="${started.fileName}"`,
@@ -110,7 +123,7 @@ export const ExportsHandlers = HttpApiBuilder.group(ScaledgerApi, "exports", (ha
           if (matches(request.headers["if-none-match"], etagOf(record))) {
             return HttpServerResponse.empty({ status: 304, headers })
           }
-          return HttpServerResponse.stream(store.bytes(record.id), {
+          return HttpServerResponse.stream(cutOffOnFailure(request, store.bytes(record.id)), {
             contentType: CSV,
             contentLength: record.bytes,
             headers: { ...headers, "content-disposition": `attachment; filename="${record.fileName}"` }
