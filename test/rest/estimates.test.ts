@@ -48,11 +48,11 @@ const input: LedgerInput = {
 }
 
 /** Stores the real ledger's build of `input` for the account, as the ledger worker would. */
-const seedBuild = (accountName: string) =>
+const seedBuild = (accountName: string, ledgerInput: LedgerInput = input) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const account = Option.getOrThrow(yield* (yield* AccountsRepo).findByName(accountName))
-    const report = Either.getOrThrow(Ledger.run(input))
+    const report = Either.getOrThrow(Ledger.run(ledgerInput))
     yield* sql`INSERT INTO ledger_builds (account_id, requested_version, lease_owner, lease_until)
                VALUES (${account.id}, 1, 'test', now() + interval '1 hour')`
     const stored = yield* (yield* LedgerStore).store(account.id, "test", 1, {
@@ -186,6 +186,23 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
         const missing = yield* get("symbol=AAPL")
         expect(missing.status).toBe(400)
         expect(missing.body.error.code).toBe("invalid_request")
+      }))
+
+    it.effect("under account lot scope (DE) an address sells at most its own balance, FIFO from the account's lots", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("est-de")
+        yield* seedBuild("est-de", { ...input, country: "DE" })
+        const get = (query: string) => call("GET", `/v1/estimates/sale?${query}`, { key })
+        // Bob holds 1 of the account's 16: 2 is more than he can sell, though the account's pool holds them.
+        const tooMany = yield* get(`symbol=AAPL&shares=2&price=150&date=2025-02-28&wallet=${BOB}`)
+        expect(tooMany.status, tooMany.text).toBe(400)
+        expect(tooMany.body.error.details).toEqual({ field: "shares", reason: "exceeds_holding", held: "1" })
+        // His one share comes, FIFO over the account, out of Alice's lot of 29 February ($100).
+        const one = yield* get(`symbol=AAPL&shares=1&price=150&date=2025-02-28&wallet=${BOB}`)
+        expect(one.status, one.text).toBe(200)
+        expect(one.body).toMatchObject({ lotScope: "account", wallet: null, basis: "100", gain: "50" })
+        // Without a wallet the account sells: all 16.
+        expect((yield* get("symbol=AAPL&shares=16&price=150&date=2025-02-28")).status).toBe(200)
       }))
 
     it.effect("answers 409 replay_in_progress while the account is rebuilt", () =>

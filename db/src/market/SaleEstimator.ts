@@ -2,7 +2,7 @@ import * as Address from "@scaledger/domain/Address"
 import { isCalendarDate, utcDateOf } from "@scaledger/domain/CalendarDates"
 import type { ReportingCurrency } from "@scaledger/domain/Currency"
 import { InvalidDate, InvalidRequest, NotFound } from "@scaledger/domain/Errors"
-import { rateOn } from "@scaledger/domain/market/LedgerFifo"
+import { parseFixed, rateOn } from "@scaledger/domain/market/LedgerFifo"
 import { estimateSale } from "@scaledger/domain/market/SaleEstimate"
 import { ratesBehind, type SaleEstimateView } from "@scaledger/domain/MarketApi"
 import { shownValue } from "@scaledger/domain/ShownValue"
@@ -48,17 +48,21 @@ export const makeSaleEstimator = Effect.gen(function*() {
       }
       if (held[0]!.scope === "account") {
         const position = held[0]!
-        if (wallet !== undefined && !position.holdings.some((h) => h.wallet.toLowerCase() === wallet)) {
+        if (wallet === undefined) return { position, heldRaw: undefined }
+        // The account's pool sells, but the address only its own balance.
+        const holding = position.holdings.find((h) => h.wallet.toLowerCase() === wallet)
+        const heldRaw = holding === undefined ? 0n : parseFixed(holding.balance, 18)
+        if (heldRaw === 0n) {
           return yield* new NotFound({ message: `${params.wallet} holds no ${params.symbol}.` })
         }
-        return position
+        return { position, heldRaw }
       }
       if (wallet !== undefined) {
         const position = held.find((p) => p.wallet?.toLowerCase() === wallet)
         if (position === undefined) {
           return yield* new NotFound({ message: `${params.wallet} holds no ${params.symbol}.` })
         }
-        return position
+        return { position, heldRaw: undefined }
       }
       if (held.length > 1) {
         return yield* new InvalidRequest({
@@ -66,7 +70,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
           details: { field: "wallet", wallets: held.map((p) => p.wallet) }
         })
       }
-      return held[0]!
+      return { position: held[0]!, heldRaw: undefined }
     })
 
   const rateFor = (currency: ReportingCurrency, date: string) =>
@@ -100,7 +104,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
         })
       }
       yield* settledLedger(store, accountId)
-      const position = yield* choosePosition(yield* positionsOf(store, accountId), params)
+      const { heldRaw, position } = yield* choosePosition(yield* positionsOf(store, accountId), params)
       const walletKey = position.wallet?.toLowerCase()
       const lots = (yield* lotSourcesOf(store, accountId, position.token)).filter((lot) =>
         position.scope === "account" ? lot.location === "account" : lot.location === "wallet" &&
@@ -124,7 +128,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
         ? null
         : new BigNumber(round.answer).div(multiplier).decimalPlaces(18, BigNumber.ROUND_HALF_EVEN).toFixed()
       const rate = yield* rateFor(position.currency, date)
-      const result = estimateSale({ lots, multiplier, shares: params.shares, priceUsd, date, rate })
+      const result = estimateSale({ lots, heldRaw, multiplier, shares: params.shares, priceUsd, date, rate })
       if ("error" in result) {
         const error = result.error
         return yield* error._tag === "InvalidShares"

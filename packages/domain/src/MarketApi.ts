@@ -289,8 +289,8 @@ export class EstimatesGroup extends HttpApiGroup.make("estimates")
         )),
         date: Schema.optional(TextAccepted("Sale date, YYYY-MM-DD; default today (UTC).", DATE_FORM)),
         wallet: Schema.optional(TextAccepted(
-          "The address selling (wallet lot scope); needed when several wallets hold the token. Mixed case only as " +
-            "a valid EIP-55 checksum.",
+          "The address selling: its own lots (wallet lot scope), or the account's up to its own balance (account " +
+            "lot scope); needed when several wallets hold the token. Mixed case only as a valid EIP-55 checksum.",
           ADDRESS_FORM
         ))
       }))

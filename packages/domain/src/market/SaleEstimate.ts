@@ -31,6 +31,11 @@ export interface LotSource extends FifoLot {
 export interface SaleRequest {
   /** One pool's open lots (a wallet's under wallet lot scope, the account's under account scope). */
   readonly lots: ReadonlyArray<Lot | LotSource>
+  /**
+   * Raw units the selling address holds, when that is less than its pool can give: under account lot scope the pool
+   * is the account's, but one address can sell only its own balance. Left out: the pool's total.
+   */
+  readonly heldRaw?: bigint | undefined
   /** The multiplier in force now (18-decimal string): shares = raw × multiplier. */
   readonly multiplier: string
   /** Share units to sell (decimal string, at most 18 decimals). */
@@ -130,7 +135,8 @@ export const estimateSale = (request: SaleRequest): { ok: SaleEstimate } | { err
       }
     }
   }
-  const held = request.lots.reduce((total, lot) => total + BigInt(lot.raw), 0n)
+  const pooled = request.lots.reduce((total, lot) => total + BigInt(lot.raw), 0n)
+  const held = request.heldRaw !== undefined && request.heldRaw < pooled ? request.heldRaw : pooled
   if (raw > held) {
     return {
       error: {

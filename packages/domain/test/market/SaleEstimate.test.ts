@@ -206,6 +206,18 @@ describe("estimate_sale over lots made whole on demand", () => {
     expect(ok(request({ lots: shuffled, shares: "3" })).lots.map((lot) => lot.lotId)).toEqual(["buy-1"])
   })
 
+  it("counts only what the selling address holds when that is less than the pool (account lot scope)", () => {
+    // The pool holds 16; the address selling holds 4 of them: it cannot sell 5, whatever the pool holds.
+    expect(estimateSale(request({ lots: shuffled, shares: "5", heldRaw: BigInt(raw(4)) }))).toEqual({
+      error: { _tag: "InsufficientShares", held: "4", requested: "5" }
+    })
+    expect(ok(request({ lots: shuffled, shares: "4", heldRaw: BigInt(raw(4)) })).basis).toBe("400")
+    // More than the pool: the pool's total is what is held.
+    expect(estimateSale(request({ lots: shuffled, shares: "17", heldRaw: BigInt(raw(20)) }))).toEqual({
+      error: { _tag: "InsufficientShares", held: "16", requested: "17" }
+    })
+  })
+
   it("counts the whole pool as held, not only the lots drawn", () => {
     const lazy = sources(shuffled)
     expect(estimateSale(request({ lots: lazy.lots, shares: "16.5" }))).toEqual({

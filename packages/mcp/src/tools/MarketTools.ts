@@ -58,7 +58,8 @@ export const EstimateSale = Effect.map(SaleEstimator, (estimator) =>
       date: Schema.optional(Day("Sale date; default today (UTC)")),
       wallet: Schema.optional(textArgument(
         TEXT_MAX.address,
-        "The address selling (wallet lot scope); needed when several wallets hold the token."
+        "The address selling: its own lots (wallet lot scope), or the account's up to its own balance (account " +
+          "lot scope); needed when several wallets hold the token."
       ))
     }),
     run: (args, account) => estimator.estimate(account.id, args)
