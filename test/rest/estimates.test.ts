@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
+import { FxRates } from "@scaledger/db/FxRates"
 import { LedgerStore } from "@scaledger/db/ledger/LedgerStore"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { Ledger, type LedgerInput } from "@scaledger/domain/ledger/index"
@@ -130,6 +131,44 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
           round: { feed: FEED, roundId: "2", updatedAt: "2024-06-15T14:00:00.000Z", answer: "120" }
         })
         expect(reply.body).toMatchObject({ proceeds: "120", basis: "120", gain: "0" })
+      }))
+
+    it.effect("a sale date weeks ahead converts at today's rate, carried forward (the date has none yet)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("est-ahead")
+        const rate = (date: string, rateDate = date) => ({
+          date,
+          rate: "1.3",
+          source: "ecb-via-eurofxref",
+          rateDate,
+          carriedForward: rateDate !== date
+        })
+        yield* seedBuild("est-ahead", {
+          ...input,
+          rates: { currency: "SGD", rates: [rate("2024-02-29"), rate("2024-06-15", "2024-06-14"), rate("2025-02-28")] }
+        })
+        // Today's ECB publication (SGD per USD = 1.43 / 1.1 = 1.3).
+        const today = new Date().toISOString().slice(0, 10)
+        yield* Effect.flatMap(
+          FxRates,
+          (fx) => fx.upsert("ecb-via-eurofxref", [{ date: today, perEur: { USD: "1.1", SGD: "1.43" } }])
+        ).pipe(Effect.provide(FxRates.Default))
+        const ahead = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10)
+        const reply = yield* call(
+          "GET",
+          `/v1/estimates/sale?symbol=AAPL&shares=10&price=150&date=${ahead}&wallet=${ALICE}`,
+          { key }
+        )
+        expect(reply.status, reply.text).toBe(200)
+        // 10 × 150 = 1500 USD at 1.3; the 29 February lot's basis 1000 USD at its own 1.3.
+        expect(reply.body).toMatchObject({
+          status: "ok",
+          currency: "SGD",
+          rate: { currency: "SGD", rate: "1.3", rateDate: today, source: "ecb-via-eurofxref", carriedForward: true },
+          proceeds: "1950",
+          basis: "1300",
+          gain: "650"
+        })
       }))
   })
 

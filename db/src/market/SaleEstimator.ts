@@ -73,13 +73,19 @@ export const makeSaleEstimator = Effect.gen(function*() {
       return { position: held[0]!, heldRaw: undefined }
     })
 
-  const rateFor = (currency: ReportingCurrency, date: string) =>
+  /**
+   * The rate of the sale date. A date after today has no rate yet: today's (the newest publication, if it is not
+   * stale today) is carried forward to it.
+   */
+  const rateFor = (currency: ReportingCurrency, date: string, today: string) =>
     Effect.gen(function*() {
       if (currency === "USD") return rateOn(date, undefined)
-      const quotes = yield* fx.ratesOn(currency, [date])
-      const quote = Option.flatten(Option.fromNullable(quotes.get(date)))
+      const day = date > today ? today : date
+      const quotes = yield* fx.ratesOn(currency, [day])
+      const quote = Option.flatten(Option.fromNullable(quotes.get(day)))
       if (Option.isNone(quote)) return null
-      return rateOn(date, { currency, rates: [{ date, ...quote.value }] })
+      const rate = rateOn(day, { currency, rates: [{ date: day, ...quote.value }] })
+      return rate === null || day === date ? rate : { ...rate, carriedForward: true }
     })
 
   const estimate = Effect.fn("SaleEstimator.estimate")((accountId: string, params: SaleParams) =>
@@ -110,7 +116,8 @@ export const makeSaleEstimator = Effect.gen(function*() {
         position.scope === "account" ? lot.location === "account" : lot.location === "wallet" &&
           lot.wallet?.toLowerCase() === walletKey
       )
-      const date = params.date ?? utcDateOf(yield* Clock.currentTimeMillis)
+      const today = utcDateOf(yield* Clock.currentTimeMillis)
+      const date = params.date ?? today
       const newestAt = lots.reduce((max, lot) => Math.max(max, lot.acquiredAt), Number.NEGATIVE_INFINITY)
       const newest = lots.length === 0 ? "" : utcDateOf(newestAt * 1000)
       if (date < newest) {
@@ -127,7 +134,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
         : round === null
         ? null
         : new BigNumber(round.answer).div(multiplier).decimalPlaces(18, BigNumber.ROUND_HALF_EVEN).toFixed()
-      const rate = yield* rateFor(position.currency, date)
+      const rate = yield* rateFor(position.currency, date, today)
       const result = estimateSale({ lots, heldRaw, multiplier, shares: params.shares, priceUsd, date, rate })
       if ("error" in result) {
         const error = result.error
