@@ -260,6 +260,21 @@ describe("webhook delivery policy", () => {
       ])
     }).pipe(Effect.provide(Service), Effect.scoped))
 
+  it.live("an answer holding NUL bytes is logged, not lost: the delivery is done once, not sent again", () =>
+    Effect.gen(function*() {
+      const { main } = yield* Receivers
+      const { accountId, key } = yield* setup("policy-nul-answer", main.url("/binary"))
+      // A binary answer (a text column cannot hold NUL): still recorded, so the lease does not send it again.
+      main.answer = { status: 200, body: "ok\u0000\u0001binary" }
+      const { alert } = yield* raise(accountId)
+      const eventId = yield* eventOf(alert!.id)
+      yield* until("succeeded", Effect.map(deliveryState(eventId), (s) => s?.status === "succeeded" ? s : undefined))
+      expect(yield* deliveryState(eventId)).toEqual({ status: "succeeded", attempts: 1 })
+      expect(forEvent(main, eventId)).toHaveLength(1)
+      const log = yield* call("GET", "/v1/webhooks/deliveries", { key })
+      expect(log.body.deliveries.map((d: any) => [d.attempt, d.outcome, d.status])).toEqual([[1, "success", 200]])
+    }).pipe(Effect.provide(Service), Effect.scoped))
+
   it.live("a slow receiver does not hold up deliveries to others", () =>
     Effect.gen(function*() {
       const { main, other } = yield* Receivers

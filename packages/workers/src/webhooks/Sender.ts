@@ -30,6 +30,12 @@ export interface SendRequest {
   readonly totalTimeoutMs: number
 }
 
+/**
+ * Text kept in the delivery log: NUL (which a receiver's binary answer or an error may hold, and which a database
+ * text column cannot) as U+FFFD. Unmended, the attempt's record fails, and the delivery is sent again after its lease.
+ */
+export const loggable = (text: string): string => text.replaceAll("\u0000", "\uFFFD")
+
 /** `Retry-After` as seconds or an HTTP date, in milliseconds from `now`. */
 export const parseRetryAfter = (value: string | undefined, now: number): number | null => {
   if (value === undefined || value.trim() === "") return null
@@ -111,7 +117,12 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
         else socket.once("secureConnect", () => clearTimeout(connect))
       })
       req.on("error", (error) => {
-        finish({ status: null, error: error.message || String(error), response: null, retryAfterMs: null })
+        finish({
+          status: null,
+          error: loggable(error.message || String(error)),
+          response: null,
+          retryAfterMs: null
+        })
       })
       req.on("response", (res) => {
         const chunks: Array<Buffer> = []
@@ -122,7 +133,7 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
           res.destroy()
         }, Math.max(0, Math.min(BODY_WAIT_MS, request.totalTimeoutMs - (performance.now() - started))))
         const complete = () => {
-          const text = Buffer.concat(chunks).subarray(0, LOGGED_RESPONSE_BYTES).toString("utf8")
+          const text = loggable(Buffer.concat(chunks).subarray(0, LOGGED_RESPONSE_BYTES).toString("utf8"))
           const status = res.statusCode ?? null
           const header = res.headers["retry-after"]
           finish({
