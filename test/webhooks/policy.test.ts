@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { decide, guardOutcome } from "@scaledger/workers/webhooks/DeliveryWorker"
-import { TargetRefused } from "@scaledger/workers/webhooks/EgressGuard"
+import { checkTarget, TargetRefused } from "@scaledger/workers/webhooks/EgressGuard"
 import { signatureHeader } from "@scaledger/workers/webhooks/SecretBox"
 import { BODY_WAIT_MS, LOGGED_RESPONSE_BYTES, makeSender, parseRetryAfter } from "@scaledger/workers/webhooks/Sender"
 import { Delays, parseDelays } from "@scaledger/workers/webhooks/WebhookConfig"
@@ -116,6 +116,44 @@ describe("the retry policy", () => {
       })
       expect(pinned.status).toBeNull()
       expect(pinned.error).toMatch(/ECONNREFUSED 127\.0\.0\.1:1/)
+    }).pipe(Effect.scoped))
+
+  it.live("a name's first address refusing, the next one it was checked with is tried, and no other", () =>
+    Effect.gen(function*() {
+      const receiver = yield* Effect.acquireRelease(
+        Effect.promise(() => startReceiver()),
+        (r) => Effect.promise(r.close)
+      )
+      // The receiver listens on 127.0.0.1 only; the name resolved to 127.0.0.2 first (as `localhost` may answer
+      // ::1 first, or a host its AAAA record while IPv6 does not route): a client tries the next address.
+      const checked = yield* checkTarget(receiver.url("/fallback"), {
+        allowPrivate: true,
+        requireResolution: true,
+        resolve: async () => [{ address: "127.0.0.2", family: 4 }, { address: "127.0.0.1", family: 4 }]
+      })
+      const sender = makeSender({ ca: TEST_CA })
+      const result = yield* sender.send({
+        target: checked!,
+        body: "{}",
+        headers: { "content-type": "application/json" },
+        connectTimeoutMs: 5_000,
+        totalTimeoutMs: 10_000
+      })
+      expect(result).toMatchObject({ status: 200, error: null })
+      expect(receiver.received.map((r) => r.path)).toEqual(["/fallback"])
+      // None answering: the error names each address tried.
+      const none = yield* sender.send({
+        target: {
+          ...checked!,
+          addresses: [{ address: "127.0.0.2", family: 4 }, { address: "127.0.0.3", family: 4 }]
+        },
+        body: "{}",
+        headers: {},
+        connectTimeoutMs: 5_000,
+        totalTimeoutMs: 10_000
+      })
+      expect(none.status).toBeNull()
+      expect(none.error).toMatch(/^connect ECONNREFUSED 127\.0\.0\.2:\d+; connect ECONNREFUSED 127\.0\.0\.3:\d+$/)
     }).pipe(Effect.scoped))
 
   it.live("an answer whose body never ends is decided by its status, without waiting out the time-out", () =>

@@ -20,13 +20,19 @@ export class TargetRefused extends Data.TaggedError("TargetRefused")<{
   readonly range?: string
 }> {}
 
-/** A checked target: the URL and the one address a delivery connects to. */
+/** A checked target: the URL and the addresses a delivery may connect to, every one of them checked. */
 export interface CheckedTarget {
   readonly url: URL
   /** The host name without IPv6 brackets. */
   readonly hostname: string
+  /** The first address, tried first. */
   readonly address: string
   readonly family: 4 | 6
+  /**
+   * Every address the name resolved to, in the resolver's order (`address` first): when one does not answer, the
+   * connection tries the next, as any client does. Absent: `address` only.
+   */
+  readonly addresses?: ReadonlyArray<{ readonly address: string; readonly family: 4 | 6 }>
 }
 
 const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR("::/96")
@@ -167,6 +173,9 @@ export const checkTarget = (
       return yield* refuse("unresolvable", `The host ${hostname} does not resolve.`)
     }
     for (const answer of answers) yield* checkAddress(answer.address, options.allowPrivate)
-    const first = answers[0]!
-    return { url, hostname, address: first.address, family: first.family === 6 ? 6 : 4 }
+    const addresses = answers.map((
+      answer
+    ) => ({ address: answer.address, family: answer.family === 6 ? 6 : 4 } as const))
+    const first = addresses[0]!
+    return { url, hostname, address: first.address, family: first.family, addresses }
   })

@@ -36,6 +36,12 @@ export interface SendRequest {
  */
 export const loggable = (text: string): string => text.replaceAll("\u0000", "\uFFFD")
 
+/** A connection error's text: each address's, when several were tried (node's `AggregateError` has no message). */
+const errorText = (error: Error): string =>
+  error instanceof AggregateError && error.errors.length > 0
+    ? error.errors.map((each: unknown) => each instanceof Error ? each.message : String(each)).join("; ")
+    : error.message || String(error)
+
 /** `Retry-After` as seconds or an HTTP date, in milliseconds from `now`. */
 export const parseRetryAfter = (value: string | undefined, now: number): number | null => {
   if (value === undefined || value.trim() === "") return null
@@ -55,7 +61,7 @@ export interface SenderOptions {
 }
 
 /**
- * POSTs one delivery over HTTPS with node's client: connects only to the checked address (the `lookup` answers it,
+ * POSTs one delivery over HTTPS with node's client: connects only to the checked addresses (the `lookup` answers them,
  * the certificate is still verified against the host name), never follows a redirect (node's `https` does not),
  * reads at most 64 KiB of the answer (for at most `BODY_WAIT_MS` after its status), and gives up after the connect
  * and total time-outs.
@@ -88,10 +94,12 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
         path: `${target.url.pathname}${target.url.search}`,
         method: "POST",
         headers: { ...request.headers, "content-length": Buffer.byteLength(request.body) },
-        // The connection goes to the address the guard checked, whatever DNS says now.
+        // The connection goes to the addresses the guard checked, whatever DNS says now: the first, then (asked for
+        // all, as node's connection does to try the next when one does not answer) the others it checked.
         lookup: ((_host: string, opts: { all?: boolean }, callback: (...args: Array<unknown>) => void) => {
-          if (opts?.all === true) callback(null, [{ address: target.address, family: target.family }])
-          else callback(null, target.address, target.family)
+          if (opts?.all === true) {
+            callback(null, [...(target.addresses ?? [{ address: target.address, family: target.family }])])
+          } else callback(null, target.address, target.family)
         }) as never
       })
       const total = setTimeout(() => {
@@ -119,7 +127,7 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
       req.on("error", (error) => {
         finish({
           status: null,
-          error: loggable(error.message || String(error)),
+          error: loggable(errorText(error)),
           response: null,
           retryAfterMs: null
         })
