@@ -147,6 +147,9 @@ for (const [name, database] of backends) {
               ["https://hooks.example.com/x\t\n", "malformed"],
               ["https://hooks.example.com/x y", "malformed"],
               ["https://hooks.example.com/\u007f", "malformed"],
+              // A lone UTF-16 surrogate (JSON can spell one) would be stored as U+FFFD: another URL than the one sent.
+              ["https://hooks.example.com/\ud800", "malformed"],
+              ["https://hooks.example.com/?q=\udc00", "malformed"],
               ["https://.../x", "malformed"],
               ["https://hooks..example.com/x", "malformed"]
             ] as const

@@ -19,9 +19,12 @@ export const hasControlCharacter = (text: string): boolean => CONTROL.test(text)
 /** A UTF-16 surrogate with no partner: JSON can spell one (`"\ud800"`), UTF-8 (what is stored) cannot. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
+/** True when `text` holds a lone surrogate: stored (UTF-8) it would become U+FFFD, changed rather than as sent. */
+export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text)
+
 /** Why text with a lone surrogate is refused: it would be stored as U+FFFD, changed rather than as sent. */
 const wellFormed = (text: string): true | string =>
-  !LONE_SURROGATE.test(text) || "must be Unicode text (a lone UTF-16 surrogate cannot be stored as sent)"
+  !hasLoneSurrogate(text) || "must be Unicode text (a lone UTF-16 surrogate cannot be stored as sent)"
 
 /** Text without control characters (no NUL, no C0/C1 controls, no DEL). */
 export const SafeText = Schema.String.pipe(

@@ -1,3 +1,4 @@
+import { hasLoneSurrogate } from "@scaledger/domain/Basic"
 import { Data, Effect } from "effect"
 import ipaddr from "ipaddr.js"
 import { promises as Dns } from "node:dns"
@@ -83,6 +84,10 @@ export const parseTargetUrl = (input: string): Effect.Effect<URL, TargetRefused>
       return Effect.fail(
         refuse("malformed", "The URL holds a space or a control character; percent-encode them (RFC 3986).")
       )
+    }
+    // Stored, a lone UTF-16 surrogate would become U+FFFD: the endpoint would call another URL than the one sent.
+    if (hasLoneSurrogate(input)) {
+      return Effect.fail(refuse("malformed", "The URL holds a lone UTF-16 surrogate, which is not Unicode text."))
     }
     let url: URL
     try {
