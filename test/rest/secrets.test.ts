@@ -1,3 +1,4 @@
+import { readOrCreateSecretFile } from "@scaledger/db/DataDirSecret"
 import { KeyHashSecret, KeyHashSecretLive } from "@scaledger/server/auth/KeyHashSecret"
 import { LogConfig, RateLimitConfig } from "@scaledger/server/Config"
 import { WebhookSecretBox } from "@scaledger/workers/webhooks/SecretBox"
@@ -30,6 +31,31 @@ describe("secrets set but empty", () => {
     )
     expect(box).toBeDefined()
     expect(Fs.readFileSync(Path.join(dataDir, "webhook-secret-key"), "utf8").trim()).toMatch(/^[0-9a-f]{64}$/)
+  })
+})
+
+describe("a secret file in the data folder", () => {
+  it("is never read half made: an empty file is refused at start, not taken as the empty secret", async () => {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-secrets-"))
+    dirs.push(dataDir)
+    // What a start cut off between creating the file and writing it left behind.
+    Fs.writeFileSync(Path.join(dataDir, "key-hash-secret"), "")
+    Fs.writeFileSync(Path.join(dataDir, "webhook-secret-key"), "\n")
+    const env = withEnv({ SCALEDGER_DATA_DIR: dataDir })
+    await expect(Effect.runPromise(Effect.provide(KeyHashSecret, KeyHashSecretLive.pipe(Layer.provide(env)))))
+      .rejects.toThrow("key-hash-secret is empty")
+    await expect(Effect.runPromise(Effect.provide(WebhookSecretBox, WebhookSecretBox.Live.pipe(Layer.provide(env)))))
+      .rejects.toThrow("webhook-secret-key is empty")
+  })
+
+  it("is made once: every reader gets the first one written, and no draft is left beside it", () => {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-secrets-"))
+    dirs.push(dataDir)
+    const first = readOrCreateSecretFile(dataDir, "key-hash-secret")
+    expect(first).toMatch(/^[0-9a-f]{64}$/)
+    expect(readOrCreateSecretFile(dataDir, "key-hash-secret")).toBe(first)
+    expect(Fs.readdirSync(dataDir)).toEqual(["key-hash-secret"])
+    expect(Fs.statSync(Path.join(dataDir, "key-hash-secret")).mode & 0o777).toBe(0o600)
   })
 })
 

@@ -1,6 +1,5 @@
+import { readOrCreateSecretFile } from "@scaledger/db/DataDirSecret"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
-import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { DataDir, KeyHashSecretConfig } from "../Config.js"
 
@@ -19,15 +18,6 @@ export const KeyHashSecretLive = Layer.effect(
     const configured = yield* KeyHashSecretConfig
     if (Option.isSome(configured)) return configured.value
     const dataDir = Path.resolve(yield* DataDir)
-    const file = Path.join(dataDir, "key-hash-secret")
-    return yield* Effect.sync(() => {
-      Fs.mkdirSync(dataDir, { recursive: true })
-      try {
-        Fs.writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" })
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-      }
-      return Redacted.make(Fs.readFileSync(file, "utf8").trim())
-    })
+    return Redacted.make(yield* Effect.sync(() => readOrCreateSecretFile(dataDir, "key-hash-secret")))
   })
 )

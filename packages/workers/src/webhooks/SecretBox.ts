@@ -1,8 +1,8 @@
+import { readOrCreateSecretFile } from "@scaledger/db/DataDirSecret"
 import { randomBase62 } from "@scaledger/db/Ids"
 import { DataDir, optionalSecret } from "@scaledger/domain/ConfigValues"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto"
-import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 export interface SecretBoxShape {
@@ -47,16 +47,7 @@ export class WebhookSecretBox extends Context.Tag("@scaledger/workers/WebhookSec
       const configured = yield* optionalSecret("WEBHOOK_SECRET_KEY")
       if (Option.isSome(configured)) return makeBox(configured.value)
       const dataDir = Path.resolve(yield* DataDir)
-      const file = Path.join(dataDir, "webhook-secret-key")
-      return yield* Effect.sync(() => {
-        Fs.mkdirSync(dataDir, { recursive: true })
-        try {
-          Fs.writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" })
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-        }
-        return makeBox(Redacted.make(Fs.readFileSync(file, "utf8").trim()))
-      })
+      return makeBox(Redacted.make(yield* Effect.sync(() => readOrCreateSecretFile(dataDir, "webhook-secret-key"))))
     })
   )
 }
