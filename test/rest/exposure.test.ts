@@ -209,6 +209,24 @@ for (const [engine, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlit
           expect(summary.body).toMatchObject({ currency: "SGD", rate: null, evidence: { rates: [] } })
         }))
 
+      it.effect("an account holding nothing answers in its reporting currency, as its other reads do", () =>
+        Effect.gen(function*() {
+          yield* setup
+          const sql = yield* SqlClient.SqlClient
+          const { key } = yield* newKey("exp-empty-sgd")
+          yield* seed("exp-empty-sgd", { ...input, rates: { currency: "SGD", rates: [] }, events: [] })
+          yield* sql`INSERT INTO fx_rates (day, source, per_eur)
+                     VALUES ('2026-11-18', 'ecb-via-eurofxref', '{"USD":"1.1","SGD":"1.43"}') ON CONFLICT DO NOTHING`
+          yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
+          const reply = yield* call("GET", "/v1/exposure/weekend", { key })
+          expect(reply.status, reply.text).toBe(200)
+          expect(reply.body.tokens).toEqual([])
+          // Not USD with the identity rate: the account reports in SGD.
+          expect(reply.body).toMatchObject({ currency: "SGD", rate: { currency: "SGD", rateDate: "2026-11-18" } })
+          const summary = yield* call("GET", "/v1/portfolio/summary", { key })
+          expect(summary.body.currency).toBe("SGD")
+        }))
+
       it.effect("Monday before the open: the Monday round moves the drift; a paused token says so", () =>
         Effect.gen(function*() {
           yield* setup

@@ -60,7 +60,11 @@ export const makeWeekendExposure = ({ chainId }: MarketReadOptions) =>
       params: { readonly symbol?: string | undefined }
     ) =>
       Effect.gen(function*() {
-        yield* settledLedger(store, accountId)
+        const built = yield* settledLedger(store, accountId)
+        // The account's reporting currency is the build's, held or not (not the first position's: there may be none).
+        const report = built
+          ? Option.map(yield* store.report(accountId), (r) => r as { readonly currency: ReportingCurrency })
+          : Option.none()
         const now = new Date(yield* Clock.currentTimeMillis)
         const marketOpen = isOpen(now)
         const close = lastCloseBefore(now)
@@ -78,7 +82,7 @@ export const makeWeekendExposure = ({ chainId }: MarketReadOptions) =>
           if (groups.length === 0) return yield* new NotFound({ message: `The account holds no ${params.symbol}.` })
         }
         groups.sort((a, b) => (a[0]!.token < b[0]!.token ? -1 : 1))
-        const currency = (positions[0]?.currency ?? "USD") as ReportingCurrency
+        const currency = Option.match(report, { onNone: () => "USD" as const, onSome: (r) => r.currency })
         const rate = yield* rateFor(currency, utcDateOf(now.getTime()))
         const rounds: Array<string> = []
         const tokens = yield* Effect.forEach(groups, (group) =>
