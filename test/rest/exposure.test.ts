@@ -308,3 +308,33 @@ layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary", (it) => {
       expect(noKey.status).toBe(401)
     }))
 })
+
+layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary of a position sold this year", (it) => {
+  it.effect("cites the income of a token no longer held, which its accrued income includes", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("sum-sold")
+      const step = {
+        id: "step",
+        kind: "multiplier" as const,
+        token: "AAPL",
+        tokenAddress: TOKENS.AAPL,
+        from: "1000000000000000000",
+        to: "1001000000000000000",
+        effectiveAt: unix("2026-11-10T15:10:00Z"),
+        block: 2,
+        logIndex: -1,
+        stepKind: "dividend" as const
+      }
+      // 10 AAPL bought, a dividend step (10 × 0.001 × $200 = $2 of income), then all 10 sent away.
+      const sell = { ...buy(3, "AAPL", 10), from: WALLET, to: SELLER, timestamp: unix("2026-11-12T15:00:00Z") }
+      yield* seed("sum-sold", { ...input, events: [buy(1, "AAPL", 10), step, sell] })
+      yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
+      const positions = yield* call("GET", "/v1/positions", { key })
+      expect(positions.body.positions).toMatchObject([{ token: "AAPL", balance: "0", unreportedIncome: "$2.00" }])
+      const reply = yield* call("GET", "/v1/portfolio/summary", { key })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.body.accruedDividendIncome).toMatchObject({ amount: "2", formatted: "$2.00" })
+      // The income is in the answer: the change behind it is in its evidence.
+      expect(reply.body.evidence.incomeEventIds).toEqual(["step"])
+    }))
+})

@@ -33,7 +33,9 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
         const report = built
           ? Option.map(yield* store.report(accountId), (r) => r as Pick<LedgerReport, "asOf" | "currency" | "totals">)
           : Option.none()
-        const positions = (yield* positionsOf(store, accountId)).filter((p) => BigInt(p.raw) > 0n)
+        // Every stored position: one no longer held is kept while its income of the year is reported.
+        const rows = yield* positionsOf(store, accountId)
+        const positions = rows.filter((p) => BigInt(p.raw) > 0n)
         const currency = Option.match(report, { onNone: () => "USD" as const, onSome: (r) => r.currency })
         const totals: StoredTotals | undefined = Option.getOrUndefined(report)?.totals
         const valued = positions.find((p) => p.value.converted !== null)
@@ -90,7 +92,8 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
                 ) => (p.value.price === null ? [] : [`${p.value.price.feed}:${p.value.price.roundId}`]))
               )
             ],
-            incomeEventIds: [...new Set(positions.flatMap((p) => p.unreportedIncomeEventIds.map(changeIdOfIncome)))],
+            // The income of `accruedDividendIncome`, sold positions' included.
+            incomeEventIds: [...new Set(rows.flatMap((p) => p.unreportedIncomeEventIds.map(changeIdOfIncome)))],
             rates: ratesBehind(rate)
           }
         }
