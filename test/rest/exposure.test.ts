@@ -338,3 +338,18 @@ layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary of a position sold
       expect(reply.body.evidence.incomeEventIds).toEqual(["step"])
     }))
 })
+
+layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary's rate", (it) => {
+  it.effect("is the portfolio's: the identity of the build's valuation date when nothing is priced", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("sum-unpriced")
+      // Only F, which has no price; the build was made on Friday the 20th, the read comes on Saturday.
+      yield* seed("sum-unpriced", { ...input, events: [buy(3, "F", 100)] })
+      yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
+      const portfolio = yield* call("GET", "/v1/portfolio", { key })
+      expect(portfolio.body.totals.rate).toMatchObject({ source: "identity", rateDate: "2026-11-20" })
+      const reply = yield* call("GET", "/v1/portfolio/summary", { key })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.body.rate).toEqual(portfolio.body.totals.rate)
+    }))
+})

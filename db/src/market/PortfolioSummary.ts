@@ -4,7 +4,7 @@ import { type PortfolioSummary, ratesBehind } from "@scaledger/domain/MarketApi"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { LedgerStore } from "../ledger/LedgerStore.js"
 import { changeIdOfIncome } from "../reads/LedgerEvidence.js"
-import { totalView } from "../reads/LedgerViews.js"
+import { positionsValuationRate, totalView } from "../reads/LedgerViews.js"
 import { positionsOf, settledLedger } from "./AccountLedger.js"
 import { MarketReads } from "./MarketReads.js"
 import type { MarketReadOptions } from "./WeekendExposure.js"
@@ -38,8 +38,6 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
         const positions = rows.filter((p) => BigInt(p.raw) > 0n)
         const currency = Option.match(report, { onNone: () => "USD" as const, onSome: (r) => r.currency })
         const totals: StoredTotals | undefined = Option.getOrUndefined(report)?.totals
-        const valued = positions.find((p) => p.value.converted !== null)
-        const converted = valued?.value.converted ?? null
         const paused: Array<PortfolioSummary["pausedTokens"][number]> = []
         for (const address of [...new Set(positions.map((p) => p.tokenAddress.toLowerCase()))]) {
           const state = yield* reads.pauses(chainId, address, now)
@@ -51,28 +49,14 @@ export const makePortfolioSummary = ({ chainId }: MarketReadOptions) =>
             })
           }
         }
-        const rate: PortfolioSummary["rate"] = converted === null
-          ? (currency === "USD"
-            ? {
-              currency,
-              rate: "1",
-              source: "identity",
-              rateDate: now.toISOString().slice(0, 10),
-              carriedForward: false
-            }
-            : null)
-          : {
-            currency: converted.currency,
-            rate: converted.rate,
-            source: converted.source,
-            rateDate: converted.rateDate,
-            carriedForward: converted.carriedForward
-          }
+        const asOf = Option.match(report, {
+          onNone: () => now.toISOString(),
+          onSome: (r) => new Date(r.asOf * 1000).toISOString()
+        })
+        // As `GET /v1/portfolio` gives it (`totals.rate`): the rate of the build's valuation date, the day of `asOf`.
+        const rate: PortfolioSummary["rate"] = positionsValuationRate(positions, currency, asOf.slice(0, 10))
         const answer: PortfolioSummary = {
-          asOf: Option.match(report, {
-            onNone: () => now.toISOString(),
-            onSome: (r) => new Date(r.asOf * 1000).toISOString()
-          }),
+          asOf,
           currency,
           value: totalView(totals?.value ?? zero, currency),
           costBasis: totalView(totals?.costBasis ?? zero, currency),
