@@ -353,3 +353,35 @@ layer(server, { timeout: 60_000 })("GET /v1/portfolio/summary's rate", (it) => {
       expect(reply.body.rate).toEqual(portfolio.body.totals.rate)
     }))
 })
+
+layer(server, { timeout: 60_000 })("GET /v1/portfolio with a position no longer held", (it) => {
+  it.effect("a zero balance is worth zero, priced or not: it leaves the total value known", () =>
+    Effect.gen(function*() {
+      const { key } = yield* newKey("pf-sold-unpriced")
+      // F has no price: its dividend step's income is unknown, so the position stays listed after all of it left.
+      const step = {
+        id: "f-step",
+        kind: "multiplier" as const,
+        token: "F",
+        tokenAddress: TOKENS.F,
+        from: "1000000000000000000",
+        to: "1001000000000000000",
+        effectiveAt: unix("2026-11-10T15:10:00Z"),
+        block: 4,
+        logIndex: -1,
+        stepKind: "dividend" as const
+      }
+      const sell = { ...buy(5, "F", 100), from: WALLET, to: SELLER, timestamp: unix("2026-11-12T15:00:00Z") }
+      yield* seed("pf-sold-unpriced", { ...input, events: [buy(1, "AAPL", 10), buy(3, "F", 100), step, sell] })
+      yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
+      const positions = yield* call("GET", "/v1/positions", { key })
+      const f = positions.body.positions.find((p: any) => p.token === "F")
+      expect(f).toMatchObject({ balance: "0", valueUsd: "0" })
+      const portfolio = yield* call("GET", "/v1/portfolio", { key })
+      expect(portfolio.status, portfolio.text).toBe(200)
+      // AAPL: 10 × $200; F: nothing held.
+      expect(portfolio.body.totals.value).toMatchObject({ amount: "2000", usd: "2000", unknownCount: 0 })
+      expect(portfolio.body.summary.valueUsd).toBe("2000")
+      expect(portfolio.body.notices.filter((n: any) => n.kind === "missing_prices")).toEqual([])
+    }))
+})

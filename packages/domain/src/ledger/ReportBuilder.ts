@@ -243,7 +243,11 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
     const incomeUsd = income === undefined ? 0n : income.usd
     const incomeConverted = income === undefined ? 0n : income.converted
     const price = priceAt(context.prices, book.symbol, asOf)
-    const valueUsd = price === null ? null : divRound(raw * price.answer, PRICE_SCALE)
+    // Nothing held is worth nothing, priced or not: a position listed after all of it left (for its income of the
+    // year, or an issue) must not make the value unknown.
+    const valueOf = (held: bigint): bigint | null =>
+      held === 0n ? 0n : price === null ? null : divRound(held * price.answer, PRICE_SCALE)
+    const valueUsd = valueOf(raw)
     const valueConverted = conversions.amount(valueUsd, asOfDate)
     if (rule.lotScope === "account") {
       // Each address's own share: its balance at the position's price, its own income, the pool's basis pro rata.
@@ -257,7 +261,7 @@ export const buildReport = (state: LedgerState, asOf: number, options: ReportOpt
         const ownIncomeConverted = own === undefined ? 0n : own.converted
         const ownBasisUsd = share(basisUsd, holder.raw)
         const ownBasisConverted = share(basisConverted, holder.raw)
-        const ownValueUsd = price === null ? null : divRound(holder.raw * price.answer, PRICE_SCALE)
+        const ownValueUsd = valueOf(holder.raw)
         const ownValueConverted = conversions.amount(ownValueUsd, asOfDate)
         const ownUnrealisedUsd = minus(ownValueUsd, ownBasisUsd)
         holdings[h] = {
