@@ -407,7 +407,12 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           const activity = tools.find((t: { name: string }) => t.name === "get_activity")
           expect(activity.inputSchema.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 500 })
           const filings = tools.find((t: { name: string }) => t.name === "get_recent_filings")
-          expect(filings.inputSchema.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
+          expect(filings.inputSchema.properties.limit).toMatchObject({
+            type: "integer",
+            minimum: 1,
+            maximum: 500,
+            default: 50
+          })
           const history = tools.find((t: { name: string }) => t.name === "get_multiplier_history")
           expect(history.inputSchema.required).toEqual(["symbol"])
           expect(Object.keys(history.inputSchema.properties).sort()).toEqual(["from", "symbol"])

@@ -434,8 +434,11 @@ layer(
       expect(limit.body.error.code).toBe("invalid_request")
       // The bounds, not the parameter's description taken for a type name.
       expect(limit.body.error.details.issues).toEqual([
-        { path: ["limit"], message: "Expected a number between 1 and 100, actual 0" }
+        { path: ["limit"], message: "Expected a number between 1 and 500, actual 0" }
       ])
+      // A list's limit, as DECISIONS gives every list: up to 500.
+      expect((yield* call("GET", "/v1/filings?limit=500", { key })).status).toBe(200)
+      expect((yield* call("GET", "/v1/filings?limit=501", { key })).status).toBe(400)
       const noKey = yield* call("GET", "/v1/filings")
       expect(noKey.status).toBe(401)
     }))

@@ -26,7 +26,7 @@ interface Cached<A> {
   readonly stale: boolean
 }
 
-const DEFAULT_FILINGS_LIMIT = 20
+const DEFAULT_FILINGS_LIMIT = 50
 
 /** At most this many filings are kept per issuer in the cache (the newest). */
 const FILINGS_KEPT = 200

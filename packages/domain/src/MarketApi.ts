@@ -147,14 +147,14 @@ export class MarketGroup extends HttpApiGroup.make("market")
           SymbolParam("A token symbol; default: every held token.")
         ),
         limit: Schema.optional(
-          IntegerFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+          IntegerFromString.pipe(Schema.int(), Schema.between(1, 500)).annotations({
             // In the document only: as a `description` of the schema it would name the type in error messages.
             jsonSchema: {
               type: "integer",
               minimum: 1,
-              maximum: 100,
-              default: 20,
-              description: "How many filings, 1 to 100 (default 20)."
+              maximum: 500,
+              default: 50,
+              description: "How many filings, 1 to 500 (default 50), as every list takes."
             }
           })
         )

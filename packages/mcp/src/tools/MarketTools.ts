@@ -77,7 +77,7 @@ export const GetRecentFilings = Effect.map(EdgarReads, (edgar) =>
       "has no EDGAR_USER_AGENT.",
     input: Schema.Struct({
       symbol: Schema.optional(Symbol),
-      limit: limitArgument(100, 20, "1 to 100, default 20.")
+      limit: limitArgument(500, 50, "1 to 500, default 50.")
     }),
     run: (args, account) => edgar.filings(account.id, args)
   }))
