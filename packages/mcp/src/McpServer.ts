@@ -183,6 +183,12 @@ export const makeMcpServer = (settings: McpSettings) =>
         return yield* keys.authenticate(token.value)
       })
 
+    const keyLookupFailed = (id: JsonRpc.JsonRpcId, error: unknown) =>
+      Effect.as(Effect.logError("MCP key lookup failed", error), {
+        status: 503,
+        body: JsonRpc.error(id, JsonRpc.ErrorCodes.InternalError, "The database is not reachable; retry later.")
+      })
+
     /** One POST body in, one HTTP answer out. */
     const handle = (message: IncomingMessage): Effect.Effect<HttpAnswer> =>
       Effect.gen(function*() {
@@ -207,7 +213,10 @@ export const makeMcpServer = (settings: McpSettings) =>
             if (method === "tools/list") return { status: 200, body: JsonRpc.result(id, { tools: listed }) }
             if (message.authorization.length > 1) return unauthorized(id, "several")
             const authorization = message.authorization[0]
-            const account = yield* authenticate(authorization)
+            const lookup = yield* Effect.either(authenticate(authorization))
+            // The key cannot be checked (the database is down): 503, answering the request's id as JSON-RPC asks.
+            if (lookup._tag === "Left") return yield* keyLookupFailed(id, lookup.left)
+            const account = lookup.right
             if (Option.isNone(account)) {
               return unauthorized(id, Option.isSome(bearerToken(authorization)))
             }
@@ -241,14 +250,7 @@ export const makeMcpServer = (settings: McpSettings) =>
               : { status: 200, body: JsonRpc.result(id, outcome.value) }
           }
         }
-      }).pipe(
-        Effect.catchAll((error) =>
-          Effect.as(Effect.logError("MCP key lookup failed", error), {
-            status: 503,
-            body: JsonRpc.error(null, JsonRpc.ErrorCodes.InternalError, "The database is not reachable; retry later.")
-          })
-        )
-      )
+      })
 
     const originAllowed = (origin: string | undefined): boolean => {
       if (origin === undefined) return true
