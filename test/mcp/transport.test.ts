@@ -100,6 +100,26 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect((yield* post(url, rpc(1, "ping"), {}, "DELETE")).status).toBe(405)
         }))
 
+      it.effect("any other method on the endpoint (TRACE, PROPFIND, HEAD, …) answers 405, not 404", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          const port = Number(new URL(url).port)
+          for (const method of ["TRACE", "PROPFIND", "HEAD", "PUT", "OPTIONS"]) {
+            for (const path of ["/mcp", "/"]) {
+              const reply = yield* rawRequest(port, [
+                `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+              ])
+              expect(reply.status, `${method} ${path}`).toBe(405)
+              expect(reply.headers["allow"], `${method} ${path}`).toBe("POST")
+            }
+          }
+          // A path that is not the endpoint is still 404, whatever the method.
+          const elsewhere = yield* rawRequest(port, [
+            `TRACE /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+          ])
+          expect(elsewhere.status).toBe(404)
+        }))
+
       it.effect("a notification answers 202 with no body, with or without a key", () =>
         Effect.gen(function*() {
           const url = yield* McpUrl

@@ -74,7 +74,6 @@ const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest): Rea
 }
 
 const PATHS = ["/mcp", "/"] as const
-const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
 
 /** The error code (of `/docs/errors`, as REST names it) a JSON-RPC error answered with this HTTP status stands for. */
 const errorCodeOf = (status: number, rpcCode: number): ErrorCode => {
@@ -238,10 +237,13 @@ export const McpRoutes = (settings: McpSettings) =>
         )
       )
 
-      for (const path of PATHS) {
-        yield* router.add("POST", path, post)
-        for (const method of OTHER_METHODS) yield* router.add(method, path, otherMethod)
-      }
+      // Every method on the endpoint is routed (TRACE, PROPFIND, … too): POST is answered, any other is 405, never
+      // the 404 "the MCP endpoint is /mcp" of a path that is not the endpoint.
+      const endpoint = Effect.flatMap(
+        HttpServerRequest.HttpServerRequest,
+        (request) => request.method === "POST" ? post : otherMethod
+      )
+      for (const path of PATHS) yield* router.add("*", path, endpoint)
     })
   )
 
