@@ -4,8 +4,10 @@ import { FxRates } from "@scaledger/db/FxRates"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { hostAllowed } from "@scaledger/mcp/McpConfig"
 import { mcpDocOrigin } from "@scaledger/mcp/McpRoutes"
+import { makeMcpNodeServer } from "@scaledger/server/mcp/McpServerLive"
 import { ensureBundledHistory } from "@scaledger/workers/fx/FxWorker"
 import { Effect, Layer, TestClock } from "effect"
+import type { AddressInfo } from "node:net"
 import { rawRequest } from "../support/EdgeHarness.js"
 import { mcpServer, McpUrl, post, type RpcReply } from "../support/McpHarness.js"
 import { newKey } from "../support/RestHarness.js"
@@ -573,6 +575,22 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
         })
       }
 
+      it.effect("headers over 16 KiB (answered before any route) are a JSON-RPC error too, not the REST envelope", () =>
+        Effect.gen(function*() {
+          const port = Number(new URL(yield* McpUrl).port)
+          const reply = yield* rawRequest(port, [
+            `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Pad: ${"a".repeat(20_000)}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`
+          ])
+          expect(reply.status, reply.text).toBe(431)
+          expect(reply.body, reply.text).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
+          expect(reply.body.error.data).toEqual({
+            code: "headers_too_large",
+            docUrl: expect.stringMatching(new RegExp(DOC.source + "headers_too_large$")),
+            requestId: reply.headers["request-id"]
+          })
+        }))
+
       it.effect("a tool error's structuredContent has the REST code's docUrl and the request id", () =>
         Effect.gen(function*() {
           yield* TestClock.setTime(MONDAY)
@@ -627,4 +645,24 @@ describe("MCP docUrl origin", () => {
     expect(mcpDocOrigin({ restPort: 8080 }, { localAddress: "::1", localPort: 8081 })).toBe("http://[::1]:8080")
     expect(mcpDocOrigin({}, socket)).toBe("http://10.0.0.5:8081")
   })
+
+  it.effect("errors the listener's Node server answers itself link the REST port too, not the MCP listener", () =>
+    Effect.gen(function*() {
+      const server = makeMcpNodeServer({ allowedOrigins: undefined, chainId: 4663, restPort: 8080 })()
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => {
+          server.listen(0, "127.0.0.1", () => resume(Effect.void))
+        }),
+        () =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const port = (server.address() as AddressInfo).port
+      const reply = yield* rawRequest(port, [
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Pad: ${"a".repeat(20_000)}\r\n\r\n`
+      ])
+      expect(reply.status, reply.text).toBe(431)
+      expect(reply.body.error.data.docUrl).toBe("http://127.0.0.1:8080/docs/errors#headers_too_large")
+    }).pipe(Effect.scoped))
 })

@@ -5,10 +5,9 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import type { McpSettings } from "@scaledger/mcp/McpConfig"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { KeyHashSecret } from "@scaledger/server/auth/KeyHashSecret"
-import { makeNodeServer } from "@scaledger/server/http/NodeServer"
 import { ROUTER_OPTIONS } from "@scaledger/server/http/OwnRouter"
 import type { RateLimiter } from "@scaledger/server/http/RateLimit"
-import { McpApp } from "@scaledger/server/mcp/McpServerLive"
+import { makeMcpNodeServer, McpApp } from "@scaledger/server/mcp/McpServerLive"
 import { Context, Effect, Layer, Redacted } from "effect"
 
 /** Where the test's MCP server listens: `http://127.0.0.1:<port>/mcp`. */
@@ -34,7 +33,7 @@ export const mcpServer = (
         disableListenLog: true,
         routerConfig: ROUTER_OPTIONS
       }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(makeNodeServer(), { port: 0, host: "127.0.0.1" }))
+        Layer.provideMerge(NodeHttpServer.layer(makeMcpNodeServer(settings), { port: 0, host: "127.0.0.1" }))
       )
     ),
     Layer.provideMerge(Layer.mergeAll(ApiKeys.Default, AccountsRepo.Default)),

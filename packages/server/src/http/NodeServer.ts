@@ -14,9 +14,24 @@ const REASONS: Partial<Record<number, string>> = {
   503: "Service Unavailable"
 }
 
+/** An error the Node server answers itself, before any handler: its code, message, `docUrl` and request id. */
+export interface ServerError {
+  readonly code: ErrorCode
+  readonly message: string
+  readonly docUrl: string
+  readonly requestId: string
+}
+
 export interface NodeServerOptions {
   /** Origin for `docUrl`s when known (`PUBLIC_BASE_URL`); else the listener's own address. */
   readonly publicOrigin?: string | undefined
+  /**
+   * Origin for `docUrl`s by the connection, over `publicOrigin` (the MCP listener's point at the REST listener, which
+   * serves `/docs/errors`).
+   */
+  readonly docOrigin?: ((socket: Net.Socket) => string) | undefined
+  /** The body of such an error: the REST envelope `{ error }` unless given (the MCP listener's is JSON-RPC). */
+  readonly errorBody?: ((error: ServerError) => unknown) | undefined
 }
 
 const servers = new Set<Http.Server>()
@@ -44,6 +59,7 @@ export const beginDrain = (deadlineMs: number = DRAIN_DEADLINE_MS) => {
 }
 
 const originOf = (socket: Net.Socket, options: NodeServerOptions) => {
+  if (options.docOrigin !== undefined) return options.docOrigin(socket)
   if (options.publicOrigin !== undefined) return options.publicOrigin
   let address = socket.localAddress ?? "127.0.0.1"
   if (address.startsWith("::ffff:")) address = address.slice(7)
@@ -51,11 +67,10 @@ const originOf = (socket: Net.Socket, options: NodeServerOptions) => {
 }
 
 /** The error envelope as raw bytes, for answers written outside the Effect router (parser errors, shutdown). */
-const envelope = (code: ErrorCode, message: string, origin: string) => {
+const envelope = (code: ErrorCode, message: string, socket: Net.Socket, options: NodeServerOptions) => {
   const requestId = `req_${Ids.randomBase62(20)}`
-  const body = JSON.stringify({
-    error: { code, message, docUrl: `${origin}/docs/errors#${code}`, requestId }
-  })
+  const error: ServerError = { code, message, docUrl: `${originOf(socket, options)}/docs/errors#${code}`, requestId }
+  const body = JSON.stringify(options.errorBody === undefined ? { error } : options.errorBody(error))
   return { requestId, body, status: ErrorCatalog[code].status }
 }
 
@@ -103,7 +118,7 @@ export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Serv
       return
     }
     const { code, message } = parserErrorCode(error)
-    const { body, requestId, status } = envelope(code, message, originOf(socket, options))
+    const { body, requestId, status } = envelope(code, message, socket, options)
     socket.end(
       `HTTP/1.1 ${status} ${REASONS[status] ?? "Bad Request"}\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
@@ -122,7 +137,8 @@ export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Serv
       const { body, requestId, status } = envelope(
         "service_unavailable",
         "The service is shutting down; retry on another instance or shortly.",
-        originOf(request.socket, options)
+        request.socket,
+        options
       )
       request.resume()
       response.writeHead(status, {

@@ -4,8 +4,9 @@ import { CounterpartyReads } from "@scaledger/db/reads/CounterpartyReads"
 import { FxReads } from "@scaledger/db/reads/FxReads"
 import { LedgerQueries } from "@scaledger/db/reads/LedgerQueries"
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
+import * as JsonRpc from "@scaledger/mcp/JsonRpc"
 import type { McpSettings } from "@scaledger/mcp/McpConfig"
-import { McpRoutesLive } from "@scaledger/mcp/McpRoutes"
+import { mcpDocOrigin, McpRoutesLive } from "@scaledger/mcp/McpRoutes"
 import { McpKeys } from "@scaledger/mcp/McpServer"
 import { McpToolkitLive } from "@scaledger/mcp/McpToolkitLive"
 import { Effect, Layer } from "effect"
@@ -58,10 +59,27 @@ export const McpApp = (settings: McpSettings) =>
   )
 
 /**
+ * The Node server of the MCP listener. The errors it answers before any route (headers too large, a request too slow
+ * or malformed, shutdown's 503) are JSON-RPC errors like every other MCP answer, with the route's `error.data`
+ * (`code`, `docUrl` on the origin serving `/docs/errors`, `requestId`), not the REST envelope linking this listener.
+ */
+export const makeMcpNodeServer = (settings: McpSettings) =>
+  makeNodeServer({
+    docOrigin: (socket) => mcpDocOrigin(settings, socket),
+    errorBody: ({ code, docUrl, message, requestId }) =>
+      JsonRpc.error(
+        null,
+        code === "service_unavailable" ? JsonRpc.ErrorCodes.InternalError : JsonRpc.ErrorCodes.InvalidRequest,
+        message,
+        { code, docUrl, requestId }
+      )
+  })
+
+/**
  * The MCP server on its own listener and router (its own port; its own host in production), on the same Node server
  * as REST's: request and header timeouts, parser errors answered, and drained on shutdown.
  */
 export const McpServerLive = (settings: McpSettings, options: { readonly port: number; readonly host: string }) =>
   serveWithOwnRouter(McpApp(settings)).pipe(
-    Layer.provide(NodeHttpServer.layer(makeNodeServer(), options))
+    Layer.provide(NodeHttpServer.layer(makeMcpNodeServer(settings), options))
   )
