@@ -247,6 +247,22 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           expect(mixed.status).toBe(400)
         }))
 
+      it.effect("initialize negotiates whatever version header it carries: an unknown one is answered 2025-11-25", () =>
+        Effect.gen(function*() {
+          const url = yield* McpUrl
+          for (const version of ["2024-11-05", "1999-01-01"]) {
+            const reply = yield* post(
+              url,
+              rpc(1, "initialize", { protocolVersion: version, capabilities: {} }),
+              { "mcp-protocol-version": version }
+            )
+            expect(reply.status, reply.text).toBe(200)
+            expect(reply.body.result.protocolVersion).toBe("2025-11-25")
+          }
+          // The requests after it are bound by the header.
+          expect((yield* post(url, rpc(2, "tools/list"), { "mcp-protocol-version": "2024-11-05" })).status).toBe(400)
+        }))
+
       it.effect("a body over 1 MiB answers 413", () =>
         Effect.gen(function*() {
           const url = yield* McpUrl

@@ -27,6 +27,11 @@ const protocolVersionOf = (header: string | undefined): string | undefined => {
   return values.size === 1 ? [...values][0] : header
 }
 
+/** Whether a decoded message is an `initialize` request (the one message the version header does not bind). */
+const isInitialize = (body: unknown): boolean =>
+  typeof body === "object" && body !== null && !Array.isArray(body) &&
+  (body as { readonly method?: unknown }).method === "initialize"
+
 type ReadMessage =
   | { readonly _tag: "Read"; readonly text: string | undefined }
   | { readonly _tag: "TooLarge" }
@@ -178,16 +183,7 @@ export const McpRoutes = (settings: McpSettings) =>
         const refused = originRefused(request)
         if (refused !== undefined) return yield* refused
         const version = protocolVersionOf(request.headers["mcp-protocol-version"])
-        if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-          return yield* answer(
-            400,
-            JsonRpc.error(
-              null,
-              JsonRpc.ErrorCodes.InvalidRequest,
-              `Unsupported MCP-Protocol-Version ${version}: supported are ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}.`
-            )
-          )
-        }
+        const unsupportedVersion = version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)
         const contentType = request.headers["content-type"]
         if (contentType !== undefined && !isJsonContentType(contentType)) {
           return yield* answer(
@@ -225,6 +221,18 @@ export const McpRoutes = (settings: McpSettings) =>
           body = JSON.parse(text)
         } catch {
           return yield* answer(400, JsonRpc.error(null, JsonRpc.ErrorCodes.ParseError, "The body is not valid JSON."))
+        }
+        // The header names the version `initialize` negotiated, so it binds the requests after it; `initialize` itself
+        // negotiates (answering 2025-11-25 for a version this server does not speak), as the SDK's own server does.
+        if (unsupportedVersion && !isInitialize(body)) {
+          return yield* answer(
+            400,
+            JsonRpc.error(
+              null,
+              JsonRpc.ErrorCodes.InvalidRequest,
+              `Unsupported MCP-Protocol-Version ${version}: supported are ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}.`
+            )
+          )
         }
         const reply = yield* server.handle({ body, authorization: authorizationHeaders(request) })
         return yield* answer(reply.status, reply.body, reply.headers)
