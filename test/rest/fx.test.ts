@@ -242,11 +242,18 @@ layer(restServer(withHistory), { timeout: 60_000 })("GET /v1/fx/{currency}/{date
 })
 
 layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("GET /v1/fx before any rates are loaded", (it) => {
-  it.effect("answers 503 service_unavailable, not 404", () =>
+  it.effect("answers 503 service_unavailable, not 404, with Retry-After", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(MONDAY)
       const { key } = yield* newKey("fx-early")
-      const error = expectError(yield* call("GET", "/v1/fx/GBP/2025-05-09", { key }), 503, "service_unavailable")
+      const reply = yield* call("GET", "/v1/fx/GBP/2025-05-09", { key })
+      const error = expectError(reply, 503, "service_unavailable")
       expect(error.message).toContain("not loaded")
+      expect(reply.headers["retry-after"]).toBe("1")
+      // The OpenAPI document declares it.
+      const doc = (yield* call("GET", "/v1/openapi.json")).body
+      const declared = doc.paths["/v1/fx/{currency}/{date}"].get.responses["503"]
+      const response = declared.$ref ? doc.components.responses[declared.$ref.split("/").pop()] : declared
+      expect(Object.keys(response.headers)).toContain("Retry-After")
     }))
 })

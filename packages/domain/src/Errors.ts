@@ -121,7 +121,9 @@ export const ErrorCatalog = {
   service_unavailable: {
     status: 503,
     title: "Service unavailable",
-    description: "A dependency (the database, the chain node) is not reachable right now; retry later."
+    description:
+      "A dependency (the database, the chain node) is not reachable right now; retry after the `Retry-After` " +
+      "header's seconds."
   }
 } as const satisfies Record<string, { status: number; title: string; description: string }>
 

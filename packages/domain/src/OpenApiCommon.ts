@@ -9,7 +9,8 @@ import { ErrorCatalog, type ErrorCode } from "./Errors.js"
  *   bearer requirement. Every `/v1` operation gets `[{ bearer: [] }]` instead.
  * - The responses every operation can give, whatever its group declares: `400 invalid_request`, `401 unauthorized`,
  *   `408 request_timeout`, `413 payload_too_large` (a declared `Content-Length` over 1 MiB, on any method),
- *   `429 rate_limited` (with `Retry-After`), `431 headers_too_large`, `500 internal_error`, `503 service_unavailable`;
+ *   `429 rate_limited` (with `Retry-After`), `431 headers_too_large`, `500 internal_error`, `503 service_unavailable`
+ *   (with `Retry-After`);
  *   with a request body, or on a DELETE (which takes none), also `415 unsupported_media_type`; where a path
  *   parameter's value can name a literal route that lacks the method (`PATCH /v1/webhooks/deliveries`), also
  *   `405 method_not_allowed` (with `Allow`). They point at shared
@@ -142,7 +143,8 @@ const allow = {
 const statusHeaders: Record<string, Record<string, unknown>> = {
   "401": wwwAuthenticate,
   "409": retryAfter,
-  "429": retryAfter
+  "429": retryAfter,
+  "503": retryAfter
 }
 
 const envelopeResponse = (code: ErrorCode, extraHeaders: Record<string, unknown> = {}) => ({
@@ -161,5 +163,5 @@ const commonResponseComponents = () => ({
   UnsupportedMediaType: envelopeResponse("unsupported_media_type"),
   RateLimited: envelopeResponse("rate_limited", retryAfter),
   InternalError: envelopeResponse("internal_error"),
-  ServiceUnavailable: envelopeResponse("service_unavailable")
+  ServiceUnavailable: envelopeResponse("service_unavailable", retryAfter)
 })

@@ -149,7 +149,10 @@ const retryAfterOf = (response: HttpServerResponse.HttpServerResponse): number |
   }
 }
 
-/** The edge's own headers: `Request-Id` always, `Retry-After` on 409/429, `Connection: close` on 413, the challenge. */
+/**
+ * The edge's own headers: `Request-Id` always, `Retry-After` on 409/429/503, `Connection: close` on 413, the
+ * challenge.
+ */
 const withEdgeHeaders = (
   response: HttpServerResponse.HttpServerResponse,
   request: HttpServerRequest.HttpServerRequest,
@@ -158,10 +161,13 @@ const withEdgeHeaders = (
 ) => {
   const status = response.status
   let final: HttpServerResponse.HttpServerResponse
-  if (status === 409 || status === 413 || status === 429) {
+  if (status === 409 || status === 413 || status === 429 || status === 503) {
     const extra: Record<string, string> = { "request-id": requestId }
-    // A replay settles within seconds: a 409 says when to ask again.
-    if (status === 409 && response.headers["retry-after"] === undefined) extra["retry-after"] = "1"
+    // A replay settles within seconds, and so does a database conflict or a reconnect: a 409 or 503 says when to
+    // ask again.
+    if ((status === 409 || status === 503) && response.headers["retry-after"] === undefined) {
+      extra["retry-after"] = "1"
+    }
     if (status === 413) extra["connection"] = "close"
     if (status === 429 && response.headers["retry-after"] === undefined) {
       extra["retry-after"] = String(retryAfterOf(response) ?? 1)
@@ -204,7 +210,7 @@ export interface EdgeOptions {
  * The HTTP edge of a router: gives each request an id (the `Request-Id` header, and `requestId` in error bodies),
  * refuses bodies over 1 MiB as they stream in (413), bodies that are not JSON (415), JSON nested deeper than 32 levels
  * and NUL characters (400), answers unknown routes (404) and wrong methods (405 with `Allow`), turns defects into
- * the error envelope, adds `WWW-Authenticate` to 401s and `Retry-After` to 409s and 429s, and logs one line per
+ * the error envelope, adds `WWW-Authenticate` to 401s and `Retry-After` to 409s, 429s and 503s, and logs one line per
  * request.
  */
 export const edgeMiddleware = (options: EdgeOptions) =>
