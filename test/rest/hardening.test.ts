@@ -598,6 +598,24 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expectError(anonymous, 401, "unauthorized")
       }))
 
+    it.effect("an Expect other than 100-continue is answered as any request (Node's bare 417 before)", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const { key } = yield* newKey("expect")
+        const list = yield* rawRequest(port, [
+          `GET /v1/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nExpect: foo\r\n` +
+          "Connection: close\r\n\r\n"
+        ])
+        expect(list.status).toBe(200)
+        expect(list.body.wallets).toEqual([])
+        expect(list.headers["request-id"]).toMatch(/^req_/)
+        const refused = yield* rawRequest(port, [
+          "POST /v1/wallets HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Type: application/json\r\n" +
+          "Content-Length: 2\r\nConnection: close\r\n\r\n{}"
+        ])
+        expectError(refused, 401, "unauthorized")
+      }))
+
     it.effect("a bad method is 400 invalid_request in the envelope", () =>
       Effect.gen(function*() {
         const port = yield* serverPort

@@ -126,6 +126,13 @@ export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Serv
     )
   })
 
+  // An `Expect` other than `100-continue` is answered by Node itself with a bare 417 (no envelope, no Request-Id)
+  // unless someone listens. RFC 9110 lets a server ignore an expectation it does not know: the request is answered
+  // as any other.
+  server.on("checkExpectation", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    server.emit("request", request, response)
+  })
+
   // The router's handler is removed when the server's scope closes, before the listener finishes closing: a request
   // on a kept-alive connection in between would find no handler and hang. Answer it (and every request once
   // draining) here instead.
