@@ -616,6 +616,13 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
         expectError(refused, 401, "unauthorized")
       }))
 
+    it.effect("CONNECT is 400 invalid_request in the envelope, not a connection closed unanswered", () =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const reply = yield* rawRequest(port, ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"])
+        expectError(reply, 400, "invalid_request")
+      }))
+
     it.effect("a bad method is 400 invalid_request in the envelope", () =>
       Effect.gen(function*() {
         const port = yield* serverPort

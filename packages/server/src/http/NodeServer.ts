@@ -110,6 +110,16 @@ export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Serv
   servers.add(server)
   server.on("close", () => servers.delete(server))
 
+  /** Writes the envelope straight to the socket and closes it: for answers no request handler gives. */
+  const endWithEnvelope = (socket: Net.Socket, code: ErrorCode, message: string) => {
+    const { body, requestId, status } = envelope(code, message, socket, options)
+    socket.end(
+      `HTTP/1.1 ${status} ${REASONS[status] ?? "Bad Request"}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
+    )
+  }
+
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Net.Socket) => {
     // A response whose head is already written cannot be followed by another: just close (as Node does).
     const current = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage
@@ -118,12 +128,17 @@ export const makeNodeServer = (options: NodeServerOptions = {}) => (): Http.Serv
       return
     }
     const { code, message } = parserErrorCode(error)
-    const { body, requestId, status } = envelope(code, message, socket, options)
-    socket.end(
-      `HTTP/1.1 ${status} ${REASONS[status] ?? "Bad Request"}\r\n` +
-        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
-    )
+    endWithEnvelope(socket, code, message)
+  })
+
+  // CONNECT (a proxy's method) reaches no request handler: without a listener Node closes the connection with no
+  // answer at all. This is no proxy: 400 in the envelope, as for a method Node's parser does not know.
+  server.on("connect", (_request: Http.IncomingMessage, socket: Net.Socket) => {
+    if (!socket.writable) {
+      socket.destroy()
+      return
+    }
+    endWithEnvelope(socket, "invalid_request", "CONNECT is not supported: this service is not a proxy.")
   })
 
   // An `Expect` other than `100-continue` is answered by Node itself with a bare 417 (no envelope, no Request-Id)
