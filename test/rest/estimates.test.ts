@@ -254,5 +254,26 @@ layer(server, { timeout: 60_000, excludeTestServices: true })("GET /v1/estimates
         expect(reply.status).toBe(409)
         expect(reply.body.error.code).toBe("replay_in_progress")
       }))
+
+    it.effect("a malformed wallet is 400 invalid_address even while the account is rebuilt (not 409)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("est-replay-bad-wallet")
+        const accountId = yield* seedBuild("est-replay-bad-wallet")
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE ledger_builds SET replay_version = 2, requested_version = 2 WHERE account_id = ${accountId}`
+        for (
+          const path of [
+            "/v1/estimates/sale?symbol=AAPL&shares=1&wallet=0x123",
+            "/v1/positions?wallet=0x123",
+            `/v1/positions?wallet=${ALICE.slice(0, 41)}G`
+          ]
+        ) {
+          const reply = yield* call("GET", path, { key })
+          expect(reply.status, path).toBe(400)
+          expect(reply.body.error.code, path).toBe("invalid_address")
+        }
+        // A well-formed one still waits for the replay.
+        expect((yield* call("GET", `/v1/positions?wallet=${ALICE}`, { key })).status).toBe(409)
+      }))
   })
 })

@@ -30,6 +30,14 @@ export const makeSaleEstimator = Effect.gen(function*() {
   const store = yield* LedgerStore
   const fx = yield* FxRates
 
+  /** The selling address's lower-case key; a malformed one is `400 invalid_address`. */
+  const walletKeyOf = (wallet: string) => {
+    const parsed = Address.parseAddress(wallet)
+    return Either.isLeft(parsed)
+      ? Effect.fail(Address.invalidAddress(wallet, parsed.left))
+      : Effect.succeed(parsed.right.toLowerCase())
+  }
+
   /** The position whose pool sells: the wallet's (wallet lot scope) or the account's (account lot scope). */
   const choosePosition = (positions: ReadonlyArray<PositionRow>, params: SaleParams) =>
     Effect.gen(function*() {
@@ -38,14 +46,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
       if (held.length === 0) {
         return yield* new NotFound({ message: `The account holds no ${shownValue(params.symbol)}.` })
       }
-      let wallet: string | undefined
-      if (params.wallet !== undefined) {
-        const parsed = Address.parseAddress(params.wallet)
-        if (Either.isLeft(parsed)) {
-          return yield* Address.invalidAddress(params.wallet, parsed.left)
-        }
-        wallet = parsed.right.toLowerCase()
-      }
+      const wallet = params.wallet === undefined ? undefined : yield* walletKeyOf(params.wallet)
       if (held[0]!.scope === "account") {
         const position = held[0]!
         if (wallet === undefined) return { position, heldRaw: undefined }
@@ -109,6 +110,7 @@ export const makeSaleEstimator = Effect.gen(function*() {
           details: { field: "date", reason: "malformed" }
         })
       }
+      if (params.wallet !== undefined) yield* walletKeyOf(params.wallet)
       yield* settledLedger(store, accountId)
       const { heldRaw, position } = yield* choosePosition(yield* positionsOf(store, accountId), params)
       const walletKey = position.wallet?.toLowerCase()

@@ -106,17 +106,18 @@ export class LedgerQueries extends Effect.Service<LedgerQueries>()("@scaledger/d
 
     /** `wallet`: only that watched address's positions (its own holding of a pooled one). */
     const positions = Effect.fn("LedgerQueries.positions")(function*(accountId: string, wallet?: string) {
+      // Checked before the build is read: a malformed address is 400 even while a replay runs (not 409).
+      const parsed = wallet === undefined ? undefined : Address.parseAddress(wallet)
+      if (parsed !== undefined && Either.isLeft(parsed)) {
+        return yield* Address.invalidAddress(wallet!, parsed.left)
+      }
       const stored = yield* settledStored(accountId)
       const report = stored.report
       let rows = stored.positions
       const asOf = yield* asOfOf(report)
       const valuationDate = valuationDateOf(asOf)
       let view = (p: PositionRow): PositionFigures => positionView(p, valuationDate)
-      if (wallet !== undefined) {
-        const parsed = Address.parseAddress(wallet)
-        if (Either.isLeft(parsed)) {
-          return yield* Address.invalidAddress(wallet, parsed.left)
-        }
+      if (parsed !== undefined && Either.isRight(parsed)) {
         const address = parsed.right
         if (Option.isNone(yield* wallets.find(accountId, address))) {
           return yield* new NotFound({ message: `No watched wallet ${address}.` })
