@@ -3,6 +3,7 @@ import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { docOrigin, restOrigin } from "@scaledger/server/http/RequestEnvelope"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect, Option, Stream, TestClock } from "effect"
+import * as Zlib from "node:zlib"
 import { edgeServer, rawRequest, serverPort } from "../support/EdgeHarness.js"
 import { call, newKey, type Reply } from "../support/RestHarness.js"
 
@@ -234,6 +235,24 @@ layer(edgeServer(TestDatabase.postgres), { timeout: 60_000 })("hardening: defect
           `Content-Type: application/json; charset=UTF-8\r\nContent-Length: ${json.length}\r\n\r\n${json}`
         ])
         expect(withCharset.status).toBe(201)
+      }))
+
+    it.effect("a body with a Content-Encoding is 415 unsupported_media_type, not 400 for its compressed bytes", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("encoded")
+        const port = yield* serverPort
+        const json = JSON.stringify({ address: AAPL, label: "gzip" })
+        const gzipped = Zlib.gzipSync(json)
+        const head = (coding: string, length: number) =>
+          `POST /v1/wallets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+          `Content-Type: application/json\r\nContent-Encoding: ${coding}\r\nContent-Length: ${length}\r\n\r\n`
+        const gzip = yield* rawRequest(port, [head("gzip", gzipped.length), gzipped])
+        const error = expectError(gzip, 415, "unsupported_media_type")
+        expect(error.details).toEqual({ contentEncoding: "gzip", supported: ["identity"] })
+        expect((yield* call("GET", "/v1/wallets", { key })).body.wallets).toEqual([])
+        // `identity` is no coding at all.
+        const identity = yield* rawRequest(port, [head("identity", json.length) + json])
+        expect(identity.status).toBe(201)
       }))
   })
 

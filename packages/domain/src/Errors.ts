@@ -98,7 +98,7 @@ export const ErrorCatalog = {
     title: "Unsupported media type",
     description:
       "Request bodies must be JSON: `Content-Type: application/json` (optionally `; charset=utf-8`). Forms, " +
-      "multipart and text bodies are refused."
+      "multipart and text bodies are refused, and so is a body sent with a `Content-Encoding` (gzip, …)."
   },
   rate_limited: {
     status: 429,

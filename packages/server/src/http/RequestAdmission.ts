@@ -240,6 +240,18 @@ const admitChecked = (received: HttpServerRequest.HttpServerRequest, acceptsBodi
         : request
     }
     if (!acceptsBodies || !isJsonContentType(headers["content-type"])) return yield* notJson(headers["content-type"])
+    // A compressed body would be read as JSON text as it is, and refused as not JSON or not UTF-8 (400): the
+    // coding is what is unsupported (RFC 9110 §15.5.16).
+    const coding = headers["content-encoding"]
+    if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
+      return yield* new BodyRejected({
+        code: "unsupported_media_type",
+        message: `Request bodies are read as sent, without a content coding; got Content-Encoding ${
+          JSON.stringify(coding)
+        }.`,
+        details: { contentEncoding: coding, supported: ["identity"] }
+      })
+    }
     const text = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), MAX_BODY_BYTES)
     if (jsonTooDeep(text, MAX_JSON_DEPTH)) {
       return yield* new BodyRejected({
