@@ -143,4 +143,23 @@ describe("the CLI on PostgreSQL", () => {
     })))
     expect(url).toMatch(/^postgres/)
   }, 120_000)
+  it(
+    "refuses an empty account name or one with control characters, as the running server's admin endpoint does",
+    async () => {
+      await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const url = yield* TestDatabase.postgresUrl
+        const env = { DATABASE_URL: url, KEY_HASH_SECRET: "cli-test-secret", SCALEDGER_DATA_DIR: tmpDataDir() }
+        for (const name of ["", "ops\tteam", "x".repeat(201)]) {
+          const created = yield* Effect.promise(() => runCli(["keys", "create", "--account", name, "--json"], env))
+          expect(created.code, created.stdout).toBe(2)
+          expect(created.stdout).not.toMatch(/sk_live_/)
+        }
+        // Nothing was created: no account of that name lists.
+        const listed = yield* Effect.promise(() => runCli(["keys", "list", "--account", "", "--json"], env))
+        expect(listed.code).toBe(2)
+        expect(listed.stdout).toBe("")
+      })))
+    },
+    120_000
+  )
 })

@@ -1,12 +1,19 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import { Context, Schema } from "effect"
+import { SafeTextMax } from "./Basic.js"
 import { RateLimitedError, ServiceUnavailableError, Unauthorized, UnauthorizedError } from "./Errors.js"
 
 export interface Account {
   readonly id: string
   readonly name: string
 }
+
+/**
+ * An account's name, as `scaledger keys` takes it: 1 to 200 characters, no control characters. One schema for the
+ * CLI's `--account` and the admin endpoint, so a name is refused alike whether or not a server holds the database.
+ */
+export const AccountName = SafeTextMax(200).pipe(Schema.minLength(1))
 
 /** The account whose API key authenticated the current request. */
 export class CurrentAccount extends Context.Tag("@scaledger/domain/CurrentAccount")<CurrentAccount, Account>() {}

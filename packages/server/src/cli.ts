@@ -7,6 +7,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as Database from "@scaledger/db/Database"
 import { lockHolder } from "@scaledger/db/DataDirLock"
+import { AccountName } from "@scaledger/domain/Auth"
 import { Cause, Console, Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as Path from "node:path"
 import { readAdminFile } from "./admin/AdminFile.js"
@@ -78,8 +79,10 @@ const KeysLive = Layer.unwrapEffect(Effect.gen(function*() {
   return direct(target)
 }))
 
+// Checked here, before any database is opened: the direct path refused nothing (an empty name made an account).
 const account = Options.text("account").pipe(
-  Options.withDescription("The account's name (created by `keys create` if new).")
+  Options.withSchema(AccountName),
+  Options.withDescription("The account's name, 1 to 200 characters (created by `keys create` if new).")
 )
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON only, nothing else on stdout."))
 

@@ -5,7 +5,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Ids from "@scaledger/db/Ids"
-import { SafeTextMax } from "@scaledger/domain/Basic"
+import { AccountName } from "@scaledger/domain/Auth"
 import { Effect, Layer, Option, Schema } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import * as Fs from "node:fs"
@@ -18,7 +18,7 @@ import { serveWithOwnRouter } from "../http/OwnRouter.js"
 import { edgeMiddleware, errorResponse, restOrigin } from "../http/RequestEnvelope.js"
 import { adminFilePath } from "./AdminFile.js"
 
-const CreateKeyBody = Schema.Struct({ account: SafeTextMax(200).pipe(Schema.minLength(1)) })
+const CreateKeyBody = Schema.Struct({ account: AccountName })
 
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status })
 
@@ -78,7 +78,7 @@ const adminRoutes = (token: string) =>
         "GET",
         "/admin/keys",
         authorized(Effect.gen(function*() {
-          const { account } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ account: SafeTextMax(200) }))
+          const { account } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ account: AccountName }))
           return yield* Option.match(yield* keys.list(account), {
             onNone: () => errorResponse("not_found", `No account named ${account}.`, { reason: "unknown_account" }),
             onSome: (list) => Effect.succeed(json(list))
