@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
-import { ReplayInProgress } from "@scaledger/domain/Errors"
 import { invalidCursor, SealedCursors } from "@scaledger/domain/PageCursors"
 import type { UnlabeledCounterparties } from "@scaledger/domain/ReviewApi"
 import { Effect } from "effect"
+import type { BuildState } from "../ledger/LedgerStore.js"
+import { checkSettled } from "./SettledBuild.js"
 
 /** A page of the list: `limit` (default 50) after the entry `cursor` names (a cursor this list gave the account). */
 export interface CounterpartyPage {
@@ -43,15 +44,25 @@ export class CounterpartyReads extends Effect.Service<CounterpartyReads>()("@sca
         const position = yield* cursors.open(accountId, KIND, page.cursor)
         const after = position === undefined ? undefined : yield* afterOf(position)
         const limit = page.limit ?? DEFAULT_LIMIT
-        const [build] = yield* sql<{ built_version: string; replay_version: string }>`
-          SELECT built_version, replay_version FROM ledger_builds WHERE account_id = ${accountId}`
-        if (
-          build !== undefined && (Number(build.built_version) === 0 ||
-            Number(build.replay_version) > Number(build.built_version))
-        ) {
-          return yield* new ReplayInProgress({
-            message: "The account's history is being rebuilt; retry shortly.",
-            retryAfterSeconds: 1
+        // The rule of every read of the stored build: 409 while a replay runs, 503 when the build failed (its pages
+        // are then an older build's, which the other reads no longer serve).
+        const [build] = yield* sql<{
+          requested_version: string
+          replay_version: string
+          built_version: string
+          status: BuildState["status"]
+          error: string | null
+        }>`
+          SELECT requested_version, replay_version, built_version, status, error
+          FROM ledger_builds WHERE account_id = ${accountId}`
+        if (build !== undefined) {
+          yield* checkSettled({
+            requestedVersion: Number(build.requested_version),
+            replayVersion: Number(build.replay_version),
+            builtVersion: Number(build.built_version),
+            builtAt: null,
+            status: build.status,
+            error: build.error
           })
         }
         const found = yield* sql<{
