@@ -364,6 +364,45 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
         }))
 
       it.effect(
+        "learns every confirmation of one review, also past a round's 500 (they share one timestamp)",
+        () =>
+          Effect.gen(function*() {
+            const address = "0x00000000000000000000000000000000000000cd"
+            const account = yield* accountWith("worker-learn", address)
+            const hashes = yield* Effect.forEach(
+              Array.from({ length: 600 }, (_, i) => i),
+              () => transfer(PLAIN, address)
+            )
+            const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+            expect(yield* Effect.orDie(worker.poll)).toBe(600)
+            // One PATCH /v1/events settles them all in one statement: one `updated_at` for the 600 rows.
+            const sql = yield* SqlClient.SqlClient
+            yield* Effect.orDie(sql`
+            UPDATE transfer_classifications SET classified_by = 'user', confirmed = true, relationship = 'exchange',
+              updated_at = now()
+            WHERE account_id = ${account.id}`)
+            const taught: Array<string> = []
+            const Learning = Layer.succeed(Classifier, {
+              name: "learning",
+              classify: () => Effect.succeed(Option.none()),
+              learn: (examples: ReadonlyArray<{ readonly features: MovementFeatures }>) =>
+                Effect.sync(() => {
+                  for (const example of examples) taught.push(example.features.txHash)
+                })
+            })
+            const learner = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Learning)))
+            for (let round = 0; round < 3; round++) yield* Effect.orDie(learner.poll)
+            // Each once (other tests' confirmations may be taught too).
+            const ours = taught.filter((hash) => hashes.includes(hash))
+            expect(ours).toHaveLength(600)
+            expect(new Set(ours)).toEqual(new Set(hashes))
+            // Gone again, so that later workers in this file have nothing of it to learn.
+            expect(yield* Effect.orDie((yield* WalletsRepo).remove(account.id, address))).toBe(true)
+          }),
+        { timeout: 30_000 }
+      )
+
+      it.effect(
         "a crashed worker's lease expires: the transfer is classified once, by the next worker",
         () =>
           Effect.gen(function*() {

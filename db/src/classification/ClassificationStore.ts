@@ -58,6 +58,23 @@ export interface ClassificationResult {
   readonly error: string | null
 }
 
+/** Where learning got to: the last confirmation handed to the model, in the order `confirmedSince` reads them. */
+export interface LearnedPosition {
+  /** The confirmation's `updated_at`, as the database writes it. */
+  readonly at: string
+  readonly accountId: string
+  readonly txHash: string
+  readonly logIndex: number
+}
+
+/** Before every confirmation. */
+export const LEARNED_NOTHING: LearnedPosition = {
+  at: "1970-01-01 00:00:00+00",
+  accountId: "",
+  txHash: "",
+  logIndex: -1
+}
+
 /** A transaction's sender, target (lowercase) and method selector, as the model sees them. */
 export interface TxFacts {
   readonly from: string | null
@@ -384,10 +401,12 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
       const giveBack = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) => unlease(owner, rows, true)
 
       /**
-       * Classifications a user confirmed after `since` (oldest first): what the model may learn from. `since` and
-       * `at` are the database's own timestamps as text (microseconds, which a `Date` would lose).
+       * Classifications a user confirmed after `since` (oldest first): what the model may learn from. The position is
+       * the last row handed over, not only its time: one review settles every movement of a counterparty in one
+       * statement, all with one `updated_at`, and a page ending inside them must not skip the rest. `at` is the
+       * database's own timestamp as text (microseconds, which a `Date` would lose).
        */
-      const confirmedSince = (chainId: number, since: string, limit: number) =>
+      const confirmedSince = (chainId: number, since: LearnedPosition, limit: number) =>
         Effect.map(
           sql<
             TransferRow & {
@@ -400,9 +419,11 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
               c.type, c.relationship, c.updated_at::text AS at
             FROM transfer_classifications c
             JOIN token_transfers t ON t.chain_id = c.chain_id AND t.tx_hash = c.tx_hash AND t.log_index = c.log_index
-            WHERE c.chain_id = ${chainId} AND c.classified_by = 'user' AND c.confirmed AND c.updated_at > ${since}::timestamptz
+            WHERE c.chain_id = ${chainId} AND c.classified_by = 'user' AND c.confirmed
+              AND (c.updated_at, c.account_id, c.tx_hash, c.log_index)
+                > (${since.at}::timestamptz, ${since.accountId}::text, ${since.txHash}::text, ${since.logIndex}::integer)
               AND c.relationship IS NOT NULL
-            ORDER BY c.updated_at
+            ORDER BY c.updated_at, c.account_id, c.tx_hash, c.log_index
             LIMIT ${limit}`,
           (rows) =>
             rows.map((row) => ({

@@ -2,6 +2,8 @@ import {
   type ClaimedTransfer,
   type ClassificationResult,
   ClassificationStore,
+  LEARNED_NOTHING,
+  type LearnedPosition,
   type TxFacts,
   type TxLegRow
 } from "@scaledger/db/classification/ClassificationStore"
@@ -143,7 +145,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
   }
 
   /** Where learning got to: the user confirmations after it are handed to the model on the next round. */
-  let learnedUntil = "1970-01-01 00:00:00+00"
+  let learnedUntil: LearnedPosition = LEARNED_NOTHING
 
   /** Hands the model the account's confirmed labels (every provider may learn; `none` ignores them). */
   const learn = Effect.gen(function*() {
@@ -174,7 +176,13 @@ export const makeClassificationWorker = Effect.gen(function*() {
         return { features, type: c.type, relationship: c.relationship }
       }))
     yield* classifier.learn(examples)
-    learnedUntil = confirmed[confirmed.length - 1]!.at
+    const last = confirmed[confirmed.length - 1]!
+    learnedUntil = {
+      at: last.at,
+      accountId: last.transfer.accountId,
+      txHash: last.transfer.txHash,
+      logIndex: last.transfer.logIndex
+    }
   })
 
   /** What the rules say of one transfer (pure: the model is asked later, only for the leftovers). */
