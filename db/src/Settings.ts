@@ -33,6 +33,27 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
       )
     )
 
+    const findLocked = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredSettings,
+      execute: (accountId) =>
+        sql`SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId} FOR UPDATE`
+    })
+
+    /**
+     * The settings, the row locked until the caller's transaction ends: a change read-modify-written under it
+     * cannot be lost to another made meanwhile (each request changes only the fields it names).
+     */
+    const getForUpdate = Effect.fn("SettingsRepo.getForUpdate")((accountId: string) =>
+      findLocked(accountId).pipe(
+        Effect.map(Option.match({
+          onNone: (): SettingsRow => ({ country: "US", reportingCurrency: "USD" }),
+          onSome: (row): SettingsRow => ({ country: row.country, reportingCurrency: row.reporting_currency })
+        })),
+        orDieOnParse
+      )
+    )
+
     const put = Effect.fn("SettingsRepo.put")((accountId: string, settings: SettingsRow) =>
       sql`
         INSERT INTO account_settings (account_id, country, reporting_currency, updated_at)
@@ -43,6 +64,6 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
       )
     )
 
-    return { get, put } as const
+    return { get, getForUpdate, put } as const
   })
 }) {}

@@ -1,7 +1,9 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
+import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
-import { Effect, Exit, Option, Stream } from "effect"
+import { Effect, Exit, Fiber, Option, Stream } from "effect"
 import { call, newKey, type Reply, restServer } from "../support/RestHarness.js"
 
 const AAPL = "0xaF3D76f1834A1d425780943C99Ea8A608f8a93f9"
@@ -271,6 +273,28 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         expect((yield* call("GET", "/v1/settings", { key })).body).toMatchObject({
           country: "DE",
           reportingCurrency: "SGD"
+        })
+      }))
+
+    it.effect("a change of one field keeps the other's concurrent change (no lost update)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("two-clients")
+        const account = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("two-clients")))
+        const sql = yield* SqlClient.SqlClient
+        // Another client's change of the country, not committed yet, while this client changes the currency.
+        const currency = yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE account_settings SET country = 'DE' WHERE account_id = ${account.id}`
+          const put = yield* Effect.fork(call("PUT", "/v1/settings", { key, body: { reportingCurrency: "EUR" } }))
+          // Real time (not the test clock): the request reaches the database meanwhile.
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_000)))
+          return put
+        })))
+        const answer = yield* Fiber.join(currency)
+        expect(answer.status).toBe(200)
+        expect(answer.body).toMatchObject({ country: "DE", reportingCurrency: "EUR" })
+        expect((yield* call("GET", "/v1/settings", { key })).body).toMatchObject({
+          country: "DE",
+          reportingCurrency: "EUR"
         })
       }))
 

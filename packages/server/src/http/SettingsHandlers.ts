@@ -53,19 +53,24 @@ export const SettingsHandlers = HttpApiBuilder.group(ScaledgerApi, "settings", (
       .handle("update", ({ payload }) =>
         Effect.gen(function*() {
           const account = yield* CurrentAccount
-          const current = yield* settings.get(account.id)
-          const next: SettingsRow = {
-            country: payload.country === undefined ? current.country : yield* validCountry(payload.country),
-            reportingCurrency: payload.reportingCurrency === undefined
-              ? current.reportingCurrency
-              : yield* validCurrency(payload.reportingCurrency)
-          }
-          // Another country rule or currency rewrites every figure: the account's history is replayed.
-          const changed = next.country !== current.country || next.reportingCurrency !== current.reportingCurrency
-          yield* sql.withTransaction(Effect.zipRight(
-            settings.put(account.id, next),
-            changed ? requestReplay(account.id) : Effect.void
-          ))
+          const country = payload.country === undefined ? undefined : yield* validCountry(payload.country)
+          const currency = payload.reportingCurrency === undefined
+            ? undefined
+            : yield* validCurrency(payload.reportingCurrency)
+          // Read and written under the row's lock: a concurrent change of the other field is kept, not overwritten
+          // with the value read before it committed.
+          const next = yield* sql.withTransaction(Effect.gen(function*() {
+            const current = yield* settings.getForUpdate(account.id)
+            const next: SettingsRow = {
+              country: country ?? current.country,
+              reportingCurrency: currency ?? current.reportingCurrency
+            }
+            // Another country rule or currency rewrites every figure: the account's history is replayed.
+            const changed = next.country !== current.country || next.reportingCurrency !== current.reportingCurrency
+            yield* settings.put(account.id, next)
+            if (changed) yield* requestReplay(account.id)
+            return next
+          }))
           return view(next)
         }).pipe(orUnavailable))
   }))
