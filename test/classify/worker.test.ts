@@ -402,6 +402,43 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
         { timeout: 30_000 }
       )
 
+      it.effect("learning that cannot read the chain holds up no classification; it is tried again next round", () =>
+        Effect.gen(function*() {
+          const address = "0x00000000000000000000000000000000000000ca"
+          const account = yield* accountWith("worker-learn-offline", address)
+          const first = yield* transfer(PLAIN, address)
+          const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, ClassifierNone)))
+          expect(yield* Effect.orDie(worker.poll)).toBe(1)
+          // The person confirms it; the facts of its transaction were never read (the rules needed none).
+          const sql = yield* SqlClient.SqlClient
+          yield* Effect.orDie(sql`
+            UPDATE transfer_classifications SET classified_by = 'user', confirmed = true, relationship = 'exchange',
+              updated_at = now()
+            WHERE account_id = ${account.id} AND tx_hash = ${first}`)
+          const taught: Array<string> = []
+          const Learning = Layer.succeed(Classifier, {
+            name: "learning",
+            classify: () => Effect.succeed(Option.none()),
+            learn: (examples: ReadonlyArray<{ readonly features: MovementFeatures }>) =>
+              Effect.sync(() => {
+                for (const example of examples) taught.push(example.features.txHash)
+              })
+          })
+          const learner = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Learning)))
+          // A new movement the rules decide alone (the counterparty's code is known), while the node is out of reach.
+          const second = yield* transfer(PLAIN, address)
+          txReadsFail = true
+          const offline = yield* Effect.exit(learner.poll)
+          txReadsFail = false
+          expect(offline._tag).toBe("Success")
+          expect(yield* rowOf(second)).toMatchObject({ status: "done", type: "transfer.in" })
+          expect(taught).not.toContain(first)
+          // Back online: the confirmation is learned then.
+          yield* Effect.orDie(learner.poll)
+          expect(taught).toContain(first)
+          expect(yield* Effect.orDie((yield* WalletsRepo).remove(account.id, address))).toBe(true)
+        }))
+
       it.effect(
         "a crashed worker's lease expires: the transfer is classified once, by the next worker",
         () =>

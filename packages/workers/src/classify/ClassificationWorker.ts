@@ -308,7 +308,11 @@ export const makeClassificationWorker = Effect.gen(function*() {
    * how many decisions were stored.
    */
   const round = Effect.gen(function*() {
-    yield* learn
+    // Learning is the model's: a confirmation whose transaction cannot be read now (the node out of reach) is tried
+    // again next round (its position is not moved on) and holds up none of the rules' decisions meanwhile.
+    yield* learn.pipe(
+      Effect.catchAll((error) => Effect.logWarning("classification worker: learning failed; tried again", error))
+    )
     const now = yield* Clock.currentTimeMillis
     if (scan.found || now - scan.at >= Duration.toMillis(config.scan)) {
       const { queued, since } = yield* store.enqueue(chainId, scan.since)
