@@ -84,6 +84,24 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
       findStored({ accountId, addressKey: address.toLowerCase() }).pipe(Effect.map(Option.map(toRow)), orDieOnParse)
     )
 
+    const findStoredLocked = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, addressKey: Schema.String }),
+      Result: StoredWallet,
+      execute: ({ accountId, addressKey }) =>
+        sql`SELECT * FROM wallets WHERE account_id = ${accountId} AND address_key = ${addressKey} FOR UPDATE`
+    })
+
+    /**
+     * The wallet, its row locked until the caller's transaction ends: what a change is compared with (was it own?)
+     * is then what the change replaces, not a value another change is replacing meanwhile.
+     */
+    const findForUpdate = Effect.fn("WalletsRepo.findForUpdate")((accountId: string, address: string) =>
+      findStoredLocked({ accountId, addressKey: address.toLowerCase() }).pipe(
+        Effect.map(Option.map(toRow)),
+        orDieOnParse
+      )
+    )
+
     /**
      * An address watched and marked not own: the wallet's flag says what it is. A `self` label the account gave it
      * in review before it was watched (or while it was own) would keep its movements self-transfers against the
@@ -241,6 +259,6 @@ export class WalletsRepo extends Effect.Service<WalletsRepo>()("@scaledger/db/Wa
       }))
     )
 
-    return { find, insert, list, listAll, update, remove } as const
+    return { find, findForUpdate, insert, list, listAll, update, remove } as const
   })
 }) {}

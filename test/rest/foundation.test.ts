@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
+import { requestReplay } from "@scaledger/db/ledger/LedgerBuilds"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { ApiKeys } from "@scaledger/server/auth/ApiKeys"
 import { Effect, Exit, Fiber, Option, Stream } from "effect"
@@ -110,6 +111,34 @@ layer(restServer(TestDatabase.postgres), { timeout: 60_000 })("REST foundation",
         expect(patched.body).toMatchObject({ address: CRWD, label: "cold", self: true })
         const labelOnly = yield* call("PATCH", `/v1/wallets/${CRWD}`, { key, body: { label: "cold storage" } })
         expect(labelOnly.body).toMatchObject({ label: "cold storage", self: true })
+      }))
+
+    it.effect("a change of self made while another commits asks for the replay its own change needs", () =>
+      Effect.gen(function*() {
+        const { key } = yield* newKey("self-race")
+        const account = Option.getOrThrow(yield* Effect.orDie((yield* AccountsRepo).findByName("self-race")))
+        yield* call("POST", "/v1/wallets", { key, body: { address: CRWD, self: false } })
+        const sql = yield* SqlClient.SqlClient
+        const replays = Effect.map(
+          Effect.orDie(sql<{ replay_version: string }>`
+            SELECT replay_version FROM ledger_builds WHERE account_id = ${account.id}`),
+          (rows) => Number(rows[0]?.replay_version ?? 0)
+        )
+        // Another client marks it own (and asks for its replay); before that commits, this one marks it not own.
+        const { afterOther, patch } = yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE wallets SET self = true WHERE account_id = ${account.id}`
+          yield* requestReplay(account.id)
+          const afterOther = yield* replays
+          const patch = yield* Effect.fork(call("PATCH", `/v1/wallets/${CRWD}`, { key, body: { self: false } }))
+          // Real time (not the test clock): the request reaches the database meanwhile.
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_000)))
+          return { afterOther, patch }
+        })))
+        const answer = yield* Fiber.join(patch)
+        expect(answer.body).toMatchObject({ self: false })
+        // The wallet went from own to not own: its history is replayed again (the other's replay may be built
+        // before this change, and with own transfers that are no longer own).
+        expect(yield* replays).toBeGreaterThan(afterOther)
       }))
 
     it.effect("deletes a wallet, then answers 404 for it", () =>

@@ -112,7 +112,8 @@ export const WalletsHandlers = HttpApiBuilder.group(ScaledgerApi, "wallets", (ha
           const account = yield* CurrentAccount
           const address = yield* validAddress(path.address)
           const row = yield* sql.withTransaction(Effect.gen(function*() {
-            const before = yield* wallets.find(account.id, address)
+            // Locked: a concurrent change of `self` committing meanwhile is what this one is compared with.
+            const before = yield* wallets.findForUpdate(account.id, address)
             const after = yield* wallets.update(account.id, address, payload)
             // Marking an address own (or not) turns its transfers into movements (or disposals): a replay.
             if (Option.isSome(before) && Option.isSome(after) && before.value.self !== after.value.self) {
