@@ -480,7 +480,16 @@ layer(ChainStore.Default.pipe(Layer.provideMerge(mcpServer(Database))), { timeou
           const { key } = yield* newKey("mcp-tools")
           const auth = { authorization: `Bearer ${key}` }
           const unknown = yield* post(url, rpc(1, "tools/call", { name: "sell_everything", arguments: {} }), auth)
-          expect(unknown.body).toMatchObject({ id: 1, error: { code: -32602 } })
+          expect(unknown.body).toMatchObject({
+            id: 1,
+            error: { code: -32602, message: "Unknown tool: sell_everything" }
+          })
+          // Without a name, or with one that is no string: what is wrong, not "Unknown tool: undefined".
+          const nameless = yield* post(url, rpc(3, "tools/call", { arguments: {} }), auth)
+          expect(nameless.body).toMatchObject({ id: 3, error: { code: -32602 } })
+          expect(nameless.body.error.message).toContain("needs params.name")
+          const numbered = yield* post(url, rpc(4, "tools/call", { name: 7 }), auth)
+          expect(numbered.body.error.message).toContain("must be a tool's name (a string), not 7")
           const missing = yield* post(
             url,
             rpc(2, "tools/call", { name: "get_exchange_rate_on", arguments: { currency: "GBP" } }),

@@ -135,12 +135,14 @@ export const makeMcpServer = (settings: McpSettings) =>
         const name = params.name
         const tool = typeof name === "string" ? byName.get(name) : undefined
         if (tool === undefined) {
-          const named = typeof name === "string" ? name : JSON.stringify(name) ?? String(name)
-          return {
-            _tag: "RpcError" as const,
-            code: JsonRpc.ErrorCodes.InvalidParams,
-            message: `Unknown tool: ${boundedMessage(named)}`
-          }
+          const message = name === undefined
+            ? "tools/call needs params.name, the name of a tool (tools/list lists them)."
+            : typeof name === "string"
+            ? `Unknown tool: ${boundedMessage(name)}`
+            : `params.name must be a tool's name (a string), not ${
+              boundedMessage(JSON.stringify(name) ?? String(name))
+            }.`
+          return { _tag: "RpcError" as const, code: JsonRpc.ErrorCodes.InvalidParams, message }
         }
         const args = yield* decodeArguments(tool.input)(params.arguments ?? {}).pipe(Effect.either)
         if (args._tag === "Left") {
