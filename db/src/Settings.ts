@@ -23,12 +23,18 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
         sql`SELECT country, reporting_currency FROM account_settings WHERE account_id = ${accountId}`
     })
 
+    /** The stored row's settings, or the defaults (US, USD) when the account has none stored. */
+    const settingsOf = Option.match({
+      onNone: (): SettingsRow => ({ country: "US", reportingCurrency: "USD" }),
+      onSome: (row: typeof StoredSettings.Type): SettingsRow => ({
+        country: row.country,
+        reportingCurrency: row.reporting_currency
+      })
+    })
+
     const get = Effect.fn("SettingsRepo.get")((accountId: string) =>
       findStored(accountId).pipe(
-        Effect.map(Option.match({
-          onNone: (): SettingsRow => ({ country: "US", reportingCurrency: "USD" }),
-          onSome: (row): SettingsRow => ({ country: row.country, reportingCurrency: row.reporting_currency })
-        })),
+        Effect.map(settingsOf),
         orDieOnParse
       )
     )
@@ -46,10 +52,7 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("@scaledger/db/
      */
     const getForUpdate = Effect.fn("SettingsRepo.getForUpdate")((accountId: string) =>
       findLocked(accountId).pipe(
-        Effect.map(Option.match({
-          onNone: (): SettingsRow => ({ country: "US", reportingCurrency: "USD" }),
-          onSome: (row): SettingsRow => ({ country: row.country, reportingCurrency: row.reporting_currency })
-        })),
+        Effect.map(settingsOf),
         orDieOnParse
       )
     )

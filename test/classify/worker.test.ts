@@ -75,6 +75,17 @@ const Answers = Layer.succeed(Classifier, {
   learn: () => Effect.void
 })
 
+/** A model that decides nothing and notes the transaction of each example it is taught. */
+const learning = (taught: Array<string>) =>
+  Layer.succeed(Classifier, {
+    name: "learning",
+    classify: () => Effect.succeed(Option.none()),
+    learn: (examples: ReadonlyArray<{ readonly features: MovementFeatures }>) =>
+      Effect.sync(() => {
+        for (const example of examples) taught.push(example.features.txHash)
+      })
+  })
+
 const Common = Layer.mergeAll(
   FakeChain,
   ChainConfig.layer({ rpcUrls: [], chainId: CHAIN } as any),
@@ -382,14 +393,7 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
               updated_at = now()
             WHERE account_id = ${account.id}`)
             const taught: Array<string> = []
-            const Learning = Layer.succeed(Classifier, {
-              name: "learning",
-              classify: () => Effect.succeed(Option.none()),
-              learn: (examples: ReadonlyArray<{ readonly features: MovementFeatures }>) =>
-                Effect.sync(() => {
-                  for (const example of examples) taught.push(example.features.txHash)
-                })
-            })
+            const Learning = learning(taught)
             const learner = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Learning)))
             for (let round = 0; round < 3; round++) yield* Effect.orDie(learner.poll)
             // Each once (other tests' confirmations may be taught too).
@@ -416,14 +420,7 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
               updated_at = now()
             WHERE account_id = ${account.id} AND tx_hash = ${first}`)
           const taught: Array<string> = []
-          const Learning = Layer.succeed(Classifier, {
-            name: "learning",
-            classify: () => Effect.succeed(Option.none()),
-            learn: (examples: ReadonlyArray<{ readonly features: MovementFeatures }>) =>
-              Effect.sync(() => {
-                for (const example of examples) taught.push(example.features.txHash)
-              })
-          })
+          const Learning = learning(taught)
           const learner = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Learning)))
           // A new movement the rules decide alone (the counterparty's code is known), while the node is out of reach.
           const second = yield* transfer(PLAIN, address)
