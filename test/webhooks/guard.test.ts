@@ -181,6 +181,29 @@ describe("the egress guard", () => {
       expect(yield* checkTarget("https://nowhere.invalid/", { ...nowhere, requireResolution: false })).toBeUndefined()
     }))
 
+  it.live(
+    "a resolver that never answers counts as not resolving once the limit passes, at delivery and creation",
+    () =>
+      Effect.gen(function*() {
+        const silent = {
+          allowPrivate: false,
+          resolve: () => new Promise<ReadonlyArray<{ address: string; family: number }>>(() => {}),
+          resolveTimeoutMs: 50
+        }
+        const atDelivery = yield* Effect.either(
+          checkTarget("https://slow-dns.example.test/", { ...silent, requireResolution: true })
+        ).pipe(Effect.timeout(5_000))
+        expect(Either.isLeft(atDelivery) && [atDelivery.left.reason, atDelivery.left.message]).toEqual([
+          "unresolvable",
+          "The host slow-dns.example.test did not resolve within 50 ms."
+        ])
+        const atCreation = yield* checkTarget("https://slow-dns.example.test/", { ...silent, requireResolution: false })
+          .pipe(Effect.timeout(5_000))
+        expect(atCreation).toBeUndefined()
+      }),
+    { timeout: 10_000 }
+  )
+
   it.effect("with WEBHOOK_ALLOW_PRIVATE_TARGETS=true reaches loopback, still https only", () =>
     Effect.gen(function*() {
       expect(Either.isRight(yield* guard("https://127.0.0.1:8443/", true))).toBe(true)

@@ -67,9 +67,11 @@ const send = (delivery: ClaimedDelivery, startedAt: number) =>
     const box = yield* WebhookSecretBox
     const sender = yield* WebhookSender
     // The guard runs again at every delivery: DNS may have changed since the endpoint was created.
+    // Resolving the name counts against the connect time-out's length too: the attempt stays within its lease.
     const guarded = yield* checkTarget(delivery.url, {
       allowPrivate: config.allowPrivateTargets,
-      requireResolution: true
+      requireResolution: true,
+      resolveTimeoutMs: config.connectTimeoutMs
     }).pipe(Effect.either)
     if (guarded._tag === "Left") return guardOutcome(guarded.left)
     // Not given at delivery (`requireResolution`): said for the type's sake, as the guard would say it.

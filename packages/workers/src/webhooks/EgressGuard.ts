@@ -140,7 +140,16 @@ export interface GuardOptions {
   /** At creation an unresolvable name is accepted (checked again at every delivery); at delivery it fails. */
   readonly requireResolution: boolean
   readonly resolve?: Resolver
+  /**
+   * How long the name's resolution may take (default `RESOLVE_TIMEOUT_MS`): past it the name counts as not resolving.
+   * The connection's own time-outs start after it, so a resolver that never answers would hold an attempt (and its
+   * lease) or an endpoint's creation without end.
+   */
+  readonly resolveTimeoutMs?: number
 }
+
+/** The default limit of a name's resolution. */
+export const RESOLVE_TIMEOUT_MS = 5_000
 
 /**
  * The egress guard: an `https` URL without credentials whose host is a public address. An IP literal (in any
@@ -170,12 +179,21 @@ export const checkTarget = (
         range: "loopback"
       })
     }
+    const limitMs = options.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS
     const answers = yield* Effect.tryPromise(() => resolve(name)).pipe(
+      Effect.timeout(limitMs),
+      Effect.map((found): ReadonlyArray<{ address: string; family: number }> | "timeout" => found),
+      Effect.catchTag("TimeoutException", () => Effect.succeed("timeout" as const)),
       Effect.orElseSucceed(() => [] as ReadonlyArray<{ address: string; family: number }>)
     )
-    if (answers.length === 0) {
+    if (answers === "timeout" || answers.length === 0) {
       if (!options.requireResolution) return undefined
-      return yield* refuse("unresolvable", `The host ${hostname} does not resolve.`)
+      return yield* refuse(
+        "unresolvable",
+        answers === "timeout"
+          ? `The host ${hostname} did not resolve within ${limitMs} ms.`
+          : `The host ${hostname} does not resolve.`
+      )
     }
     for (const answer of answers) yield* checkAddress(answer.address, options.allowPrivate)
     const addresses = answers.map((
