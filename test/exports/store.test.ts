@@ -40,20 +40,25 @@ const exportsOf = (accountId: string) =>
     Effect.orDie
   )
 
+const serverPort = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
+
+/** `POST /v1/exports` over a raw socket with `key`; the caller writes the body and reads the answer. */
+const exportRequest = (port: number, key: string, onResponse: (response: Http.IncomingMessage) => void) =>
+  Http.request({
+    host: "127.0.0.1",
+    port,
+    method: "POST",
+    path: "/v1/exports",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
+  }, onResponse)
+
 /** Starts an export over a raw socket, reads its first bytes, and hangs up: a client that goes away. */
 const abandonExport = (key: string) =>
   Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const address = server.address as HttpServer.TcpAddress
+    const port = yield* serverPort
     return yield* Effect.promise(() =>
       new Promise<number>((resolve, reject) => {
-        const request = Http.request({
-          host: "127.0.0.1",
-          port: address.port,
-          method: "POST",
-          path: "/v1/exports",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
-        }, (response) => {
+        const request = exportRequest(port, key, (response) => {
           response.once("data", () => {
             request.destroy()
             resolve(response.statusCode ?? 0)
@@ -71,17 +76,10 @@ const abandonExport = (key: string) =>
 /** Reads a whole export over a raw socket: its status, its text, and whether the response ended as HTTP ends one. */
 const readExport = (key: string, body: Record<string, unknown>) =>
   Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const address = server.address as HttpServer.TcpAddress
+    const port = yield* serverPort
     return yield* Effect.promise(() =>
       new Promise<{ status: number; text: string; complete: boolean }>((resolve, reject) => {
-        const request = Http.request({
-          host: "127.0.0.1",
-          port: address.port,
-          method: "POST",
-          path: "/v1/exports",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
-        }, (response) => {
+        const request = exportRequest(port, key, (response) => {
           let text = ""
           response.setEncoding("utf8")
           response.on("data", (chunk: string) => (text += chunk))
