@@ -161,9 +161,15 @@ export class Review extends Effect.Service<Review>()("@scaledger/db/classificati
           const [settings] = yield* sql<{ country: string }>`
             SELECT country FROM account_settings WHERE account_id = ${accountId}`
           const country = (settings?.country ?? "US") as LedgerCountry
-          // As the replay will have it: only a disposal is taxable, and only where the country taxes disposals.
+          // As the replay will have it: only a disposal is taxable, and only where the country taxes disposals. A
+          // transfer with no classification row yet (built before the classifier queued it) takes the rule default
+          // by direction, which the label settles the same way.
           const type = changed.find((row) => row.tx_hash === transferHash && String(row.log_index) === transferLog)
-            ?.type
+            ?.type ?? (yield* sql<{ type: string }>`
+              SELECT CASE WHEN ${input.relationship} = 'self' THEN 'transfer.self'
+                WHEN from_key = ${key} THEN 'transfer.in' ELSE 'transfer.out' END AS type
+              FROM token_transfers WHERE chain_id = ${chainId} AND tx_hash = ${transferHash ?? ""}
+                AND log_index::text = ${transferLog ?? ""}`)[0]?.type
           return {
             id: eventId,
             counterparty,
