@@ -268,6 +268,7 @@ describe("ViemChainClient: reads", () => {
           block: aapl.lastBlockBefore
         })
         expect(after.uiMultiplier).toBe(aapl.newMultiplier)
+        expect(yield* chain.nodeChainId).toBe(node.chainId)
         expect(yield* chain.effectiveAt(manifest.tokens.find((t) => t.symbol === "TSLA")!.address)).toBe(0)
 
         const crwd = manifest.tokens.find((t) => t.symbol === "CRWD")!.address

@@ -199,6 +199,8 @@ export interface ChainClientService {
   /** The latest block. */
   readonly head: Effect.Effect<BlockHeader, RequestError | BlockNotFound>
   readonly headNumber: Effect.Effect<number, RequestError>
+  /** The chain id the node says it serves (`eth_chainId`), which `chainId` (the configured one) should be. */
+  readonly nodeChainId: Effect.Effect<number, RequestError>
   /**
    * New heads as they arrive: `eth_subscribe("newHeads")` when a ws(s) endpoint is configured, polling otherwise
    * (polling fills skipped numbers). After a re-org a number can come again with another hash.

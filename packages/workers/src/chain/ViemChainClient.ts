@@ -29,6 +29,7 @@ import { fastBlock, fastLogs } from "./rpc/FastDecode.js"
 import { rangeAdvice } from "./rpc/RangeAdvice.js"
 import {
   decodeAnswer,
+  Quantity,
   RpcBlock,
   RpcLog,
   RpcReceipt,
@@ -51,6 +52,7 @@ const toHex = (n: number | bigint) => `0x${n.toString(16)}`
 const decodeBlock = fastBlock(decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByNumber"))
 const decodeBlockByHash = fastBlock(decodeAnswer(Schema.NullOr(RpcBlock), "eth_getBlockByHash"))
 const decodeLogs = fastLogs(decodeAnswer(Schema.Array(RpcLog), "eth_getLogs"))
+const decodeChainId = decodeAnswer(Quantity, "eth_chainId")
 const decodeReceipt = decodeAnswer(Schema.NullOr(RpcReceipt), "eth_getTransactionReceipt")
 const decodeTransaction = decodeAnswer(Schema.NullOr(RpcTransaction), "eth_getTransactionByHash")
 const decodeBlockReceipts = decodeAnswer(Schema.NullOr(Schema.Array(RpcReceipt)), "eth_getBlockReceipts")
@@ -342,6 +344,7 @@ export const make = Effect.gen(function*() {
     chainId: config.chainId,
     head,
     headNumber,
+    nodeChainId: Effect.flatMap(transport.send("eth_chainId", []), decodeChainId),
     newHeads: makeNewHeads({ config, transport, head, block }),
     block,
     blockByHash,

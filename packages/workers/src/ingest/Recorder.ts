@@ -30,6 +30,23 @@ const headerRow = (header: BlockHeader): BlockRow => ({
 })
 
 /**
+ * Warns, once, when the node serves another chain than the configured `CHAIN_ID` (an `RPC_URL` of another network,
+ * or a local node left at its own id): records are stored under the configured id, so reads and the token list's
+ * chain disagree with the node's. Says nothing when the node cannot be asked; the reads report that themselves.
+ */
+export const warnOnOtherChain = Effect.gen(function*() {
+  const chain = yield* ChainClient
+  const served = yield* chain.nodeChainId.pipe(Effect.option)
+  if (Option.isSome(served) && served.value !== chain.chainId) {
+    yield* Effect.logWarning(
+      `recorder: the node serves chain ${served.value}, but CHAIN_ID is ${chain.chainId}. Records are stored as ` +
+        `chain ${chain.chainId}'s: set CHAIN_ID=${served.value} for this node, or point RPC_URL at chain ` +
+        `${chain.chainId}.`
+    )
+  }
+})
+
+/**
  * The live recorder: from the block after its persisted cursor to the head, every multiplier announcement and
  * pause of every known stock token, every stock-token transfer of every watched address, and the silent
  * activation of announced changes (read from chain storage at the first block at or after `effectiveAt`). It
@@ -290,6 +307,7 @@ export const makeRecorder = Effect.gen(function*() {
    * read past the retry budget is reported to `ReadHealth` (logged once per outage), anything else logged per try.
    */
   const run = Effect.gen(function*() {
+    yield* Effect.fork(Effect.provideService(warnOnOtherChain, ChainClient, chain))
     yield* chain.newHeads.pipe(
       Stream.groupedWithin(10_000, Duration.millis(config.recorderBatchMs)),
       Stream.filterMap(Chunk.last),
