@@ -117,18 +117,33 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
                    WHERE id = ${walletId}`
       })
 
-    /** A failed attempt: retried at `retryAt`, or, after the last attempt, the wallet shows `failed`. */
-    const attemptFailed = (walletId: string, error: string, retryAt: Date | null) =>
-      Effect.gen(function*() {
-        if (retryAt === null) {
+    /**
+     * A failed attempt, counted from the job's stored count (progress since the claim reset it: `advance`): retried
+     * after a wait doubling per consecutive failure (at most 10 minutes), or, at the last attempt, the wallet shows
+     * `failed`. Answers which attempt this was and whether it was the last.
+     */
+    const attemptFailed = (
+      walletId: string,
+      error: string,
+      policy: { readonly maxAttempts: number; readonly retryBaseMs: number }
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ attempts: number }>`
+          SELECT attempts FROM wallet_backfills WHERE wallet_id = ${walletId} FOR UPDATE`
+        const failed = Number(rows[0]?.attempts ?? 0)
+        const attempt = failed + 1
+        const last = attempt >= policy.maxAttempts
+        if (last) {
           yield* sql`UPDATE wallet_backfills SET phase = 'done', last_error = ${error}, lease_owner = NULL, lease_until = NULL,
                        updated_at = now() WHERE wallet_id = ${walletId}`
           yield* sql`UPDATE wallets SET backfill_status = 'failed', backfill_error = ${error} WHERE id = ${walletId}`
         } else {
+          const retryAt = new Date(Date.now() + Math.min(policy.retryBaseMs * 2 ** failed, 10 * 60_000))
           yield* sql`UPDATE wallet_backfills SET attempts = attempts + 1, last_error = ${error}, retry_at = ${retryAt},
                        lease_owner = NULL, lease_until = NULL, updated_at = now() WHERE wallet_id = ${walletId}`
         }
-      })
+        return { attempt, last }
+      }))
 
     /**
      * Serialises fixing a job's range against the recorder's first start (in the caller's transaction): a range

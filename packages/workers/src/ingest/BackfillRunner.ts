@@ -33,12 +33,14 @@ export const makeBackfillRunner = Effect.gen(function*() {
       Effect.catchAllCause((cause) =>
         Effect.gen(function*() {
           const error = describe(cause._tag === "Fail" ? cause.error : cause)
-          const last = job.attempts + 1 >= config.backfillMaxAttempts
-          const wait = Math.min(config.backfillRetryBaseMs * 2 ** job.attempts, 10 * 60_000)
+          // Counted from the stored job, not the claim: every checkpoint stored since then reset the count.
+          const { attempt, last } = yield* backfills.attemptFailed(job.walletId, error, {
+            maxAttempts: config.backfillMaxAttempts,
+            retryBaseMs: config.backfillRetryBaseMs
+          })
           yield* Effect.logWarning(
-            `backfill ${job.address}: attempt ${job.attempts + 1} failed${last ? " (giving up)" : ""}: ${error}`
+            `backfill ${job.address}: attempt ${attempt} failed${last ? " (giving up)" : ""}: ${error}`
           )
-          yield* backfills.attemptFailed(job.walletId, error, last ? null : new Date(Date.now() + wait))
         })
       ),
       Effect.ensuring(Effect.ignore(backfills.release(job.walletId, owner)))
