@@ -1,9 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
+import { AccountsRepo } from "@scaledger/db/Accounts"
+import { Backfills } from "@scaledger/db/chain/Backfills"
 import { ChainStore } from "@scaledger/db/chain/ChainStore"
 import { MultiplierReads } from "@scaledger/db/reads/MultiplierReads"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
-import { Effect, Layer } from "effect"
+import { WalletsRepo } from "@scaledger/db/Wallets"
+import { runBackfill } from "@scaledger/workers/ingest/Backfill"
+import { Effect, Layer, Option } from "effect"
 import { startFaultProxy } from "../chain/faultProxy.js"
 import {
   addAndBackfill,
@@ -123,6 +127,52 @@ describe("multiplier announcements", () => {
             const history = yield* reads.history(node.chainId, { token: unlisted, at: today })
             expect(history.changes.map((c) => c.to)).toEqual(["1.0007"])
             expect(history.at?.multiplier).toBe("1.0007")
+          })
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "an unlisted token a backfill finds: its announcements the recorder passed while the backfill ran are recorded",
+    () =>
+      Effect.gen(function*() {
+        const chain = yield* seededChain
+        const { node } = chain
+        const unlisted = chain.manifest.unlistedToken.address
+        yield* Effect.promise(() => issuerCall(node, unlisted, "mint", [CAROL, 2n * WAD]))
+        yield* withIngest(
+          chain,
+          Effect.gen(function*() {
+            yield* recordToHead
+            const { account } = yield* (yield* AccountsRepo).findOrCreate("carol")
+            const { wallet } = yield* (yield* WalletsRepo).insert({
+              accountId: account.id,
+              address: CAROL,
+              label: "",
+              self: true,
+              watchingFromBlock: null,
+              watchingFromAt: null,
+              chainId: node.chainId
+            })
+            // The backfill fixes its range at the head it sees, then reads the wallet's history (a long one takes
+            // minutes) while the recorder goes on: the token is not known yet, so the recorder passes its step.
+            const backfills = yield* Backfills
+            const [claimed] = yield* backfills.claim(node.chainId, "test-worker", 1, 60)
+            const head = yield* Effect.promise(() => node.block("latest"))
+            yield* backfills.start(wallet.id, 0, head.number)
+            const step = yield* Effect.promise(() =>
+              issuerCall(node, unlisted, "updateMultiplier", [1000700000000000000n])
+            )
+            yield* recordToHead
+            const job = Option.getOrThrow(yield* backfills.find(claimed!.walletId))
+            yield* runBackfill(job, "test-worker")
+            yield* recordToHead
+            const store = yield* ChainStore
+            const changes = yield* store.changesOf(node.chainId, unlisted)
+            expect(changes.map((c) => [c.status, c.newMultiplier, c.block])).toEqual([
+              ["active", 1000700000000000000n, step.block]
+            ])
           })
         )
       }).pipe(Effect.scoped),

@@ -139,8 +139,12 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
         const tokens = touched.map((t) =>
           t.token
         )
+        // The recorder may have passed blocks after `target` without a token the transfers revealed (it watches one
+        // no list names from its first span begun after the scan found it): announcements and pauses are read up to
+        // the head, where every span begun before that ends.
+        const eventsTo = Math.max(target, yield* chain.headNumber)
         const events: Array<StockEvent> = tokens.length === 0 ? [] : yield* chain
-          .stockEvents({ tokens, fromBlock, toBlock: target, topics: StockLifecycleTopics })
+          .stockEvents({ tokens, fromBlock, toBlock: eventsTo, topics: StockLifecycleTopics })
           .pipe(
             Stream.runCollect,
             Effect.map((chunks) => Chunk.toReadonlyArray(chunks).flatMap((chunk) => chunk.events)),
@@ -206,7 +210,7 @@ export const runBackfill = (job: BackfillJob, owner: string) =>
           const floor = readFloors.get(change.token)
           return activate(change, {
             searchFrom: fromBlock,
-            head: target,
+            head: eventsTo,
             walletId: job.walletId,
             ...(floor === undefined ? {} : { readFloor: floor })
           })
