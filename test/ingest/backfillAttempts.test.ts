@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { AccountsRepo } from "@scaledger/db/Accounts"
+import { Backfills } from "@scaledger/db/chain/Backfills"
 import * as TestDatabase from "@scaledger/db/testing/TestDatabase"
 import { WalletsRepo } from "@scaledger/db/Wallets"
 import { makeBackfillRunner } from "@scaledger/workers/ingest/BackfillRunner"
@@ -78,4 +79,42 @@ describe("backfill attempts", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+
+  it.live("an attempt that fails after its lease lapsed and another worker took the job leaves the job to that worker", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const backfills = yield* Backfills
+      const { account } = yield* (yield* AccountsRepo).findOrCreate("lapsed")
+      const { wallet } = yield* (yield* WalletsRepo).insert({
+        accountId: account.id,
+        address: ALICE,
+        label: "",
+        self: true,
+        watchingFromBlock: null,
+        watchingFromAt: null,
+        chainId: 31337
+      })
+      // Worker A stalls past its lease; worker B takes the job over.
+      const [byA] = yield* backfills.claim(31337, "worker-a", 1, 0)
+      expect(byA?.walletId).toBe(wallet.id)
+      yield* Effect.sleep(Duration.millis(20))
+      const [byB] = yield* backfills.claim(31337, "worker-b", 1, 60)
+      expect(byB?.walletId).toBe(wallet.id)
+      // A's attempt then fails, on what would be its last try.
+      const outcome = yield* backfills.attemptFailed(wallet.id, "worker-a", "stalled", {
+        maxAttempts: 1,
+        retryBaseMs: 1_000
+      })
+      const [row] = yield* sql<{ status: string; phase: string; lease_owner: string | null; attempts: number }>`
+        SELECT w.backfill_status AS status, b.phase, b.lease_owner, b.attempts
+        FROM wallets w JOIN wallet_backfills b ON b.wallet_id = w.id WHERE w.id = ${wallet.id}`
+      expect(row).toEqual({ status: "running", phase: "transfers", lease_owner: "worker-b", attempts: 0 })
+      expect(outcome.held).toBe(false)
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(Backfills.Default, AccountsRepo.Default, WalletsRepo.Default).pipe(
+          Layer.provideMerge(TestDatabase.postgres)
+        )
+      )
+    ))
 })

@@ -120,17 +120,22 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
     /**
      * A failed attempt, counted from the job's stored count (progress since the claim reset it: `advance`): retried
      * after a wait doubling per consecutive failure (at most 10 minutes), or, at the last attempt, the wallet shows
-     * `failed`. Answers which attempt this was and whether it was the last.
+     * `failed`. Answers which attempt this was and whether it was the last (`held: false`, changing nothing, when
+     * another worker holds the job now).
      */
     const attemptFailed = (
       walletId: string,
+      owner: string,
       error: string,
       policy: { readonly maxAttempts: number; readonly retryBaseMs: number }
     ) =>
       sql.withTransaction(Effect.gen(function*() {
+        // Only while the job is still this worker's: once its lease lapsed and another worker took the job, this
+        // attempt's end is not the job's (it would take the job from the worker running it, or fail it).
         const rows = yield* sql<{ attempts: number }>`
-          SELECT attempts FROM wallet_backfills WHERE wallet_id = ${walletId} FOR UPDATE`
-        const failed = Number(rows[0]?.attempts ?? 0)
+          SELECT attempts FROM wallet_backfills WHERE wallet_id = ${walletId} AND lease_owner = ${owner} FOR UPDATE`
+        if (rows.length === 0) return { attempt: 0, last: false, held: false }
+        const failed = Number(rows[0]!.attempts)
         const attempt = failed + 1
         const last = attempt >= policy.maxAttempts
         if (last) {
@@ -142,7 +147,7 @@ export class Backfills extends Effect.Service<Backfills>()("@scaledger/db/Backfi
           yield* sql`UPDATE wallet_backfills SET attempts = attempts + 1, last_error = ${error}, retry_at = ${retryAt},
                        lease_owner = NULL, lease_until = NULL, updated_at = now() WHERE wallet_id = ${walletId}`
         }
-        return { attempt, last }
+        return { attempt, last, held: true }
       }))
 
     /**

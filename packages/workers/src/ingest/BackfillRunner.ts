@@ -34,10 +34,15 @@ export const makeBackfillRunner = Effect.gen(function*() {
         Effect.gen(function*() {
           const error = describe(cause._tag === "Fail" ? cause.error : cause)
           // Counted from the stored job, not the claim: every checkpoint stored since then reset the count.
-          const { attempt, last } = yield* backfills.attemptFailed(job.walletId, error, {
+          const { attempt, held, last } = yield* backfills.attemptFailed(job.walletId, owner, error, {
             maxAttempts: config.backfillMaxAttempts,
             retryBaseMs: config.backfillRetryBaseMs
           })
+          if (!held) {
+            return yield* Effect.logWarning(
+              `backfill ${job.address}: attempt failed after another worker took it: ${error}`
+            )
+          }
           yield* Effect.logWarning(
             `backfill ${job.address}: attempt ${attempt} failed${last ? " (giving up)" : ""}: ${error}`
           )
