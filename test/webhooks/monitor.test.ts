@@ -266,6 +266,44 @@ describe("a feed's silence is measured by the chain's clock (PGlite)", () => {
         yield* monitorPass
         expect(yield* openAlerts(watching.id)).toEqual([])
       }))
+
+    it.effect("a round stamped later than both the chain's clock and now does not make a silent feed look fresh", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const chain = 4243
+        const token = "0x00000000000000000000000000000000000bee02"
+        const zero = "0x0000000000000000000000000000000000000000"
+        const watching = yield* accountWatching("future-round", "0x00000000000000000000000000000000000000d2", chain)
+        yield* sql`INSERT INTO chain_tokens (chain_id, address_key, address, symbol, listed, is_stock)
+                   VALUES (${chain}, ${token}, ${token}, 'MU', true, true)`
+        yield* sql`INSERT INTO token_transfers (chain_id, tx_hash, log_index, block, block_hash, block_time, token_key,
+                                                from_key, to_key, from_address, to_address, raw)
+                   VALUES (${chain}, '0xc2', 0, 5, '0xb', '2026-09-01T13:00:00Z', ${token}, ${zero},
+                           ${watching.address}, ${zero}, ${watching.address}, ${String(3n * WAD)})`
+        const round = (id: number, answer: number, updatedAt: string) =>
+          sql`INSERT INTO price_rounds (chain_id, feed_key, round_id, feed_address, token_key, answer, decimals,
+                                        started_at, updated_at, answered_in_round)
+              VALUES (${chain}, 'feed-mu2', ${id}, 'feed-mu2', ${token}, ${answer}, 8, ${updatedAt}, ${updatedAt}, ${id})`
+        const block = (n: number, time: string) =>
+          sql`INSERT INTO chain_blocks (chain_id, number, hash, block_time) VALUES (${chain}, ${n}, ${`0x${n}`}, ${time})`
+        yield* TestClock.setTime(Date.parse("2026-09-01T16:00:05Z"))
+        // The last real round at 10:50 New York; then one the feed stamped a year ahead, which no block could carry
+        // (the exposure and the ledger, reading rounds at or before a time, do not use it either).
+        yield* round(1, 100, "2026-09-01T14:50:00Z")
+        yield* round(2, 100, "2027-09-01T14:50:00Z")
+        // 70 session minutes of silence by the chain's clock.
+        yield* block(10, "2026-09-01T16:00:00Z")
+        yield* monitorPass
+        expect(yield* openAlerts(watching.id)).toEqual(["oracle-paused|MU|warning"])
+        const [alert] = yield* Effect.flatMap(AlertsStore, (store) => store.open(watching.id))
+        expect(alert!.detail).toContain("since 2026-09-01T14:50:00.000Z")
+        // A round the price recorder stored ahead of the chain's recorded blocks, but not of this machine's clock,
+        // is the feed speaking: it resolves the alert.
+        yield* TestClock.setTime(Date.parse("2026-09-01T16:02:00Z"))
+        yield* round(3, 101, "2026-09-01T16:01:00Z")
+        yield* monitorPass
+        expect(yield* openAlerts(watching.id)).toEqual([])
+      }))
   })
 })
 

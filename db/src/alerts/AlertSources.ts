@@ -61,7 +61,10 @@ export interface LatestRound {
   readonly chainId: number
   readonly tokenKey: string
   readonly symbol: string | null
-  /** The newest round answering a price (above zero); the first round when none does. */
+  /**
+   * The newest round answering a price (above zero) and stamped no later than the chain's time or now, whichever is
+   * later; the first round when none does.
+   */
   readonly updatedAt: Date
   /** The chain's newest stored block's time (null before any): the clock a feed's silence is measured by. */
   readonly chainTime: Date | null
@@ -351,26 +354,37 @@ export class AlertSources extends Effect.Service<AlertSources>()("@scaledger/db/
     )
 
     /**
-     * The newest recorded price-feed round of every token that has a feed (a round answering zero or less is no
-     * price: it does not count), with the chain's time.
+     * The newest recorded price-feed round of every token that has a feed, with the chain's time. A round answering
+     * zero or less is no price: it does not count; nor does one stamped later than both the chain's time and `now`,
+     * which no block could have carried yet (a chain recorded behind the price feeds still counts their rounds; with
+     * no block recorded there is no chain time to check against).
      */
-    const latestRounds = Effect.map(
-      sql<{ chain_id: number; token_key: string; symbol: string | null; updated_at: Date; chain_time: Date | null }>`
+    const latestRounds = (now: Date) =>
+      Effect.map(
+        sql<{ chain_id: number; token_key: string; symbol: string | null; updated_at: Date; chain_time: Date | null }>`
+        WITH clock AS (
+          SELECT c.chain_id, (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = c.chain_id) AS chain_time
+          FROM (SELECT DISTINCT chain_id FROM price_rounds) c
+        )
         SELECT r.chain_id, r.token_key, max(k.symbol) AS symbol,
-               coalesce(max(r.updated_at) FILTER (WHERE r.answer > 0), min(r.updated_at)) AS updated_at,
-               (SELECT max(b.block_time) FROM chain_blocks b WHERE b.chain_id = r.chain_id) AS chain_time
+               coalesce(max(r.updated_at) FILTER (WHERE r.answer > 0
+                                                    AND (c.chain_time IS NULL
+                                                      OR r.updated_at <= greatest(c.chain_time, ${now}::timestamptz))),
+                        min(r.updated_at)) AS updated_at,
+               c.chain_time
         FROM price_rounds r
+        JOIN clock c ON c.chain_id = r.chain_id
         LEFT JOIN chain_tokens k ON k.chain_id = r.chain_id AND k.address_key = r.token_key
-        GROUP BY r.chain_id, r.token_key`,
-      (rows) =>
-        rows.map((row): LatestRound => ({
-          chainId: Number(row.chain_id),
-          tokenKey: row.token_key,
-          symbol: row.symbol,
-          updatedAt: row.updated_at,
-          chainTime: row.chain_time
-        }))
-    )
+        GROUP BY r.chain_id, r.token_key, c.chain_time`,
+        (rows) =>
+          rows.map((row): LatestRound => ({
+            chainId: Number(row.chain_id),
+            tokenKey: row.token_key,
+            symbol: row.symbol,
+            updatedAt: row.updated_at,
+            chainTime: row.chain_time
+          }))
+      )
 
     /** The time of each chain's newest stored block (the clock a feed's silence is measured by), one probe each. */
     const chainTimes = (chainIds: ReadonlyArray<number>) =>

@@ -35,7 +35,7 @@ export const sharedFacts = (needFx: boolean) =>
     const sources = yield* AlertSources
     return {
       pausedTokens: yield* sources.pausedTokens,
-      latestRounds: yield* sources.latestRounds,
+      latestRounds: yield* sources.latestRounds(new Date(yield* Clock.currentTimeMillis)),
       oraclePausedTokens: yield* sources.oraclePausedTokens,
       degradedReads: yield* sources.degradedReads,
       fx: needFx ? yield* (yield* FxRates).status() : undefined
