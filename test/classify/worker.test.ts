@@ -479,6 +479,36 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           }),
         { timeout: 20_000 }
       )
+
+      it.effect("a model answer with a NUL or a lone surrogate is stored without them; the round is not stuck", () =>
+        Effect.gen(function*() {
+          const address = "0x00000000000000000000000000000000000000c0"
+          yield* accountWith("worker-nul", address)
+          const toUnlisted = yield* transfer(address, UNLISTED)
+          const plain = yield* transfer(PLAIN, address)
+          // A remote model's free text may hold any character; PostgreSQL text holds no NUL.
+          const Garbled = Layer.succeed(Classifier, {
+            name: "garbled",
+            classify: () =>
+              Effect.succeed(Option.some({
+                type: "swap" as const,
+                relationship: "contract" as const,
+                confidence: 0.9,
+                model: "remote\u0000/3",
+                rationale: "a swap\u0000 router\ud800"
+              })),
+            learn: () => Effect.void
+          })
+          const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Garbled)))
+          expect(yield* Effect.orDie(worker.poll)).toBe(2)
+          expect(yield* rowOf(toUnlisted)).toMatchObject({
+            status: "done",
+            type: "swap",
+            classified_by: "ai_labeled",
+            rationale: "a swap router\ufffd"
+          })
+          expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in" })
+        }))
     })
   })
 }

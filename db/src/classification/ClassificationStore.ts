@@ -39,6 +39,13 @@ const claimedTransfer = (chainId: number, row: TransferRow): ClaimedTransfer => 
   block: Number(row.block)
 })
 
+/** NUL, and a UTF-16 half of a pair without its other half: what PostgreSQL text (and JSON into it) cannot hold. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/** The text as PostgreSQL can store it: NUL dropped, a lone surrogate replaced by U+FFFD. */
+const storable = (text: string | null): string | null =>
+  text === null ? null : text.replaceAll("\u0000", "").replace(LONE_SURROGATE, "\ufffd")
+
 /** What the worker decided for one transfer. */
 export interface ClassificationResult {
   readonly accountId: string
@@ -316,7 +323,8 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
       const complete = (owner: string, results: ReadonlyArray<ClassificationResult>) =>
         results.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
           // One statement for the batch: a round trip per row cost more than the batch's decisions on a busy
-          // server. JSON carries the nulls and any text as they are.
+          // server. JSON carries the nulls and any text as it is, but for what PostgreSQL text cannot hold (`storable`):
+          // a remote model's rationale or model id with a NUL would fail the batch, and the round again each time.
           const decisions = JSON.stringify(results.map((r) => ({
             account_id: r.accountId,
             chain_id: r.chainId,
@@ -328,10 +336,10 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
             confirmed: r.confirmed,
             rule: r.rule,
             counterparty_key: r.counterpartyKey,
-            model: r.model,
+            model: storable(r.model),
             confidence: r.confidence,
-            rationale: r.rationale,
-            error: r.error
+            rationale: storable(r.rationale),
+            error: storable(r.error)
           })))
           const updated = yield* sql<{ account_id: string }>`
             UPDATE transfer_classifications c SET
