@@ -16,7 +16,7 @@ import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import { ClassificationSettings, makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
 import { NoClassifier as ClassifierNone } from "@scaledger/workers/classify/ClassifierProviders"
 import { ContractList } from "@scaledger/workers/classify/ContractListLive"
-import { ConfigProvider, Effect, Fiber, Layer, Option } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option } from "effect"
 
 const CHAIN = 31337
 const W = "0x00000000000000000000000000000000000000aa"
@@ -294,20 +294,21 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
             const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Recording)))
             txReads.length = 0
             txReadsFail = true
-            // The node is out of reach: nothing is decided, every lease is given back at once.
+            // The node is out of reach: what goes to the model is not decided, its leases are given back at once;
+            // the rules' decision is stored (it needs no transaction read).
             yield* Effect.flip(worker.poll)
             expect(txReads).toEqual([[first, second]])
-            for (const hash of [first, second, plain]) {
+            for (const hash of [first, second]) {
               expect(yield* rowOf(hash)).toMatchObject({ status: "pending", attempts: 1 })
             }
+            expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in", attempts: 1 })
             txReadsFail = false
-            expect(yield* Effect.orDie(worker.poll)).toBe(3)
+            expect(yield* Effect.orDie(worker.poll)).toBe(2)
             expect(txReads).toEqual([[first, second], [first, second]])
             expect(asked.map((f) => [f.txHash, f.txFrom, f.txTo, f.methodSelector])).toEqual([
               [first, W, UNLISTED, "0xa694fc3a"],
               [second, W, UNLISTED, "0xa694fc3a"]
             ])
-            expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in", attempts: 2 })
             // Stored: learning from a confirmation of these movements reads no transaction again.
             const store = yield* ClassificationStore
             expect(yield* Effect.orDie(store.txFacts(CHAIN, [first]))).toEqual(
@@ -509,6 +510,43 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           })
           expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in" })
         }))
+
+      it.effect(
+        "the rules' decisions of a round are stored while the model is still thinking",
+        () =>
+          Effect.gen(function*() {
+            const address = "0x00000000000000000000000000000000000000c1"
+            yield* accountWith("worker-slow-model", address)
+            const toUnlisted = yield* transfer(address, UNLISTED)
+            const plain = yield* transfer(PLAIN, address)
+            const answer = yield* Deferred.make<void>()
+            const asked = yield* Deferred.make<void>()
+            // A slow remote model (seconds per answer, up to CLASSIFY_MODEL_TIMEOUT_MS when it hangs).
+            const Slow = Layer.succeed(Classifier, {
+              name: "slow",
+              classify: () =>
+                Deferred.succeed(asked, undefined).pipe(
+                  Effect.zipRight(Deferred.await(answer)),
+                  Effect.as(Option.none())
+                ),
+              learn: () => Effect.void
+            })
+            const worker = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Slow)))
+            const polling = yield* Effect.fork(worker.poll)
+            yield* Deferred.await(asked)
+            let plainRow = yield* rowOf(plain)
+            for (let tries = 0; tries < 50 && plainRow?.status !== "done"; tries++) {
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+              plainRow = yield* rowOf(plain)
+            }
+            expect(plainRow).toMatchObject({ status: "done", type: "transfer.in" })
+            expect(yield* rowOf(toUnlisted)).toMatchObject({ status: "pending" })
+            yield* Deferred.succeed(answer, undefined)
+            expect(yield* Effect.orDie(Fiber.join(polling))).toBe(2)
+            expect(yield* rowOf(toUnlisted)).toMatchObject({ status: "done", type: "unknown" })
+          }),
+        { timeout: 30_000 }
+      )
     })
   })
 }

@@ -363,21 +363,33 @@ export const makeClassificationWorker = Effect.gen(function*() {
         else untried.push(c)
       }
       if (untried.length > 0) yield* store.giveBack(owner, untried)
-      // The transactions' own facts only for what goes to the model, read in one batch.
-      const facts = yield* factsOf(ruled.flatMap(({ c, outcome }) => outcome._tag === "Leftover" ? [c.txHash] : []))
-      const results = yield* Effect.forEach(
-        ruled,
-        ({ c, outcome }) =>
-          decide(
-            c,
-            owns.get(c.accountId)!,
-            byTx.get(c.txHash) ?? [],
-            outcome,
-            facts.get(c.txHash.toLowerCase()) ?? noFacts
-          ),
-        { concurrency: 4 }
+      const decideAll = (
+        items: ReadonlyArray<{ readonly c: ClaimedTransfer; readonly outcome: RuleOutcome }>,
+        facts: ReadonlyMap<string, TxFacts>
+      ) =>
+        Effect.forEach(
+          items,
+          ({ c, outcome }) =>
+            decide(
+              c,
+              owns.get(c.accountId)!,
+              byTx.get(c.txHash) ?? [],
+              outcome,
+              facts.get(c.txHash.toLowerCase()) ?? noFacts
+            ),
+          { concurrency: 4 }
+        )
+      // The rules' decisions are stored first: a slow or hanging model (up to CLASSIFY_MODEL_TIMEOUT_MS an answer)
+      // holds up only the movements it is asked about, not the round's others nor the ledger builds behind them.
+      const byModel = ruled.filter(({ outcome }) => outcome._tag === "Leftover")
+      const byRule = yield* store.complete(
+        owner,
+        yield* decideAll(ruled.filter(({ outcome }) => outcome._tag !== "Leftover"), new Map())
       )
-      return yield* store.complete(owner, results)
+      if (byModel.length === 0) return byRule
+      // The transactions' own facts only for what goes to the model, read in one batch.
+      const facts = yield* factsOf(byModel.map(({ c }) => c.txHash))
+      return byRule + (yield* store.complete(owner, yield* decideAll(byModel, facts)))
     }).pipe(Effect.tapErrorCause(() => Effect.ignore(store.release(owner, claimed))))
     return { claimed: claimed.length, stored }
   })
