@@ -16,7 +16,7 @@ import { ChainConfig } from "@scaledger/workers/chain/ChainConfig"
 import { ClassificationSettings, makeClassificationWorker } from "@scaledger/workers/classify/ClassificationWorker"
 import { NoClassifier as ClassifierNone } from "@scaledger/workers/classify/ClassifierProviders"
 import { ContractList } from "@scaledger/workers/classify/ContractListLive"
-import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Clock, ConfigProvider, Deferred, Effect, Fiber, Layer, Option } from "effect"
 
 const CHAIN = 31337
 const W = "0x00000000000000000000000000000000000000aa"
@@ -545,6 +545,38 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
             expect(yield* Effect.orDie(Fiber.join(polling))).toBe(2)
             expect(yield* rowOf(toUnlisted)).toMatchObject({ status: "done", type: "unknown" })
           }),
+        { timeout: 30_000 }
+      )
+
+      it.effect(
+        "a round waiting on the model keeps its leases: another worker does not take the movements over",
+        () =>
+          Effect.gen(function*() {
+            const address = "0x00000000000000000000000000000000000000c2"
+            yield* accountWith("worker-lease-kept", address)
+            const toUnlisted = yield* transfer(address, UNLISTED)
+            const asked = yield* Deferred.make<void>()
+            // Each answer takes longer than the lease (CLASSIFY_LEASE_SECONDS is 1 here).
+            const Slow = Layer.succeed(Classifier, {
+              name: "slow",
+              classify: () =>
+                Deferred.succeed(asked, undefined).pipe(
+                  Effect.zipRight(Effect.sleep("2500 millis")),
+                  Effect.as(Option.none())
+                ),
+              learn: () => Effect.void
+            })
+            const first = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Slow)))
+            const second = yield* makeClassificationWorker.pipe(Effect.provide(Layer.merge(Common, Slow)))
+            const polling = yield* Effect.fork(first.poll)
+            yield* Deferred.await(asked)
+            yield* Effect.sleep("1500 millis")
+            // The first worker's lease would have lapsed by now without renewal.
+            expect(yield* Effect.orDie(second.poll)).toBe(0)
+            expect(yield* Effect.orDie(Fiber.join(polling))).toBe(1)
+            expect(yield* rowOf(toUnlisted)).toMatchObject({ status: "done", type: "unknown", attempts: 1 })
+            // Real time (not the test clock): the lease is the database's `now()`.
+          }).pipe(Effect.withClock(Clock.make())),
         { timeout: 30_000 }
       )
     })

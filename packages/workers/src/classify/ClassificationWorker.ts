@@ -15,6 +15,7 @@ import { Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { ChainConfig } from "../chain/ChainConfig.js"
+import { keepingLease } from "../LeaseKeeper.js"
 import { ContractList } from "./ContractListLive.js"
 
 export const ClassificationConfig = Config.all({
@@ -387,9 +388,18 @@ export const makeClassificationWorker = Effect.gen(function*() {
         yield* decideAll(ruled.filter(({ outcome }) => outcome._tag !== "Leftover"), new Map())
       )
       if (byModel.length === 0) return byRule
-      // The transactions' own facts only for what goes to the model, read in one batch.
-      const facts = yield* factsOf(byModel.map(({ c }) => c.txHash))
-      return byRule + (yield* store.complete(owner, yield* decideAll(byModel, facts)))
+      // The transactions' own facts only for what goes to the model, read in one batch. The answers may take longer
+      // than the lease: it is extended meanwhile, or another worker would take the movements over and this round's
+      // answers would be written nowhere (and that worker's, should its wait be as long, neither).
+      const answered = yield* factsOf(byModel.map(({ c }) => c.txHash)).pipe(
+        Effect.flatMap((facts) => decideAll(byModel, facts)),
+        keepingLease(
+          "classification worker",
+          Duration.seconds(config.leaseSeconds),
+          store.renew(owner, byModel.map(({ c }) => c), config.leaseSeconds)
+        )
+      )
+      return byRule + (yield* store.complete(owner, answered))
     }).pipe(Effect.tapErrorCause(() => Effect.ignore(store.release(owner, claimed))))
     return { claimed: claimed.length, stored }
   })
