@@ -157,6 +157,18 @@ describe("openai provider against a local Chat Completions server", () => {
       expect(Option.isNone(yield* classify())).toBe(true)
     }))
 
+  it.live("a type of the other direction (tokens leaving called `bridge.in`, `mint`, …): None, as from the embedded model", () =>
+    Effect.gen(function*() {
+      for (const type of ["transfer.in", "collateral_withdraw", "bridge.in", "mint"]) {
+        next = () => ({ content: JSON.stringify({ type, relationship: "contract", confidence: 0.9, rationale: "?" }) })
+        expect(Option.isNone(yield* classify()), type).toBe(true)
+      }
+      next = () => ({
+        content: JSON.stringify({ type: "collateral_post", relationship: "contract", confidence: 0.9, rationale: "!" })
+      })
+      expect(Option.getOrThrow(yield* classify())).toMatchObject({ type: "collateral_post" })
+    }))
+
   it.live("a time-out is ClassifierUnavailable within MODEL_TIMEOUT", () =>
     Effect.gen(function*() {
       next = () => ({ hang: true })

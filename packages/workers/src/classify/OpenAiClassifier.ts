@@ -143,8 +143,10 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
           }
           return decodeAnswer(content).pipe(
             Effect.mapError(() => unavailable("the answer does not match the label schema")),
+            // A type of the other direction (a `bridge.in` for tokens leaving) is no answer, as from the embedded model.
             Effect.map((answer): Option.Option<Classification.ModelLabel> =>
-              answer.type === "unknown" || answer.confidence < settings.minConfidence
+              answer.type === "unknown" || answer.confidence < settings.minConfidence ||
+                Classification.typeFor(Classification.familyOf(answer.type), features.direction) !== answer.type
                 ? Option.none()
                 : Option.some({ ...answer, model: response.model.length > 0 ? response.model : settings.model })
             )
