@@ -579,6 +579,45 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
           }).pipe(Effect.withClock(Clock.make())),
         { timeout: 30_000 }
       )
+
+      it.effect(
+        "a model taking one movement at a time (MODEL_CONCURRENCY=1) is handed one at a time: no time-out from waiting",
+        () =>
+          Effect.gen(function*() {
+            const address = "0x00000000000000000000000000000000000000c3"
+            yield* accountWith("worker-model-concurrency", address)
+            const hashes = yield* Effect.forEach([1, 2, 3], () => transfer(address, UNLISTED))
+            // One answer at a time, 800 ms each: three handed over at once would have the third wait 1.6 s.
+            const permit = yield* Effect.makeSemaphore(1)
+            const OneAtATime = Layer.succeed(Classifier, {
+              name: "one-at-a-time",
+              concurrency: 1,
+              classify: () =>
+                Effect.sleep("800 millis").pipe(
+                  Effect.as(Option.some({
+                    type: "swap" as const,
+                    relationship: "contract" as const,
+                    confidence: 0.9,
+                    model: "local/1",
+                    rationale: "slow"
+                  })),
+                  permit.withPermits(1)
+                ),
+              learn: () => Effect.void
+            })
+            const settings = ClassificationSettings.Live.pipe(
+              Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ CLASSIFY_MODEL_TIMEOUT_MS: 1_200 })))
+            )
+            const worker = yield* makeClassificationWorker.pipe(
+              Effect.provide(Layer.mergeAll(Common, OneAtATime, settings))
+            )
+            expect(yield* Effect.orDie(worker.poll)).toBe(3)
+            for (const hash of hashes) {
+              expect(yield* rowOf(hash)).toMatchObject({ status: "done", type: "swap", classified_by: "ai_labeled" })
+            }
+          }).pipe(Effect.withClock(Clock.make())),
+        { timeout: 30_000 }
+      )
     })
   })
 }

@@ -75,6 +75,11 @@ export class ClassifierUnavailable extends Data.TaggedError("ClassifierUnavailab
  */
 export class Classifier extends Context.Tag("@scaledger/Classifier")<Classifier, {
   readonly name: string
+  /**
+   * How many movements it answers at once (a remote model's `MODEL_CONCURRENCY`): the caller hands it no more at a
+   * time, so that no movement spends its wait for an answer queued behind the others. Absent: the caller's own.
+   */
+  readonly concurrency?: number
   readonly classify: (
     features: MovementFeatures
   ) => Effect.Effect<Option.Option<ModelLabel>, ClassifierUnavailable>

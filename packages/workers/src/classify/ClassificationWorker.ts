@@ -366,7 +366,8 @@ export const makeClassificationWorker = Effect.gen(function*() {
       if (untried.length > 0) yield* store.giveBack(owner, untried)
       const decideAll = (
         items: ReadonlyArray<{ readonly c: ClaimedTransfer; readonly outcome: RuleOutcome }>,
-        facts: ReadonlyMap<string, TxFacts>
+        facts: ReadonlyMap<string, TxFacts>,
+        concurrency = 4
       ) =>
         Effect.forEach(
           items,
@@ -378,7 +379,7 @@ export const makeClassificationWorker = Effect.gen(function*() {
               outcome,
               facts.get(c.txHash.toLowerCase()) ?? noFacts
             ),
-          { concurrency: 4 }
+          { concurrency }
         )
       // The rules' decisions are stored first: a slow or hanging model (up to CLASSIFY_MODEL_TIMEOUT_MS an answer)
       // holds up only the movements it is asked about, not the round's others nor the ledger builds behind them.
@@ -392,7 +393,9 @@ export const makeClassificationWorker = Effect.gen(function*() {
       // than the lease: it is extended meanwhile, or another worker would take the movements over and this round's
       // answers would be written nowhere (and that worker's, should its wait be as long, neither).
       const answered = yield* factsOf(byModel.map(({ c }) => c.txHash)).pipe(
-        Effect.flatMap((facts) => decideAll(byModel, facts)),
+        // As many at once as the model answers at once: a movement queued inside it would spend its
+        // CLASSIFY_MODEL_TIMEOUT_MS waiting for the others.
+        Effect.flatMap((facts) => decideAll(byModel, facts, classifier.concurrency ?? 4)),
         keepingLease(
           "classification worker",
           Duration.seconds(config.leaseSeconds),

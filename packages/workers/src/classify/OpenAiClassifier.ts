@@ -163,6 +163,7 @@ export const makeOpenAiClassifier = (settings: OpenAiSettings) =>
 
     return {
       name: `openai:${settings.model}`,
+      concurrency: settings.concurrency,
       classify,
       learn: () => Effect.void
     } satisfies Classification.Classifier["Type"]
