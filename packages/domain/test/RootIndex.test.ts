@@ -32,3 +32,13 @@ describe("the package root (README: everything is reachable from the root, one n
     expect(Root.ChainClient.ChainClient).toBeDefined()
   })
 })
+
+describe("the package's exports map", () => {
+  it("resolves @scaledger/domain/package.json (its versions of effect and @effect/platform, for embedders)", async () => {
+    const { createRequire } = await import("node:module")
+    const require = createRequire(import.meta.url)
+    const manifest = require("@scaledger/domain/package.json") as { name: string; dependencies: Record<string, string> }
+    expect(manifest.name).toBe("@scaledger/domain")
+    expect(manifest.dependencies.effect).toMatch(/^\d/)
+  })
+})
