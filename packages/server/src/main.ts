@@ -80,7 +80,24 @@ const program = Effect.gen(function*() {
 
 // On SIGTERM/SIGINT new requests are refused at once (503, Connection: close) while in-flight ones finish (within
 // DRAIN_DEADLINE_MS).
-for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => beginDrain())
+//
+// Ctrl-C on `npm start` signals node twice: the terminal's SIGINT and the copy npm forwards, milliseconds apart.
+// `runMain` stops listening at the first signal, and a signal nobody listens to kills Node at once: the copy would
+// cut the shutdown short (in-flight requests reset, the database not closed). So this listener stays: a signal
+// within REPEAT_SIGNAL_GRACE_MS of the first is that copy and ignored; a later one stops the process at once.
+const REPEAT_SIGNAL_GRACE_MS = 2_000
+let stoppingSince: number | undefined
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (stoppingSince === undefined) {
+      stoppingSince = Date.now()
+      return beginDrain()
+    }
+    if (Date.now() - stoppingSince < REPEAT_SIGNAL_GRACE_MS) return
+    process.stderr.write(`scaledger: ${signal} again during shutdown: stopping at once\n`)
+    process.exit(signal === "SIGINT" ? 130 : 143)
+  })
+}
 
 program.pipe(
   Effect.provide(TelemetryLive),
