@@ -6,9 +6,10 @@
  * `SCALEDGER_DATA_DIR` says: the demo never touches a real data folder).
  */
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { startSeededNode, toJson } from "../test/chain/seed.js"
-import { ready, ROOT, runEntry } from "../test/support/Processes.js"
+import { ROOT, runEntry, waitFor } from "../test/support/Processes.js"
 
 const numberArg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name)
@@ -18,14 +19,41 @@ const port = numberArg("--port", 8080)
 const mcpPort = numberArg("--mcp-port", port + 1)
 const dataDir = Path.join(ROOT, "data", "demo")
 
+const isReady = async (port: number) => {
+  const response = await fetch(`http://127.0.0.1:${port}/readyz`)
+  return response.status === 200 ? true : undefined
+}
+
+/** What `main` started, stopped before the demo exits, whichever way it ends (no process is left behind). */
+const running: Array<() => Promise<unknown>> = []
+let stopping = false
+const stopAll = async () => {
+  stopping = true
+  for (const stop of running.splice(0).reverse()) await stop().catch(() => undefined)
+}
+
+/** Whether nothing listens on the port yet (another service there would answer the demo's readiness checks). */
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = Net.createServer()
+    probe.once("error", () => resolve(false))
+    probe.listen(port, "0.0.0.0", () => probe.close(() => resolve(true)))
+  })
+
 const main = async () => {
+  for (const [option, value] of [["--port", port], ["--mcp-port", mcpPort]] as const) {
+    if (!Number.isInteger(value) || value < 1 || value > 65535) throw new Error(`${option} wants a port number`)
+    if (!(await isFree(value))) throw new Error(`port ${value} is in use; choose another with ${option}`)
+  }
   Fs.rmSync(dataDir, { recursive: true, force: true })
   Fs.mkdirSync(dataDir, { recursive: true })
   const { node, tokenList, manifest } = await startSeededNode({ openingQuotes: true })
+  running.push(() => node.close())
   const tokenListPath = Path.join(dataDir, "tokens.json")
   Fs.writeFileSync(tokenListPath, toJson(tokenList))
   // The chain keeps moving, a block every two seconds, as a live chain would.
   const miner = setInterval(() => void node.mine(1).catch(() => undefined), 2_000)
+  running.push(async () => clearInterval(miner))
 
   const service = runEntry("main", [], {
     DATABASE_URL: "",
@@ -39,24 +67,26 @@ const main = async () => {
     FX_REFRESH: "off",
     BACKFILL_POLL_MS: "250"
   })
+  running.push(() => {
+    service.child.kill("SIGTERM")
+    return service.exited
+  })
   service.child.stdout!.pipe(process.stdout)
   service.child.stderr!.pipe(process.stderr)
   const stop = async () => {
-    clearInterval(miner)
-    service.child.kill("SIGTERM")
-    await service.exited
-    await node.close()
+    await stopAll()
     process.exit(0)
   }
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
-  service.exited.then(async (code) => {
-    clearInterval(miner)
-    await node.close()
+  const serviceExited = service.exited.then(async (code) => {
+    if (stopping) return
+    await stopAll()
     process.exit(code ?? 1)
   })
 
-  await ready(port)
+  // The first start creates the embedded database: on a busy machine that takes well over half a minute.
+  await Promise.race([waitFor(`the service on port ${port}`, () => isReady(port), 300_000), serviceExited])
   const key = /API key (sk_live_[0-9A-Za-z]{32})/.exec(service.output())?.[1]
   if (key === undefined) throw new Error("the service printed no first-start key")
   const base = `http://localhost:${port}`
@@ -93,7 +123,8 @@ API reference: ${base}/docs    Stop with Ctrl-C.
 `)
 }
 
-main().catch((error) => {
-  console.error(error)
+main().catch(async (error) => {
+  console.error(`demo: ${error instanceof Error ? error.message : String(error)}`)
+  await stopAll()
   process.exit(1)
 })
