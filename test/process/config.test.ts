@@ -35,3 +35,22 @@ describe("settings checked at startup", () => {
     expect(server.output()).toContain(message)
   }, 60_000)
 })
+
+describe("arguments", () => {
+  it("an argument other than --api, --mcp, --workers is a usage error (exit code 2), nothing started", async () => {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "scaledger-config-"))
+    tmpDirs.push(dataDir)
+    const server = runEntry("main", ["--api", "--port", "9090"], {
+      SCALEDGER_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      DATABASE_URL: ""
+    })
+    const code = await server.exited
+    expect(server.output().trim()).toBe(
+      "scaledger: unknown argument \"--port\": the arguments pick the parts to run (--api, --mcp, --workers; none: all" +
+        " of them); settings are environment variables, e.g. PORT=9090"
+    )
+    expect(code).toBe(2)
+    expect(Fs.readdirSync(dataDir)).toEqual([])
+  }, 60_000)
+})

@@ -22,9 +22,11 @@ import { McpServerLive } from "./mcp/McpServerLive.js"
 import { describeFailure } from "./StartupFailure.js"
 import { TelemetryLive } from "./Telemetry.js"
 
+const PARTS = ["--api", "--mcp", "--workers"]
+
 /** Which parts this process runs: all by default; `--api`, `--mcp`, `--workers` pick some (to scale out). */
 const roles = (argv: ReadonlyArray<string>) => {
-  const picked = new Set(argv.filter((arg) => ["--api", "--mcp", "--workers"].includes(arg)))
+  const picked = new Set(argv.filter((arg) => PARTS.includes(arg)))
   const all = picked.size === 0
   return { api: all || picked.has("--api"), mcp: all || picked.has("--mcp"), workers: all || picked.has("--workers") }
 }
@@ -99,24 +101,40 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
   })
 }
 
-program.pipe(
-  Effect.provide(TelemetryLive),
-  Effect.provide(LoggingLive),
-  Effect.catchAllCause((cause) =>
-    Cause.isInterruptedOnly(cause)
-      ? Effect.void
-      : Effect.zipRight(
-        Console.error(`scaledger: ${describeFailure(cause)}`),
-        Effect.sync(() => {
-          process.exitCode = 1
-        })
-      )
-  ),
-  // A start that failed after the database opened leaves handles behind: exit rather than wait on them.
-  NodeRuntime.runMain({
-    disableErrorReporting: true,
-    disablePrettyLogger: true,
-    teardown: (exit, onExit) =>
-      onExit((Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) || process.exitCode === 1 ? 1 : 0)
-  })
-)
+// Anything else on the command line (`--port 9090`, a misspelt part) is a usage error, not a start of every part.
+const unknownArgs = process.argv.slice(2).filter((arg) => !PARTS.includes(arg))
+
+if (unknownArgs.length > 0) {
+  process.stderr.write(
+    `scaledger: unknown argument ${JSON.stringify(unknownArgs[0])}: the arguments pick the parts to run (${
+      PARTS.join(", ")
+    }; none: all of them); settings are environment variables, e.g. PORT=9090\n`
+  )
+  process.exitCode = 2
+} else {
+  run()
+}
+
+function run() {
+  program.pipe(
+    Effect.provide(TelemetryLive),
+    Effect.provide(LoggingLive),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.void
+        : Effect.zipRight(
+          Console.error(`scaledger: ${describeFailure(cause)}`),
+          Effect.sync(() => {
+            process.exitCode = 1
+          })
+        )
+    ),
+    // A start that failed after the database opened leaves handles behind: exit rather than wait on them.
+    NodeRuntime.runMain({
+      disableErrorReporting: true,
+      disablePrettyLogger: true,
+      teardown: (exit, onExit) =>
+        onExit((Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) || process.exitCode === 1 ? 1 : 0)
+    })
+  )
+}
