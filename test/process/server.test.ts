@@ -154,6 +154,9 @@ describe("the CLI on PostgreSQL", () => {
           expect(created.code, created.stdout).toBe(2)
           expect(created.stdout).not.toMatch(/sk_live_/)
         }
+        // A key id with a control character is a usage error as well, before any database is asked.
+        const revoked = yield* Effect.promise(() => runCli(["keys", "revoke", "key_\u0001"], env))
+        expect(revoked.code, revoked.stderr).toBe(2)
         // Nothing was created: no account of that name lists.
         const listed = yield* Effect.promise(() => runCli(["keys", "list", "--account", "", "--json"], env))
         expect(listed.code).toBe(2)

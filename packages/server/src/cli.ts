@@ -8,6 +8,7 @@ import { AccountsRepo } from "@scaledger/db/Accounts"
 import * as Database from "@scaledger/db/Database"
 import { lockHolder } from "@scaledger/db/DataDirLock"
 import { AccountName } from "@scaledger/domain/Auth"
+import { SafeText } from "@scaledger/domain/Basic"
 import { Cause, Console, Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as Path from "node:path"
 import { readAdminFile } from "./admin/AdminFile.js"
@@ -111,7 +112,13 @@ const list = Command.make("list", { account, json }, ({ account, json }) =>
     }
   })).pipe(Command.withDescription("List an account's keys (ids and prefixes; keys themselves are never shown again)."))
 
-const revoke = Command.make("revoke", { keyId: Args.text({ name: "keyId" }) }, ({ keyId }) =>
+// A control character is a usage error here too (the admin endpoint would refuse it with a 400 envelope).
+const keyId = Args.text({ name: "keyId" }).pipe(
+  Args.withSchema(SafeText),
+  Args.withDescription("The key's id (key_…), as `keys list` shows it.")
+)
+
+const revoke = Command.make("revoke", { keyId }, ({ keyId }) =>
   Effect.gen(function*() {
     const keys = yield* Keys
     const revoked = yield* keys.revoke(keyId)
