@@ -4,7 +4,16 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 
 export const ROOT = Path.resolve(import.meta.dirname, "../..")
-const TSX = Path.join(ROOT, "node_modules/.bin/tsx")
+/**
+ * Node itself with tsx's loader, not tsx's CLI: the CLI runs the entry in a child process of its own, which a SIGKILL
+ * of the spawned process (a test's clean-up) would leave running.
+ */
+const underTsx = (entry: "main" | "cli", args: ReadonlyArray<string>) => [
+  "--import",
+  "tsx",
+  Path.join(ROOT, `packages/server/src/${entry}.ts`),
+  ...args
+]
 
 export const freePort = async (): Promise<number> => {
   const server = Net.createServer()
@@ -25,7 +34,7 @@ export interface Running {
 
 /** Runs one of the service's entry points from its sources under tsx (`npm start` runs the same code compiled). */
 export const runEntry = (entry: "main" | "cli", args: ReadonlyArray<string>, env: Record<string, string>): Running => {
-  const child = spawn(TSX, [Path.join(ROOT, `packages/server/src/${entry}.ts`), ...args], {
+  const child = spawn(process.execPath, underTsx(entry, args), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -39,7 +48,7 @@ export const runEntry = (entry: "main" | "cli", args: ReadonlyArray<string>, env
 
 /** Runs a CLI command to completion, keeping stdout and stderr apart. */
 export const runCli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(TSX, [Path.join(ROOT, "packages/server/src/cli.ts"), ...args], {
+  const child = spawn(process.execPath, underTsx("cli", args), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
