@@ -383,47 +383,50 @@ export class ClassificationStore extends Effect.Service<ClassificationStore>()(
           (rows) => Number(rows[0]?.n ?? 0)
         )
 
-      /** Clears the leases `owner` holds on `rows` (still pending), in one statement; `uncount`: the claim was no attempt. */
-      const unlease = (owner: string, rows: ReadonlyArray<ClaimedTransfer>, uncount: boolean) =>
-        rows.length === 0 ? Effect.void : sql`
-          UPDATE transfer_classifications c SET lease_owner = NULL, lease_until = NULL,
-            attempts = c.attempts - ${uncount ? 1 : 0}
-          FROM json_to_recordset(${
+      /** `rows` as a relation `d` to join `transfer_classifications c` with, and the condition that matches them. */
+      const claimedRows = (rows: ReadonlyArray<ClaimedTransfer>) => ({
+        from: sql`json_to_recordset(${
           JSON.stringify(rows.map((row) => ({
             account_id: row.accountId,
             chain_id: row.chainId,
             tx_hash: row.txHash,
             log_index: row.logIndex
           })))
-        }::json) AS d(account_id text, chain_id integer, tx_hash text, log_index integer)
-          WHERE c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
-            AND c.log_index = d.log_index AND c.status = 'pending' AND c.lease_owner = ${owner}`.pipe(Effect.asVoid)
+        }::json) AS d(account_id text, chain_id integer, tx_hash text, log_index integer)`,
+        match: sql`c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
+          AND c.log_index = d.log_index`
+      })
+
+      /** Clears the leases `owner` holds on `rows` (still pending), in one statement; `uncount`: the claim was no attempt. */
+      const unlease = (owner: string, rows: ReadonlyArray<ClaimedTransfer>, uncount: boolean) => {
+        if (rows.length === 0) return Effect.void
+        const claimed = claimedRows(rows)
+        return sql`
+          UPDATE transfer_classifications c SET lease_owner = NULL, lease_until = NULL,
+            attempts = c.attempts - ${uncount ? 1 : 0}
+          FROM ${claimed.from}
+          WHERE ${claimed.match} AND c.status = 'pending' AND c.lease_owner = ${owner}`.pipe(Effect.asVoid)
+      }
 
       /**
        * Extends the leases `owner` holds on `rows` (still pending) to `leaseSeconds` from now, while a round waits on
        * the model. Returns whether it still held any of them.
        */
-      const renew = (owner: string, rows: ReadonlyArray<ClaimedTransfer>, leaseSeconds: number) =>
-        rows.length === 0 ? Effect.succeed(false) : Effect.map(
+      const renew = (owner: string, rows: ReadonlyArray<ClaimedTransfer>, leaseSeconds: number) => {
+        if (rows.length === 0) return Effect.succeed(false)
+        const claimed = claimedRows(rows)
+        return Effect.map(
           sql<{ n: string }>`
             WITH renewed AS (
-              UPDATE transfer_classifications c
-              SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-              FROM json_to_recordset(${
-            JSON.stringify(rows.map((row) => ({
-              account_id: row.accountId,
-              chain_id: row.chainId,
-              tx_hash: row.txHash,
-              log_index: row.logIndex
-            })))
-          }::json) AS d(account_id text, chain_id integer, tx_hash text, log_index integer)
-              WHERE c.account_id = d.account_id AND c.chain_id = d.chain_id AND c.tx_hash = d.tx_hash
-                AND c.log_index = d.log_index AND c.status = 'pending' AND c.lease_owner = ${owner}
+              UPDATE transfer_classifications c SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+              FROM ${claimed.from}
+              WHERE ${claimed.match} AND c.status = 'pending' AND c.lease_owner = ${owner}
               RETURNING 1
             )
             SELECT count(*) AS n FROM renewed`,
           (result) => Number(result[0]?.n ?? 0) > 0
         )
+      }
 
       /** Gives leases back after a round failed before deciding: the rows are due again at once. */
       const release = (owner: string, rows: ReadonlyArray<ClaimedTransfer>) => unlease(owner, rows, false)
