@@ -115,16 +115,25 @@ describe("TokenRegistry", () => {
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["TOKEN_LIST", tokenListPath]])))
     ))
 
-  it.live("reads a token list over http(s), and FEED_LIST overrides a listed feed by symbol", () =>
+  it.live("reads a token list over http(s), and FEED_LIST overrides a listed feed by symbol, in any case", () =>
     Effect.gen(function*() {
       const feeds = join(dir, "feeds.json")
       const other = "0x000000000000000000000000000000000000fEEd"
-      writeFileSync(feeds, JSON.stringify({ chainId: 31337, feeds: { AAPL: { feedAddress: other, decimals: 8 } } }))
+      const tsla = "0x000000000000000000000000000000000000bEEF"
+      // Symbols in any case, as tickers are written: `tsla` is TSLA's.
+      writeFileSync(
+        feeds,
+        JSON.stringify({
+          chainId: 31337,
+          feeds: { AAPL: { feedAddress: other, decimals: 8 }, tsla: { feedAddress: tsla, decimals: 8 } }
+        })
+      )
       const registry = yield* Effect.provide(
         TokenRegistry,
         tokenRegistryLayer({ tokenList: `${serverUrl}/tokens.json`, feedList: feeds }).pipe(Layer.provide(chainLayer()))
       )
       expect(Option.getOrThrow(registry.feedFor("AAPL")).address).toBe(getAddress(other))
+      expect(Option.getOrThrow(registry.feedFor("TSLA")).address).toBe(getAddress(tsla))
       expect(Option.getOrThrow(registry.feedFor("SGOV")).address).toBe(
         manifest.tokens.find((t) => t.symbol === "SGOV")!.feedAddress
       )

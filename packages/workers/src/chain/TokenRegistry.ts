@@ -148,10 +148,12 @@ export const buildRegistry = (args: {
         message: `the feed list is for chain ${feeds.chainId}, the service watches chain ${args.chainId}`
       })
     }
+    // By symbol in any case: a key written `aapl` is AAPL's, not silently no one's.
+    const overrides = new Map(Object.entries(feeds?.feeds ?? {}).map(([symbol, feed]) => [symbol.toUpperCase(), feed]))
     const tokens: Array<TokenInfo> = []
     for (const entry of list.tokens) {
       const address = yield* checksum(tokenSource, entry.address)
-      const override = feeds?.feeds[entry.symbol]
+      const override = overrides.get(entry.symbol.toUpperCase())
       let feed: FeedInfo | undefined
       if (override !== undefined) {
         feed = {
