@@ -481,7 +481,7 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
         { timeout: 20_000 }
       )
 
-      it.effect("a model answer with a NUL or a lone surrogate is stored without them; the round is not stuck", () =>
+      it.effect("a model answer with a NUL or a lone surrogate is stored with U+FFFD in their place; the round is not stuck", () =>
         Effect.gen(function*() {
           const address = "0x00000000000000000000000000000000000000c0"
           yield* accountWith("worker-nul", address)
@@ -506,7 +506,7 @@ for (const [name, database] of [["PostgreSQL", TestDatabase.postgres], ["PGlite"
             status: "done",
             type: "swap",
             classified_by: "ai_labeled",
-            rationale: "a swap router\ufffd"
+            rationale: "a swap\ufffd router\ufffd"
           })
           expect(yield* rowOf(plain)).toMatchObject({ status: "done", type: "transfer.in" })
         }))

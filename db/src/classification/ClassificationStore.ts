@@ -1,4 +1,5 @@
 import { SqlClient, type Statement } from "@effect/sql"
+import { storableText } from "@scaledger/domain/Basic"
 import type { MovementType, Relationship } from "@scaledger/domain/ledger/LedgerInput"
 import { Effect } from "effect"
 
@@ -39,12 +40,8 @@ const claimedTransfer = (chainId: number, row: TransferRow): ClaimedTransfer => 
   block: Number(row.block)
 })
 
-/** NUL, and a UTF-16 half of a pair without its other half: what PostgreSQL text (and JSON into it) cannot hold. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
-
-/** The text as PostgreSQL can store it: NUL dropped, a lone surrogate replaced by U+FFFD. */
-const storable = (text: string | null): string | null =>
-  text === null ? null : text.replaceAll("\u0000", "").replace(LONE_SURROGATE, "\ufffd")
+/** A remote model's free text (or an error), as `storableText`; null stays null. */
+const storable = (text: string | null): string | null => text === null ? null : storableText(text)
 
 /** What the worker decided for one transfer. */
 export interface ClassificationResult {

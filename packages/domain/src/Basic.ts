@@ -22,6 +22,15 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 /** True when `text` holds a lone surrogate: stored (UTF-8) it would become U+FFFD, changed rather than as sent. */
 export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text)
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g")
+
+/**
+ * Text from outside (a model's answer, a receiver's reply, an error) as a database text column can hold it: NUL and
+ * each lone surrogate become U+FFFD. Kept as it came, it would fail its row's write, and the work behind it with it.
+ */
+export const storableText = (text: string): string =>
+  text.replaceAll("\u0000", "\uFFFD").replace(LONE_SURROGATES, "\uFFFD")
+
 /** Why text with a lone surrogate is refused: it would be stored as U+FFFD, changed rather than as sent. */
 const wellFormed = (text: string): true | string =>
   !hasLoneSurrogate(text) || "must be Unicode text (a lone UTF-16 surrogate cannot be stored as sent)"

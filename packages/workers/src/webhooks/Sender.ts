@@ -1,3 +1,4 @@
+import { storableText } from "@scaledger/domain/Basic"
 import { Context, Effect, Layer } from "effect"
 import * as Https from "node:https"
 import type { CheckedTarget } from "./EgressGuard.js"
@@ -29,12 +30,6 @@ export interface SendRequest {
   readonly connectTimeoutMs: number
   readonly totalTimeoutMs: number
 }
-
-/**
- * Text kept in the delivery log: NUL (which a receiver's binary answer or an error may hold, and which a database
- * text column cannot) as U+FFFD. Unmended, the attempt's record fails, and the delivery is sent again after its lease.
- */
-export const loggable = (text: string): string => text.replaceAll("\u0000", "\uFFFD")
 
 /** A connection error's text: each address's, when several were tried (node's `AggregateError` has no message). */
 const errorText = (error: Error): string =>
@@ -127,7 +122,7 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
       req.on("error", (error) => {
         finish({
           status: null,
-          error: loggable(errorText(error)),
+          error: storableText(errorText(error)),
           response: null,
           retryAfterMs: null
         })
@@ -141,7 +136,8 @@ export const makeSender = (options: SenderOptions = {}): WebhookSenderShape => {
           res.destroy()
         }, Math.max(0, Math.min(BODY_WAIT_MS, request.totalTimeoutMs - (performance.now() - started))))
         const complete = () => {
-          const text = loggable(Buffer.concat(chunks).subarray(0, LOGGED_RESPONSE_BYTES).toString("utf8"))
+          // A receiver's binary answer may hold NUL: unmended, the attempt's record fails and the delivery is sent again.
+          const text = storableText(Buffer.concat(chunks).subarray(0, LOGGED_RESPONSE_BYTES).toString("utf8"))
           const status = res.statusCode ?? null
           const header = res.headers["retry-after"]
           finish({
